@@ -1,0 +1,79 @@
+// nanobind module `stcsim._engine`: a thin binding of stc::Engine. Python orchestrates, C++ computes.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <array>
+#include <climits>
+
+#include "../engine.h"
+#include "../ptx/errors.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+using Bytes = nb::ndarray<uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+std::array<uint32_t, 3> dims(const std::vector<int64_t>& v, const char* what) {
+  if (v.empty() || v.size() > 3) throw stc::LaunchError(std::string(what) + " must have 1 to 3 dimensions");
+  std::array<uint32_t, 3> d = {1, 1, 1};
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] <= 0 || v[i] > INT32_MAX) throw stc::LaunchError(std::string(what) + " dimensions must be positive, got " + std::to_string(v[i]));
+    d[i] = static_cast<uint32_t>(v[i]);
+  }
+  return d;
+}
+
+stc::Stats launch(stc::Engine& e, const std::string& kernel, const std::vector<int64_t>& grid,
+                  const std::vector<int64_t>& block, const nb::list& args, int64_t shared_bytes) {
+  stc::LaunchRequest r;
+  r.kernel = kernel;
+  const auto g = dims(grid, "grid"), b = dims(block, "block");
+  for (int i = 0; i < 3; ++i) { r.grid[i] = g[static_cast<size_t>(i)]; r.block[i] = b[static_cast<size_t>(i)]; }
+  if (shared_bytes < 0) throw stc::LaunchError("shared_bytes must be >= 0");
+  r.dynamic_shared = static_cast<uint64_t>(shared_bytes);
+  for (size_t i = 0; i < args.size(); ++i) {
+    nb::handle a = args[i];
+    if (nb::isinstance<nb::bool_>(a)) r.args.emplace_back(static_cast<int64_t>(nb::cast<bool>(a)));
+    else if (nb::isinstance<nb::int_>(a)) {
+      try { r.args.emplace_back(nb::cast<int64_t>(a)); }
+      catch (const std::exception&) { r.args.emplace_back(nb::cast<uint64_t>(a)); }
+    } else if (nb::isinstance<nb::float_>(a)) r.args.emplace_back(nb::cast<double>(a));
+    else throw stc::LaunchError("kernel argument " + std::to_string(i) + " must be an int or a float");
+  }
+  nb::gil_scoped_release release;
+  return e.launch(r);
+}
+
+}  // namespace
+
+NB_MODULE(_engine, m) {
+  m.doc() = "The stcsim C++ simulator engine.";
+  nb::exception<stc::PtxError>(m, "PtxError", PyExc_ValueError);
+  nb::exception<stc::LaunchError>(m, "LaunchError", PyExc_ValueError);
+  nb::exception<stc::SimFault>(m, "SimFault", PyExc_RuntimeError);
+
+  nb::class_<stc::Engine>(m, "Engine")
+      .def(nb::init<>())
+      .def("malloc", [](stc::Engine& e, int64_t n) {
+            if (n < 0) throw stc::LaunchError("malloc size must be >= 0");
+            return e.memory().malloc(static_cast<uint64_t>(n));
+          }, "nbytes"_a, "Allocates zeroed device memory; returns its address.")
+      .def("free", [](stc::Engine& e, uint64_t a) {
+            if (!e.memory().free(a)) throw stc::LaunchError("free of an address that is not an allocation");
+          }, "addr"_a)
+      .def("copy_to", [](stc::Engine& e, uint64_t addr, Bytes b) { e.copy_to(addr, b.data(), b.size()); },
+           "addr"_a, "data"_a, "Copies host bytes to device memory.")
+      .def("copy_from", [](stc::Engine& e, uint64_t addr, Bytes b) { e.copy_from(addr, b.data(), b.size()); },
+           "addr"_a, "out"_a, "Copies device memory into a writable host byte buffer.")
+      .def("load_ptx", &stc::Engine::load_ptx, "text"_a, "file"_a,
+           "Parses and links PTX; returns the entry kernel names.")
+      .def("kernel_names", &stc::Engine::kernel_names)
+      .def("bytes_allocated", [](stc::Engine& e) { return e.memory().bytes_allocated(); })
+      .def("launch", &launch, "kernel"_a, "grid"_a, "block"_a, "args"_a, "shared_bytes"_a = 0,
+           "Runs a kernel; returns its stats.");
+}

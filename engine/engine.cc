@@ -1,0 +1,191 @@
+#include "engine.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "func/executor.h"
+#include "func/numeric.h"
+#include "ptx/errors.h"
+#include "ptx/parser.h"
+
+namespace stc {
+
+namespace {
+uint64_t align_up(uint64_t v, uint64_t a) { return a ? (v + a - 1) / a * a : v; }
+}  // namespace
+
+std::vector<std::string> Engine::load_ptx(const std::string& text, const std::string& file) {
+  std::unique_ptr<Module> m = parse_ptx(text, file);
+  std::vector<std::string> names;
+  for (auto& k : m->kernels) {
+    if (!k->is_entry) continue;
+    if (kernels_.count(k->name))
+      throw LaunchError("kernel '" + k->name + "' from " + file + " is already loaded in this engine");
+    names.push_back(k->name);
+  }
+  link(*m);
+  for (auto& k : m->kernels)
+    if (k->is_entry) kernels_[k->name] = {m.get(), k.get()};
+  modules_.push_back(std::move(m));
+  return names;
+}
+
+void Engine::link(Module& m) {
+  for (auto& v : m.globals) {
+    if (v.space == Space::Global) {
+      v.address = mem_.malloc(v.size ? v.size : 1);
+      if (!v.init.empty()) std::memcpy(mem_.find(v.address, v.init.size()), v.init.data(), v.init.size());
+    } else if (v.space == Space::Const) {
+      v.address = align_up(const_bank_.size(), v.align);
+      const_bank_.resize(v.address + v.size, 0);
+      std::copy(v.init.begin(), v.init.end(), const_bank_.begin() + static_cast<std::ptrdiff_t>(v.address));
+    }
+  }
+  for (auto& kp : m.kernels) {
+    Kernel& k = *kp;
+    uint64_t shared = 0, local = 0, dyn_align = 16;
+    for (auto& s : k.symbols) {
+      const Variable* v = nullptr;
+      if (s.space == Space::Param) {
+        s.address = k.params[static_cast<size_t>(s.index)].offset;
+        continue;
+      }
+      v = s.module_scope ? &m.globals[static_cast<size_t>(s.index)] : &k.locals[static_cast<size_t>(s.index)];
+      if (v->space == Space::Shared && v->is_extern) { dyn_align = std::max<uint64_t>(dyn_align, v->align); continue; }
+      if (v->space == Space::Shared) { shared = align_up(shared, v->align); s.address = shared; shared += v->size; }
+      else if (v->space == Space::Local) { local = align_up(local, v->align); s.address = local; local += v->size; }
+      else s.address = v->address;
+    }
+    const uint64_t dyn_base = align_up(shared, dyn_align);
+    for (auto& s : k.symbols) {
+      if (s.space != Space::Shared) continue;
+      const Variable& v = s.module_scope ? m.globals[static_cast<size_t>(s.index)] : k.locals[static_cast<size_t>(s.index)];
+      if (v.is_extern) s.address = dyn_base;
+    }
+    k.static_shared_bytes = shared;
+    k.local_bytes = align_up(local, 8);
+    for (auto& in : k.code)
+      for (auto& o : in.ops) {
+        if (o.sym < 0) continue;
+        if (o.kind == OpndKind::Mem) { o.imm += k.symbols[static_cast<size_t>(o.sym)].address; o.sym = -1; }
+        else if (o.kind == OpndKind::Symbol) { o.kind = OpndKind::Imm; o.imm = k.symbols[static_cast<size_t>(o.sym)].address; o.sym = -1; }
+      }
+  }
+}
+
+const Kernel& Engine::kernel(const std::string& name) const {
+  auto it = kernels_.find(name);
+  if (it == kernels_.end()) {
+    std::string known;
+    for (const auto& [n, _] : kernels_) known += (known.empty() ? "" : ", ") + n;
+    throw LaunchError("unknown kernel '" + name + "'; loaded kernels: " + (known.empty() ? "(none)" : known));
+  }
+  return *it->second.second;
+}
+
+std::vector<std::string> Engine::kernel_names() const {
+  std::vector<std::string> out;
+  for (const auto& [n, _] : kernels_) out.push_back(n);
+  return out;
+}
+
+std::vector<uint8_t> Engine::pack_params(const Kernel& k, const std::vector<KernelArg>& args) const {
+  if (args.size() != k.params.size()) {
+    std::ostringstream s;
+    s << "kernel '" << k.name << "' takes " << k.params.size() << " arguments (";
+    for (size_t i = 0; i < k.params.size(); ++i) s << (i ? ", " : "") << "." << dtype_name(k.params[i].type) << " " << k.params[i].name;
+    s << "), got " << args.size();
+    throw LaunchError(s.str());
+  }
+  std::vector<uint8_t> buf(k.param_bytes, 0);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Param& p = k.params[i];
+    const KernelArg& a = args[i];
+    uint64_t bits = 0;
+    const bool is_float_param = p.type == DType::F32 || p.type == DType::F64;
+    if (is_float_param) {
+      const double v = std::holds_alternative<double>(a) ? std::get<double>(a)
+                     : std::holds_alternative<int64_t>(a) ? static_cast<double>(std::get<int64_t>(a))
+                                                          : static_cast<double>(std::get<uint64_t>(a));
+      bits = p.type == DType::F64 ? bits_from_f64(v) : bits_from_f32(static_cast<float>(v));
+    } else {
+      if (std::holds_alternative<double>(a))
+        throw LaunchError("argument " + std::to_string(i) + " ('" + p.name + "', ." + dtype_name(p.type) +
+                          ") of kernel '" + k.name + "' must be an integer, got a float");
+      bits = std::holds_alternative<int64_t>(a) ? static_cast<uint64_t>(std::get<int64_t>(a)) : std::get<uint64_t>(a);
+      if (p.size < 8) {
+        const int64_t sv = static_cast<int64_t>(bits);
+        const bool fits = std::holds_alternative<int64_t>(a)
+                              ? (sv >= -(int64_t{1} << (8 * p.size - 1)) && sv < (int64_t{1} << (8 * p.size)))
+                              : bits < (uint64_t{1} << (8 * p.size));
+        if (!fits)
+          throw LaunchError("argument " + std::to_string(i) + " ('" + p.name + "') of kernel '" + k.name +
+                            "' does not fit ." + dtype_name(p.type));
+      }
+    }
+    if (p.size > 8) throw LaunchError("by-value struct parameters are not supported ('" + p.name + "')");
+    std::memcpy(buf.data() + p.offset, &bits, p.size);
+  }
+  return buf;
+}
+
+Stats Engine::launch(const LaunchRequest& req) {
+  const Kernel& k = kernel(req.kernel);
+  for (int i = 0; i < 3; ++i) {
+    if (req.grid[i] == 0 || req.block[i] == 0)
+      throw LaunchError("grid and block dimensions must be positive (kernel '" + k.name + "')");
+  }
+  const uint64_t threads = static_cast<uint64_t>(req.block[0]) * req.block[1] * req.block[2];
+  if (threads > 1024 || req.block[2] > 64)
+    throw LaunchError("block of " + std::to_string(threads) + " threads exceeds the limit of 1024 (z <= 64) for kernel '" + k.name + "'");
+  for (int i = 0; i < 3; ++i)
+    if (k.reqntid[i] && k.reqntid[i] != req.block[i])
+      throw LaunchError("kernel '" + k.name + "' requires .reqntid " + std::to_string(k.reqntid[0]) + "," +
+                        std::to_string(k.reqntid[1]) + "," + std::to_string(k.reqntid[2]));
+  if (req.grid[1] > 65535 || req.grid[2] > 65535)
+    throw LaunchError("grid y and z must be at most 65535 (kernel '" + k.name + "')");
+  LaunchState L;
+  L.kernel = &k;
+  L.module = kernels_.at(req.kernel).first;
+  L.mem = &mem_;
+  L.const_bank = &const_bank_;
+  L.params = pack_params(k, req.args);
+  for (int i = 0; i < 3; ++i) { L.grid[i] = req.grid[i]; L.block[i] = req.block[i]; }
+  L.dynamic_shared = req.dynamic_shared;
+  L.shared_bytes = (req.dynamic_shared ? align_up(k.static_shared_bytes, 16) : k.static_shared_bytes) + req.dynamic_shared;
+  if (L.shared_bytes > 228 * 1024)
+    throw LaunchError("kernel '" + k.name + "' needs " + std::to_string(L.shared_bytes) + " bytes of shared memory per block (limit 233472)");
+  Executor ex(L);
+  ex.run_functional();
+  Stats s;
+  ex.stats().export_to(s);
+  s["grid_ctas"] = static_cast<double>(static_cast<uint64_t>(L.grid[0]) * L.grid[1] * L.grid[2]);
+  s["block_threads"] = static_cast<double>(threads);
+  s["shared_bytes_per_cta"] = static_cast<double>(L.shared_bytes);
+  s["regs_per_thread"] = static_cast<double>(k.regs_per_thread);
+  return s;
+}
+
+void Engine::copy_to(uint64_t addr, const uint8_t* src, uint64_t n) {
+  if (n == 0) return;
+  uint8_t* p = mem_.find(addr, n);
+  if (!p) {
+    std::ostringstream s;
+    s << "copy_to of " << n << " bytes at 0x" << std::hex << addr << " is outside every allocation (" << mem_.describe(addr) << ")";
+    throw LaunchError(s.str());
+  }
+  std::memcpy(p, src, n);
+}
+
+void Engine::copy_from(uint64_t addr, uint8_t* dst, uint64_t n) {
+  if (n == 0) return;
+  const uint8_t* p = mem_.find(addr, n);
+  if (!p) {
+    std::ostringstream s;
+    s << "copy_from of " << n << " bytes at 0x" << std::hex << addr << " is outside every allocation (" << mem_.describe(addr) << ")";
+    throw LaunchError(s.str());
+  }
+  std::memcpy(dst, p, n);
+}
+
+}  // namespace stc

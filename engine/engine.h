@@ -1,0 +1,59 @@
+// The Engine: owns simulated device memory, loaded PTX modules and the launch machinery. One Engine object
+// holds all simulator state (no globals).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "func/memory.h"
+#include "ptx/ir.h"
+
+namespace stc {
+
+using KernelArg = std::variant<int64_t, uint64_t, double>;
+using Stats = std::map<std::string, double>;
+
+struct LaunchRequest {
+  std::string kernel;
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  std::vector<KernelArg> args;
+  uint64_t dynamic_shared = 0;
+};
+
+class Engine {
+ public:
+  Engine() = default;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  DeviceMemory& memory() { return mem_; }
+
+  // Parses and links a PTX module; its .entry kernels become launchable by name. Returns their names.
+  std::vector<std::string> load_ptx(const std::string& text, const std::string& file);
+
+  // Launches a kernel functionally and returns its stats. Throws LaunchError / SimFault.
+  Stats launch(const LaunchRequest& req);
+
+  const Kernel& kernel(const std::string& name) const;
+  std::vector<std::string> kernel_names() const;
+
+  // Copies between host bytes and device memory; throw LaunchError when out of bounds.
+  void copy_to(uint64_t addr, const uint8_t* src, uint64_t n);
+  void copy_from(uint64_t addr, uint8_t* dst, uint64_t n);
+
+ private:
+  void link(Module& m);
+  std::vector<uint8_t> pack_params(const Kernel& k, const std::vector<KernelArg>& args) const;
+
+  DeviceMemory mem_;
+  std::vector<uint8_t> const_bank_;
+  std::vector<std::unique_ptr<Module>> modules_;
+  std::map<std::string, std::pair<Module*, Kernel*>> kernels_;
+};
+
+}  // namespace stc

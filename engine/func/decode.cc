@@ -1,0 +1,191 @@
+// Opcode-table dispatch and the helpers every family decoder uses.
+#include "decode.h"
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+
+#include "numeric.h"
+
+namespace stc {
+
+namespace {
+
+struct OpcodeInfo {
+  Op op;
+  Unit unit;
+  void (*decoder)(Instr&, const Kernel&);
+};
+
+const std::unordered_map<std::string, OpcodeInfo>& opcode_table() {
+  static const std::unordered_map<std::string, OpcodeInfo> t = {
+#define STC_OPCODE(name, id, unit, decoder) {name, {Op::id, Unit::unit, &decoder}},
+#include "opcodes.def"
+#undef STC_OPCODE
+  };
+  return t;
+}
+
+const std::unordered_map<std::string, Rnd>& rounding_mods() {
+  static const std::unordered_map<std::string, Rnd> m = {
+      {"rn", Rnd::RN}, {"rz", Rnd::RZ}, {"rm", Rnd::RM}, {"rp", Rnd::RP}, {"rni", Rnd::RNI},
+      {"rzi", Rnd::RZI}, {"rmi", Rnd::RMI}, {"rpi", Rnd::RPI}, {"rna", Rnd::RNA}};
+  return m;
+}
+
+const std::unordered_map<std::string, Cmp>& cmp_mods() {
+  static const std::unordered_map<std::string, Cmp> m = {
+      {"eq", Cmp::EQ}, {"ne", Cmp::NE}, {"lt", Cmp::LT}, {"le", Cmp::LE}, {"gt", Cmp::GT}, {"ge", Cmp::GE},
+      {"lo", Cmp::LO}, {"ls", Cmp::LS}, {"hi", Cmp::HI}, {"hs", Cmp::HS}, {"equ", Cmp::EQU},
+      {"neu", Cmp::NEU}, {"ltu", Cmp::LTU}, {"leu", Cmp::LEU}, {"gtu", Cmp::GTU}, {"geu", Cmp::GEU},
+      {"num", Cmp::NUM}, {"nan", Cmp::NAN_}};
+  return m;
+}
+
+const std::unordered_map<std::string, uint32_t>& flag_mods() {
+  static const std::unordered_map<std::string, uint32_t> m = {
+      {"wide", F_WIDE}, {"hi", F_HI}, {"lo", F_LO}, {"sat", F_SAT}, {"ftz", F_FTZ}, {"approx", F_APPROX},
+      {"uni", F_UNI}, {"nc", F_NC}, {"full", F_FULL}, {"cc", F_CC}, {"clamp", F_CLAMP},
+      {"relu", F_RELU}, {"NaN", F_NAN}, {"xorsign", F_XORSIGN}, {"abs", F_ABS}, {"volatile", F_VOLATILE}};
+  return m;
+}
+
+// Registers read and written, for the scoreboard.
+void collect_regs(Instr& in) {
+  auto add = [](std::vector<int32_t>& v, int32_t r) {
+    if (r >= 0 && std::find(v.begin(), v.end(), r) == v.end()) v.push_back(r);
+  };
+  const bool no_dst = in.op == Op::St || in.op == Op::Red || in.op == Op::Bra || in.op == Op::Bar ||
+                      in.op == Op::Barrier || in.op == Op::Membar || in.op == Op::Fence || in.op == Op::Ret ||
+                      in.op == Op::Exit || in.op == Op::Trap || in.op == Op::Prefetch ||
+                      in.op == Op::Nanosleep || in.op == Op::CpAsync ||
+                      (in.op == Op::Wmma && in.sub == 3 /* store */);
+  if (in.guard >= 0) add(in.srcs, in.guard);
+  for (size_t i = 0; i < in.ops.size(); ++i) {
+    const Operand& o = in.ops[i];
+    const bool dst = i == 0 && !no_dst && o.kind != OpndKind::Mem;
+    auto& v = dst ? in.dsts : in.srcs;
+    if (o.kind == OpndKind::Reg || o.kind == OpndKind::Mem) add(o.kind == OpndKind::Mem ? in.srcs : v, o.reg);
+    if (o.kind == OpndKind::Vec)
+      for (int32_t r : o.vec) add(v, r);
+  }
+  // setp with two predicate destinations written as "p|q" is a Vec at operand 0 (handled above).
+  // mma / wmma.mma accumulate: C is read, D written; ld into a vector writes all elements.
+}
+
+}  // namespace
+
+void decode_instruction(Instr& in, const Kernel& k) {
+  const std::string& opc = in.opcode;
+  const size_t dot = opc.find('.');
+  const std::string base = opc.substr(0, dot);
+  in.mods.clear();
+  for (size_t p = dot; p != std::string::npos;) {
+    const size_t q = opc.find('.', p + 1);
+    in.mods.push_back(opc.substr(p + 1, q == std::string::npos ? std::string::npos : q - p - 1));
+    p = q;
+  }
+  auto it = opcode_table().find(base);
+  if (it == opcode_table().end()) throw DecodeError("unsupported instruction '" + base + "'");
+  in.op = it->second.op;
+  in.unit = it->second.unit;
+  it->second.decoder(in, k);
+  if (!in.fn) throw DecodeError("internal: no semantics selected for '" + opc + "'");
+  collect_regs(in);
+}
+
+std::vector<std::string> common_mods(Instr& in, std::vector<DType>& types) {
+  std::vector<std::string> rest;
+  for (const std::string& m : in.mods) {
+    const DType t = dtype_from_name(m);
+    if (t != DType::None) { types.push_back(t); continue; }
+    if (auto r = rounding_mods().find(m); r != rounding_mods().end()) { in.rnd = r->second; continue; }
+    if (auto c = cmp_mods().find(m); c != cmp_mods().end() && in.cmp == Cmp::None &&
+        (in.op == Op::Setp || in.op == Op::Set)) {
+      in.cmp = c->second;
+      continue;
+    }
+    if (auto f = flag_mods().find(m); f != flag_mods().end()) { in.flags |= f->second; continue; }
+    if (m == "global") { in.space = Space::Global; continue; }
+    if (m == "shared" || m == "shared::cta") { in.space = Space::Shared; continue; }
+    if (m == "local") { in.space = Space::Local; continue; }
+    if (m == "param") { in.space = Space::Param; continue; }
+    if (m == "const") { in.space = Space::Const; continue; }
+    if (m == "v2") { in.vec = 2; continue; }
+    if (m == "v4") { in.vec = 4; continue; }
+    if (in.op == Op::Setp || in.op == Op::Set) {
+      if (m == "and") { in.bop = BoolOp::And; continue; }
+      if (m == "or") { in.bop = BoolOp::Or; continue; }
+      if (m == "xor") { in.bop = BoolOp::Xor; continue; }
+    }
+    rest.push_back(m);
+  }
+  return rest;
+}
+
+void unsupported(const Instr& in, const std::string& what) {
+  throw DecodeError("unsupported " + what + " in '" + in.opcode + "'");
+}
+
+void need_ops(const Instr& in, size_t n) { need_ops(in, n, n); }
+
+void need_ops(const Instr& in, size_t lo, size_t hi) {
+  if (in.ops.size() < lo || in.ops.size() > hi)
+    throw DecodeError("'" + in.opcode + "' takes " + std::to_string(lo) +
+                      (hi != lo ? "-" + std::to_string(hi) : "") + " operands, got " +
+                      std::to_string(in.ops.size()));
+}
+
+void imm_as(Operand& o, DType t) {
+  if (o.kind != OpndKind::Imm) return;
+  double v;
+  switch (o.imm_kind) {
+    case ImmKind::Int:
+      if (!dtype_is_float(t)) return;
+      v = static_cast<double>(static_cast<int64_t>(o.imm));
+      break;
+    case ImmKind::F32Bits: v = static_cast<double>(f32_from_bits(o.imm)); break;
+    case ImmKind::F64Bits: v = f64_from_bits(o.imm); break;
+    case ImmKind::Real: v = o.real; break;
+    default: return;
+  }
+  if (!dtype_is_float(t)) {
+    if (o.imm_kind == ImmKind::F32Bits && dtype_bytes(t) == 4) { o.imm_kind = ImmKind::Int; return; }
+    if (o.imm_kind == ImmKind::F64Bits && dtype_bytes(t) == 8) { o.imm_kind = ImmKind::Int; return; }
+    throw DecodeError(std::string("floating-point literal for integer type .") + dtype_name(t));
+  }
+  switch (t) {
+    case DType::F64: o.imm = bits_from_f64(v); break;
+    case DType::F32: o.imm = bits_from_f32(static_cast<float>(v)); break;
+    case DType::F16: o.imm = double_to_half(v); break;
+    case DType::BF16: o.imm = double_to_bf16(v); break;
+    default:
+      if (o.imm_kind == ImmKind::F32Bits) break;  // packed types take raw 32-bit literals
+      throw DecodeError(std::string("unsupported literal for type .") + dtype_name(t));
+  }
+  o.imm_kind = ImmKind::Int;
+}
+
+void imms_as(Instr& in, DType t, size_t first) {
+  for (size_t i = first; i < in.ops.size(); ++i) imm_as(in.ops[i], t);
+}
+
+Unit unit_for(DType t) {
+  switch (t) {
+    case DType::F32: return Unit::FP32;
+    case DType::F64: return Unit::FP64;
+    case DType::F16: case DType::F16x2: case DType::BF16: case DType::BF16x2: return Unit::FP16;
+    default: return Unit::INT;
+  }
+}
+
+const char* rnd_name(Rnd r) {
+  static const char* n[] = {"", "rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna"};
+  return n[static_cast<int>(r)];
+}
+
+void decode_nop(Instr& in, const Kernel&) {
+  in.fn = [](ExecCtx&, const Instr&) {};
+}
+
+}  // namespace stc

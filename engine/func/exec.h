@@ -1,0 +1,121 @@
+// Helpers shared by the semantic functions: typed operand access, lane loops, memory access with
+// fault reporting.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "numeric.h"
+#include "state.h"
+
+namespace stc {
+
+// Value of a special register for one lane.
+uint64_t special_value(const ExecCtx& c, const Operand& o, int lane);
+
+// Raw 64-bit contents of a source operand for one lane (registers, immediates, special registers).
+inline uint64_t src_bits(const ExecCtx& c, const Operand& o, int lane) {
+  if (o.kind == OpndKind::Reg) {
+    const uint64_t v = c.w.regs[static_cast<size_t>(o.reg) * 32 + lane];
+    return o.negate ? static_cast<uint64_t>(v == 0) : v;
+  }
+  if (o.kind == OpndKind::Imm) return o.imm;
+  return special_value(c, o, lane);
+}
+
+inline void set_reg(ExecCtx& c, int32_t reg, int lane, uint64_t v) {
+  if (reg >= 0) c.w.regs[static_cast<size_t>(reg) * 32 + lane] = v;
+}
+
+template <class F>
+inline void for_lanes(uint32_t mask, F f) {
+  while (mask) {
+    const int lane = __builtin_ctz(mask);
+    mask &= mask - 1;
+    f(lane);
+  }
+}
+
+// Type traits: V is the compute type; get() decodes register bits, put() encodes a result.
+template <DType T> struct TT;
+#define STC_INT_TRAIT(D, C)                                                        \
+  template <> struct TT<DType::D> {                                               \
+    using V = C;                                                                  \
+    static V get(uint64_t b) { return static_cast<V>(b); }                        \
+    static uint64_t put(V v) { return static_cast<uint64_t>(static_cast<std::make_unsigned_t<V>>(v)); } \
+  };
+STC_INT_TRAIT(U8, uint8_t)
+STC_INT_TRAIT(U16, uint16_t)
+STC_INT_TRAIT(U32, uint32_t)
+STC_INT_TRAIT(U64, uint64_t)
+STC_INT_TRAIT(S8, int8_t)
+STC_INT_TRAIT(S16, int16_t)
+STC_INT_TRAIT(S32, int32_t)
+STC_INT_TRAIT(S64, int64_t)
+STC_INT_TRAIT(B8, uint8_t)
+STC_INT_TRAIT(B16, uint16_t)
+STC_INT_TRAIT(B32, uint32_t)
+STC_INT_TRAIT(B64, uint64_t)
+#undef STC_INT_TRAIT
+template <> struct TT<DType::Pred> {
+  using V = uint32_t;
+  static V get(uint64_t b) { return b != 0; }
+  static uint64_t put(V v) { return v != 0; }
+};
+template <> struct TT<DType::F32> {
+  using V = float;
+  static V get(uint64_t b) { return f32_from_bits(b); }
+  static uint64_t put(V v) { return bits_from_f32(v); }
+};
+template <> struct TT<DType::F64> {
+  using V = double;
+  static V get(uint64_t b) { return f64_from_bits(b); }
+  static uint64_t put(V v) { return bits_from_f64(v); }
+};
+template <> struct TT<DType::F16> {
+  using V = double;
+  static V get(uint64_t b) { return half_to_double(static_cast<uint16_t>(b)); }
+  static uint64_t put(V v) { return double_to_half(v); }
+};
+template <> struct TT<DType::BF16> {
+  using V = double;
+  static V get(uint64_t b) { return bf16_to_double(static_cast<uint16_t>(b)); }
+  static uint64_t put(V v) { return double_to_bf16(v); }
+};
+
+template <DType T>
+inline typename TT<T>::V get(const ExecCtx& c, const Operand& o, int lane) {
+  return TT<T>::get(src_bits(c, o, lane));
+}
+
+// Throws SimFault describing the faulting thread and instruction.
+[[noreturn]] void raise_fault(const ExecCtx& c, int lane, const std::string& what, uint64_t addr, uint32_t size);
+
+// Resolves an address in `space` (Generic: by window) for `lane`, checks bounds and alignment, records
+// the access and returns the host pointer. `space_out` receives the resolved space.
+uint8_t* mem_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int lane, bool write, uint32_t align);
+
+// Effective address of a memory operand for one lane (base register or symbol + offset).
+inline uint64_t mem_addr(const ExecCtx& c, const Operand& o, int lane) {
+  uint64_t a = o.imm;
+  if (o.reg >= 0) a += c.w.regs[static_cast<size_t>(o.reg) * 32 + lane];
+  return a;
+}
+
+inline uint64_t load_bits(const uint8_t* p, uint32_t size) {
+  uint64_t v = 0;
+  std::memcpy(&v, p, size);
+  return v;
+}
+inline void store_bits(uint8_t* p, uint64_t v, uint32_t size) { std::memcpy(p, &v, size); }
+
+// Sign-extends the low `bytes` bytes of v.
+inline uint64_t sext(uint64_t v, int bytes) {
+  if (bytes >= 8) return v;
+  const int sh = 64 - 8 * bytes;
+  return static_cast<uint64_t>(static_cast<int64_t>(v << sh) >> sh);
+}
+inline uint64_t zext(uint64_t v, int bytes) { return bytes >= 8 ? v : v & ((uint64_t{1} << (8 * bytes)) - 1); }
+
+}  // namespace stc

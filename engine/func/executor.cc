@@ -1,0 +1,122 @@
+#include "executor.h"
+
+#include <algorithm>
+
+#include "../ptx/errors.h"
+#include "cfg.h"
+#include "exec.h"
+
+namespace stc {
+
+void FuncStats::export_to(std::map<std::string, double>& out) const {
+  out["warp_insts"] = static_cast<double>(warp_insts);
+  out["thread_insts"] = static_cast<double>(thread_insts);
+  for (size_t u = 0; u < by_unit.size(); ++u)
+    out[std::string("warp_insts_") + unit_name(static_cast<Unit>(u))] = static_cast<double>(by_unit[u]);
+}
+
+uint32_t warps_per_cta(const LaunchState& L) {
+  const uint32_t threads = L.block[0] * L.block[1] * L.block[2];
+  return (threads + 31) / 32;
+}
+
+void Executor::init_cta(CtaState& cta, uint32_t linear_id) const {
+  const Kernel& k = *L_.kernel;
+  cta.linear_id = linear_id;
+  cta.ctaid[0] = linear_id % L_.grid[0];
+  cta.ctaid[1] = (linear_id / L_.grid[0]) % L_.grid[1];
+  cta.ctaid[2] = linear_id / (L_.grid[0] * L_.grid[1]);
+  cta.shared.assign(L_.shared_bytes, 0);
+  const uint32_t threads = L_.block[0] * L_.block[1] * L_.block[2];
+  const uint32_t nw = warps_per_cta(L_);
+  cta.warps.resize(nw);
+  const int32_t end = static_cast<int32_t>(k.code.size());
+  for (uint32_t i = 0; i < nw; ++i) {
+    WarpState& w = cta.warps[i];
+    w.warp_in_cta = i;
+    const uint32_t n = std::min<uint32_t>(32, threads - 32 * i);
+    w.valid = n == 32 ? 0xffffffffu : ((1u << n) - 1);
+    w.exited = 0;
+    w.regs.assign(k.regs.size() * 32, 0);
+    w.local.assign(static_cast<size_t>(k.local_bytes) * 32, 0);
+    w.stack.clear();
+    w.stack.push_back({0, end, w.valid});
+    w.at_barrier = false;
+  }
+}
+
+void Executor::step(CtaState& cta, WarpState& w, WarpRecord& rec, uint32_t smid) {
+  const Kernel& k = *L_.kernel;
+  SimtEntry& top = w.stack.back();
+  const int32_t pc = top.pc;
+  const Instr& in = k.code[static_cast<size_t>(pc)];
+  uint32_t mask = top.mask;
+  if (in.guard >= 0) {
+    uint32_t g = 0;
+    const uint64_t* pr = &w.regs[static_cast<size_t>(in.guard) * 32];
+    for_lanes(mask, [&](int l) { if ((pr[l] != 0) != in.guard_neg) g |= 1u << l; });
+    mask = g;
+  }
+  rec.reset(&in, pc, mask);
+  ExecCtx ctx{L_, cta, w, rec, mask, smid};
+  in.fn(ctx, in);
+  ++stats_.warp_insts;
+  stats_.thread_insts += static_cast<uint64_t>(__builtin_popcount(top.mask));
+  ++stats_.by_unit[static_cast<size_t>(in.unit)];
+  ++stats_.by_op[static_cast<size_t>(in.op)];
+  if (!is_control(in)) w.stack.back().pc = pc + 1;
+  auto& st = w.stack;
+  while (!st.empty() && (st.back().mask == 0 || st.back().pc == st.back().rpc)) st.pop_back();
+}
+
+bool Executor::release_barriers(CtaState& cta) const {
+  uint32_t live = 0, waiting = 0;
+  for (const auto& w : cta.warps) {
+    if (w.done()) continue;
+    ++live;
+    if (w.at_barrier) ++waiting;
+  }
+  if (waiting == 0) return false;
+  // Group by barrier id: release an id once its expected number of threads (or every live warp) arrived.
+  bool released = false;
+  for (int32_t id = 0; id < 16; ++id) {
+    uint32_t arrived = 0, expected = 0;
+    for (const auto& w : cta.warps)
+      if (!w.done() && w.at_barrier && w.barrier_id == id) {
+        ++arrived;
+        expected = w.barrier_count;
+      }
+    if (!arrived) continue;
+    if (expected ? arrived * 32 >= expected : arrived == live) {
+      for (auto& w : cta.warps)
+        if (w.at_barrier && w.barrier_id == id) w.at_barrier = false;
+      released = true;
+    }
+  }
+  return released;
+}
+
+void Executor::run_functional() {
+  const uint64_t nctas = static_cast<uint64_t>(L_.grid[0]) * L_.grid[1] * L_.grid[2];
+  CtaState cta;
+  WarpRecord rec;
+  for (uint64_t c = 0; c < nctas; ++c) {
+    init_cta(cta, static_cast<uint32_t>(c));
+    while (true) {
+      bool any_live = false;
+      for (auto& w : cta.warps) {
+        while (!w.done() && !w.at_barrier) {
+          L_.clock = stats_.warp_insts;
+          step(cta, w, rec, 0);
+        }
+        any_live |= !w.done();
+      }
+      if (!any_live) break;
+      if (!release_barriers(cta))
+        throw SimFault("deadlock in kernel '" + L_.kernel->name + "': block " + std::to_string(c) +
+                       " has warps waiting at a barrier that can never complete");
+    }
+  }
+}
+
+}  // namespace stc

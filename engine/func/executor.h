@@ -1,0 +1,51 @@
+// Functional execution of a kernel launch: CTA set-up, one warp instruction at a time (the unit the timing
+// model drives), barriers, and the functional-only grid loop.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "state.h"
+
+namespace stc {
+
+// Dynamic instruction counts of a launch.
+struct FuncStats {
+  uint64_t warp_insts = 0;
+  uint64_t thread_insts = 0;
+  std::array<uint64_t, static_cast<size_t>(Unit::NONE) + 1> by_unit{};
+  std::array<uint64_t, static_cast<size_t>(Op::Count)> by_op{};
+  // Adds the counts as flat stats (warp_inst_<unit>, ...).
+  void export_to(std::map<std::string, double>& out) const;
+};
+
+class Executor {
+ public:
+  explicit Executor(LaunchState& launch) : L_(launch) {}
+
+  // Prepares CTA `linear_id` (registers, SIMT stacks, shared and local memory).
+  void init_cta(CtaState& cta, uint32_t linear_id) const;
+
+  // Executes the next instruction of warp `w` and describes it in `rec`. The warp must be runnable
+  // (not done, not waiting at a barrier).
+  void step(CtaState& cta, WarpState& w, WarpRecord& rec, uint32_t smid);
+
+  // Releases the warps of `cta` waiting at a barrier once every live warp (or the named count) arrived.
+  // Returns true when warps were released.
+  bool release_barriers(CtaState& cta) const;
+
+  // Runs the whole grid functionally (no timing), CTA after CTA.
+  void run_functional();
+
+  const FuncStats& stats() const { return stats_; }
+
+ private:
+  LaunchState& L_;
+  FuncStats stats_;
+};
+
+uint32_t warps_per_cta(const LaunchState& L);
+
+}  // namespace stc

@@ -1,0 +1,42 @@
+// The simulated device address space: global allocations, plus the generic-address windows for
+// shared and local memory.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace stc {
+
+// Generic addresses at or above these bases (and below base + 4 GiB) refer to shared / local memory.
+constexpr uint64_t kSharedWindow = 0x0000100000000000ull;
+constexpr uint64_t kLocalWindow = 0x0000200000000000ull;
+constexpr uint64_t kWindowSize = 0x100000000ull;
+constexpr uint64_t kGlobalBase = 0x0000700000000000ull;
+
+class DeviceMemory {
+ public:
+  // Allocates `bytes` (zero-filled, 256-byte aligned) and returns the device address.
+  uint64_t malloc(uint64_t bytes);
+  // Frees an allocation by its base address; returns false when none starts there.
+  bool free(uint64_t addr);
+  // Host pointer for [addr, addr+size) if it lies inside one allocation, else nullptr.
+  uint8_t* find(uint64_t addr, uint64_t size) {
+    if (last_ && addr >= last_->first && addr + size <= last_->first + last_->second.size() && addr + size >= addr)
+      return last_->second.data() + (addr - last_->first);
+    return find_slow(addr, size);
+  }
+  // Describes the allocation nearest to addr (for fault messages).
+  std::string describe(uint64_t addr) const;
+  uint64_t bytes_allocated() const { return total_; }
+
+ private:
+  uint8_t* find_slow(uint64_t addr, uint64_t size);
+  std::map<uint64_t, std::vector<uint8_t>> allocs_;
+  std::pair<const uint64_t, std::vector<uint8_t>>* last_ = nullptr;
+  uint64_t next_ = kGlobalBase;
+  uint64_t total_ = 0;
+};
+
+}  // namespace stc

@@ -1,0 +1,234 @@
+// Integer and floating-point arithmetic: add sub mul mad fma div rem abs neg min max copysign.
+#include <cfenv>
+#include <climits>
+#include <cmath>
+
+#include "decode.h"
+#include "exec.h"
+
+namespace stc {
+namespace {
+
+using I128 = __int128;
+using U128 = unsigned __int128;
+
+// ---- integers: computed on 64-bit patterns, signedness applied where it matters ------------------
+inline int64_t as_signed(uint64_t v, int bytes) { return static_cast<int64_t>(sext(v, bytes)); }
+
+template <int BYTES, bool SIGNED>
+void ex_int(ExecCtx& c, const Instr& in) {
+  const Operand& d = in.ops[0];
+  const Op op = in.op;
+  const uint32_t f = in.flags;
+  for_lanes(c.mask, [&](int l) {
+    const uint64_t a = zext(src_bits(c, in.ops[1], l), BYTES);
+    const uint64_t b = in.ops.size() > 2 ? zext(src_bits(c, in.ops[2], l), BYTES) : 0;
+    const int64_t sa = as_signed(a, BYTES), sb = as_signed(b, BYTES);
+    uint64_t r = 0;
+    int out_bytes = BYTES;
+    switch (op) {
+      case Op::Add:
+      case Op::Sub:
+        if ((f & F_SAT) && BYTES == 4) {  // decode allows .sat on s32 only
+          const int64_t v = op == Op::Add ? sa + sb : sa - sb;
+          r = static_cast<uint64_t>(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v);
+        } else {
+          r = op == Op::Add ? a + b : a - b;
+        }
+        break;
+      case Op::Mul:
+      case Op::Mad: {
+        if (f & F_WIDE) {
+          out_bytes = 2 * BYTES;
+          r = SIGNED ? static_cast<uint64_t>(sa * sb) : a * b;
+        } else if (f & F_HI) {
+          if (SIGNED) r = static_cast<uint64_t>((static_cast<I128>(sa) * sb) >> (8 * BYTES));
+          else r = static_cast<uint64_t>((static_cast<U128>(a) * b) >> (8 * BYTES));
+        } else {
+          r = a * b;
+        }
+        if (op == Op::Mad) r += src_bits(c, in.ops[3], l);
+        break;
+      }
+      case Op::Div:
+        if (b == 0) r = ~uint64_t{0};
+        else if (SIGNED) r = (sb == -1) ? static_cast<uint64_t>(0) - static_cast<uint64_t>(sa) : static_cast<uint64_t>(sa / sb);
+        else r = a / b;
+        break;
+      case Op::Rem:
+        if (b == 0) r = a;
+        else if (SIGNED) r = (sb == -1) ? 0 : static_cast<uint64_t>(sa % sb);
+        else r = a % b;
+        break;
+      case Op::Min: r = SIGNED ? static_cast<uint64_t>(sa < sb ? sa : sb) : (a < b ? a : b); break;
+      case Op::Max: r = SIGNED ? static_cast<uint64_t>(sa > sb ? sa : sb) : (a > b ? a : b); break;
+      case Op::Abs: r = static_cast<uint64_t>(sa < 0 ? -static_cast<uint64_t>(sa) : static_cast<uint64_t>(sa)); break;
+      case Op::Neg: r = static_cast<uint64_t>(0) - a; break;
+      default: break;
+    }
+    set_reg(c, d.reg, l, zext(r, out_bytes));
+  });
+}
+
+ExecFn pick_int(DType t) {
+  switch (t) {
+    case DType::U16: case DType::B16: return &ex_int<2, false>;
+    case DType::S16: return &ex_int<2, true>;
+    case DType::U32: case DType::B32: return &ex_int<4, false>;
+    case DType::S32: return &ex_int<4, true>;
+    case DType::U64: case DType::B64: return &ex_int<8, false>;
+    case DType::S64: return &ex_int<8, true>;
+    default: return nullptr;
+  }
+}
+
+// ---- floating point ---------------------------------------------------------------------------------
+template <class V>
+V fmin_ptx(V a, V b, bool nan_prop) {
+  if (std::isnan(a) || std::isnan(b)) return nan_prop ? static_cast<V>(NAN) : (std::isnan(a) ? b : a);
+  return (a < b || (a == b && std::signbit(a))) ? a : b;
+}
+template <class V>
+V fmax_ptx(V a, V b, bool nan_prop) {
+  if (std::isnan(a) || std::isnan(b)) return nan_prop ? static_cast<V>(NAN) : (std::isnan(a) ? b : a);
+  return (a > b || (a == b && !std::signbit(a))) ? a : b;
+}
+
+template <class V>
+V float_op(const Instr& in, V a, V b, V cc) {
+  const bool nanp = in.flags & F_NAN;
+  V r{};
+  switch (in.op) {
+    case Op::Add: r = a + b; break;
+    case Op::Sub: r = a - b; break;
+    case Op::Mul: r = a * b; break;
+    case Op::Fma: case Op::Mad: r = std::fma(a, b, cc); break;
+    case Op::Div: r = a / b; break;
+    case Op::Min: r = fmin_ptx(a, b, nanp); break;
+    case Op::Max: r = fmax_ptx(a, b, nanp); break;
+    case Op::Abs: r = std::fabs(a); break;
+    case Op::Neg: r = -a; break;
+    case Op::Copysign: r = std::copysign(b, a); break;
+    default: break;
+  }
+  if (in.flags & F_SAT) r = std::isnan(r) ? V(0) : r < V(0) ? V(0) : r > V(1) ? V(1) : r;
+  return r;
+}
+
+int fe_mode(Rnd r) {
+  switch (r) {
+    case Rnd::RZ: return FE_TOWARDZERO;
+    case Rnd::RM: return FE_DOWNWARD;
+    case Rnd::RP: return FE_UPWARD;
+    default: return FE_TONEAREST;
+  }
+}
+
+// f32 / f64: the host computes with the same IEEE semantics; directed rounding via fenv.
+template <DType T>
+void ex_float(ExecCtx& c, const Instr& in) {
+  using V = typename TT<T>::V;
+  const size_t n = in.ops.size();
+  const bool directed = in.rnd == Rnd::RZ || in.rnd == Rnd::RM || in.rnd == Rnd::RP;
+  const int old = directed ? std::fegetround() : 0;
+  if (directed) std::fesetround(fe_mode(in.rnd));
+  for_lanes(c.mask, [&](int l) {
+    const V a = get<T>(c, in.ops[1], l);
+    const V b = n > 2 ? get<T>(c, in.ops[2], l) : V(0);
+    const V cc = n > 3 ? get<T>(c, in.ops[3], l) : V(0);
+    set_reg(c, in.ops[0].reg, l, TT<T>::put(float_op<V>(in, a, b, cc)));
+  });
+  if (directed) std::fesetround(old);
+}
+
+// f16 / bf16 scalars: computed exactly in double, rounded once to the narrow type.
+template <DType T>
+void ex_half(ExecCtx& c, const Instr& in) {
+  const size_t n = in.ops.size();
+  for_lanes(c.mask, [&](int l) {
+    const double a = get<T>(c, in.ops[1], l);
+    const double b = n > 2 ? get<T>(c, in.ops[2], l) : 0.0;
+    const double cc = n > 3 ? get<T>(c, in.ops[3], l) : 0.0;
+    if (in.op == Op::Neg || in.op == Op::Abs) {  // sign-bit operations, exact for NaN too
+      const uint64_t bits = src_bits(c, in.ops[1], l) & 0xffff;
+      set_reg(c, in.ops[0].reg, l, in.op == Op::Neg ? bits ^ 0x8000 : bits & 0x7fff);
+      return;
+    }
+    set_reg(c, in.ops[0].reg, l, TT<T>::put(float_op<double>(in, a, b, cc)));
+  });
+}
+
+// f16x2 / bf16x2: the scalar operation on each 16-bit half.
+template <DType H>
+void ex_half2(ExecCtx& c, const Instr& in) {
+  const size_t n = in.ops.size();
+  for_lanes(c.mask, [&](int l) {
+    const uint64_t A = src_bits(c, in.ops[1], l);
+    const uint64_t B = n > 2 ? src_bits(c, in.ops[2], l) : 0;
+    const uint64_t C = n > 3 ? src_bits(c, in.ops[3], l) : 0;
+    uint64_t out = 0;
+    for (int h = 0; h < 2; ++h) {
+      const int sh = 16 * h;
+      const uint64_t ah = (A >> sh) & 0xffff;
+      uint64_t r;
+      if (in.op == Op::Neg) r = ah ^ 0x8000;
+      else if (in.op == Op::Abs) r = ah & 0x7fff;
+      else
+        r = TT<H>::put(float_op<double>(in, TT<H>::get(ah), TT<H>::get((B >> sh) & 0xffff),
+                                        TT<H>::get((C >> sh) & 0xffff)));
+      out |= (r & 0xffff) << sh;
+    }
+    set_reg(c, in.ops[0].reg, l, out);
+  });
+}
+
+ExecFn pick_float(DType t) {
+  switch (t) {
+    case DType::F32: return &ex_float<DType::F32>;
+    case DType::F64: return &ex_float<DType::F64>;
+    case DType::F16: return &ex_half<DType::F16>;
+    case DType::BF16: return &ex_half<DType::BF16>;
+    case DType::F16x2: return &ex_half2<DType::F16>;
+    case DType::BF16x2: return &ex_half2<DType::BF16>;
+    default: return nullptr;
+  }
+}
+
+size_t arity(Op op) {
+  switch (op) {
+    case Op::Abs: case Op::Neg: return 2;
+    case Op::Mad: case Op::Fma: return 4;
+    default: return 3;
+  }
+}
+
+}  // namespace
+
+void decode_arith(Instr& in, const Kernel&) {
+  std::vector<DType> types;
+  const auto rest = common_mods(in, types);
+  if (!rest.empty()) unsupported(in, "modifier ." + rest[0]);
+  if (types.size() != 1) throw DecodeError("'" + in.opcode + "' needs exactly one type");
+  in.type = types[0];
+  need_ops(in, arity(in.op));
+  if (in.ops[0].kind != OpndKind::Reg) throw DecodeError("destination must be a register");
+  const bool is_float = dtype_is_float(in.type);
+  in.unit = unit_for(in.type);
+  if (is_float) {
+    if (in.flags & (F_WIDE | F_HI)) unsupported(in, "wide/hi on a floating-point type");
+    if (in.op == Op::Rem) unsupported(in, "floating-point rem");
+    in.fn = pick_float(in.type);
+    imms_as(in, dtype_bytes(in.type) == 4 && in.type != DType::F32 ? DType::B32 : in.type);
+  } else {
+    if (in.op == Op::Fma || in.op == Op::Copysign) unsupported(in, "integer type");
+    if ((in.op == Op::Mul || in.op == Op::Mad) && !(in.flags & (F_WIDE | F_HI | F_LO)))
+      throw DecodeError("integer mul/mad needs .lo, .hi or .wide");
+    if ((in.flags & F_WIDE) && dtype_bytes(in.type) > 4) unsupported(in, ".wide on a 64-bit type");
+    if ((in.flags & F_SAT) && in.type != DType::S32) unsupported(in, ".sat on a type other than s32");
+    in.fn = pick_int(in.type);
+    if (in.op == Op::Div || in.op == Op::Rem) in.unit = Unit::SFU;
+  }
+  if (!in.fn) unsupported(in, std::string("type .") + dtype_name(in.type));
+}
+
+}  // namespace stc

@@ -1,0 +1,91 @@
+// Control flow and barriers: bra (with SIMT divergence), ret/exit, trap, bar/barrier.
+#include "../ptx/errors.h"
+#include "cfg.h"
+#include "decode.h"
+#include "exec.h"
+
+namespace stc {
+namespace {
+
+int32_t sentinel(const ExecCtx& c) { return static_cast<int32_t>(c.L.kernel->code.size()); }
+
+void ex_bra(ExecCtx& c, const Instr& in) {
+  auto& st = c.w.stack;
+  SimtEntry& top = st.back();
+  const uint32_t active = top.mask;
+  const uint32_t taken = c.mask;
+  const int32_t pc = top.pc;
+  if (taken == active) {
+    top.pc = in.target;
+  } else if (taken == 0) {
+    top.pc = pc + 1;
+  } else {
+    const int32_t rpc = in.reconv >= 0 ? in.reconv : sentinel(c);
+    top.pc = rpc;
+    st.push_back({pc + 1, rpc, active & ~taken});
+    st.push_back({in.target, rpc, taken});
+  }
+}
+
+void ex_exit(ExecCtx& c, const Instr&) {
+  const uint32_t lanes = c.mask;
+  c.w.exited |= lanes;
+  for (auto& e : c.w.stack) e.mask &= ~lanes;
+  c.w.stack.back().pc += 1;  // lanes whose guard was false continue
+}
+
+void ex_trap(ExecCtx& c, const Instr& in) {
+  if (!c.mask) { c.w.stack.back().pc += 1; return; }
+  throw SimFault("trap executed in kernel '" + c.L.kernel->name + "' at " + c.L.kernel->file + ":" +
+                 std::to_string(in.line));
+}
+
+void ex_bar(ExecCtx& c, const Instr& in) {
+  if (!c.mask) return;
+  c.w.at_barrier = true;
+  c.w.barrier_id = static_cast<int32_t>(src_bits(c, in.ops[0], __builtin_ctz(c.mask)));
+  c.w.barrier_count = in.ops.size() > 1 ? static_cast<uint32_t>(src_bits(c, in.ops[1], __builtin_ctz(c.mask))) : 0;
+}
+
+}  // namespace
+
+bool is_control(const Instr& in) { return in.op == Op::Bra || in.op == Op::Ret || in.op == Op::Exit || in.op == Op::Trap; }
+
+void decode_ctrl(Instr& in, const Kernel&) {
+  in.unit = Unit::BRANCH;
+  if (in.op == Op::Bra) {
+    for (const auto& m : in.mods)
+      if (m == "uni") in.flags |= F_UNI;
+      else unsupported(in, "modifier ." + m);
+    need_ops(in, 1);
+    if (in.ops[0].kind != OpndKind::Label) throw DecodeError("bra needs a label");
+    in.fn = &ex_bra;
+    return;
+  }
+  if (!in.mods.empty()) unsupported(in, "modifier ." + in.mods[0]);
+  need_ops(in, 0);
+  in.fn = in.op == Op::Trap ? &ex_trap : &ex_exit;
+}
+
+void decode_bar(Instr& in, const Kernel&) {
+  // bar.sync a{, b} | barrier.sync{.aligned} a{, b} | bar.warp.sync mask (a warp-level no-op here)
+  in.unit = Unit::SYNC;
+  bool sync = false, warp = false;
+  for (const auto& m : in.mods) {
+    if (m == "sync") sync = true;
+    else if (m == "aligned" || m == "cta") continue;
+    else if (m == "warp") warp = true;
+    else unsupported(in, "barrier form ." + m + " (only sync is supported)");
+  }
+  if (!sync) unsupported(in, "barrier form (only .sync is supported)");
+  if (warp) {
+    need_ops(in, 1);
+    in.sub = 1;
+    in.fn = [](ExecCtx&, const Instr&) {};
+    return;
+  }
+  need_ops(in, 1, 2);
+  in.fn = &ex_bar;
+}
+
+}  // namespace stc

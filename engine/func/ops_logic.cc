@@ -1,0 +1,330 @@
+// Logic, shifts and bit manipulation: and or xor not cnot shl shr lop3 prmt shf bfe bfi brev clz popc
+// testp, and the special-function unit ops rcp sqrt rsqrt sin cos ex2 lg2 tanh.
+#include <cmath>
+
+#include "decode.h"
+#include "exec.h"
+
+namespace stc {
+namespace {
+
+template <int BYTES>
+void ex_logic(ExecCtx& c, const Instr& in) {
+  const Op op = in.op;
+  for_lanes(c.mask, [&](int l) {
+    const uint64_t a = src_bits(c, in.ops[1], l);
+    const uint64_t b = in.ops.size() > 2 ? src_bits(c, in.ops[2], l) : 0;
+    uint64_t r = 0;
+    switch (op) {
+      case Op::And: r = a & b; break;
+      case Op::Or: r = a | b; break;
+      case Op::Xor: r = a ^ b; break;
+      case Op::Not: r = ~a; break;
+      case Op::Cnot: r = zext(a, BYTES) == 0; break;
+      default: break;
+    }
+    set_reg(c, in.ops[0].reg, l, zext(r, BYTES));
+  });
+}
+
+template <int BYTES, bool SIGNED>
+void ex_shift(ExecCtx& c, const Instr& in) {
+  const bool left = in.op == Op::Shl;
+  for_lanes(c.mask, [&](int l) {
+    const uint64_t a = zext(src_bits(c, in.ops[1], l), BYTES);
+    const uint32_t s = static_cast<uint32_t>(src_bits(c, in.ops[2], l));
+    uint64_t r;
+    if (left) r = s >= 8 * BYTES ? 0 : a << s;
+    else if (SIGNED) {
+      const int64_t v = static_cast<int64_t>(sext(a, BYTES));
+      r = static_cast<uint64_t>(v >> (s >= 8 * BYTES ? 8 * BYTES - 1 : s));
+    } else {
+      r = s >= 8 * BYTES ? 0 : a >> s;
+    }
+    set_reg(c, in.ops[0].reg, l, zext(r, BYTES));
+  });
+}
+
+template <int BYTES>
+ExecFn pick_shift(bool is_signed) { return is_signed ? &ex_shift<BYTES, true> : &ex_shift<BYTES, false>; }
+
+void ex_pred_logic(ExecCtx& c, const Instr& in) {
+  for_lanes(c.mask, [&](int l) {
+    const bool a = src_bits(c, in.ops[1], l) != 0;
+    const bool b = in.ops.size() > 2 && src_bits(c, in.ops[2], l) != 0;
+    bool r = false;
+    switch (in.op) {
+      case Op::And: r = a && b; break;
+      case Op::Or: r = a || b; break;
+      case Op::Xor: r = a != b; break;
+      case Op::Not: r = !a; break;
+      default: break;
+    }
+    set_reg(c, in.ops[0].reg, l, r);
+  });
+}
+
+void ex_lop3(ExecCtx& c, const Instr& in) {
+  const uint32_t lut = static_cast<uint32_t>(in.ops[4].imm);
+  for_lanes(c.mask, [&](int l) {
+    const uint32_t a = static_cast<uint32_t>(src_bits(c, in.ops[1], l));
+    const uint32_t b = static_cast<uint32_t>(src_bits(c, in.ops[2], l));
+    const uint32_t cc = static_cast<uint32_t>(src_bits(c, in.ops[3], l));
+    uint32_t r = 0;
+    for (int i = 0; i < 8; ++i) {
+      if (!((lut >> i) & 1)) continue;
+      const uint32_t ma = (i & 4) ? a : ~a, mb = (i & 2) ? b : ~b, mc = (i & 1) ? cc : ~cc;
+      r |= ma & mb & mc;
+    }
+    set_reg(c, in.ops[0].reg, l, r);
+  });
+}
+
+void ex_prmt(ExecCtx& c, const Instr& in) {
+  const int mode = in.sub;  // 0 default, 1 f4e, 2 b4e, 3 rc8, 4 ecl, 5 ecr, 6 rc16
+  for_lanes(c.mask, [&](int l) {
+    const uint64_t a = src_bits(c, in.ops[1], l) & 0xffffffffu, b = src_bits(c, in.ops[2], l) & 0xffffffffu;
+    const uint32_t sel = static_cast<uint32_t>(src_bits(c, in.ops[3], l));
+    const uint64_t x = a | (b << 32);
+    auto byte = [&](int i) { return static_cast<uint32_t>((x >> (8 * i)) & 0xff); };
+    uint32_t r = 0;
+    if (mode == 0) {
+      for (int i = 0; i < 4; ++i) {
+        const uint32_t s = (sel >> (4 * i)) & 0xf;
+        uint32_t v = byte(s & 7);
+        if (s & 8) v = (v & 0x80) ? 0xff : 0;
+        r |= v << (8 * i);
+      }
+    } else {
+      static const uint8_t tab[6][4][4] = {
+          {{0, 1, 2, 3}, {1, 2, 3, 4}, {2, 3, 4, 5}, {3, 4, 5, 6}},    // f4e
+          {{0, 7, 6, 5}, {1, 0, 7, 6}, {2, 1, 0, 7}, {3, 2, 1, 0}},    // b4e
+          {{0, 0, 0, 0}, {1, 1, 1, 1}, {2, 2, 2, 2}, {3, 3, 3, 3}},    // rc8
+          {{0, 1, 2, 3}, {1, 1, 2, 3}, {2, 2, 2, 3}, {3, 3, 3, 3}},    // ecl
+          {{0, 0, 0, 0}, {0, 1, 1, 1}, {0, 1, 2, 2}, {0, 1, 2, 3}},    // ecr
+          {{0, 1, 0, 1}, {2, 3, 2, 3}, {0, 1, 0, 1}, {2, 3, 2, 3}}};   // rc16
+      const uint32_t s = sel & 3;
+      for (int i = 0; i < 4; ++i) r |= byte(tab[mode - 1][s][i]) << (8 * i);
+    }
+    set_reg(c, in.ops[0].reg, l, r);
+  });
+}
+
+void ex_shf(ExecCtx& c, const Instr& in) {
+  const bool left = in.flags & F_SHIFT_L, clamp = in.flags & F_CLAMP;
+  for_lanes(c.mask, [&](int l) {
+    const uint64_t lo = src_bits(c, in.ops[1], l) & 0xffffffffu, hi = src_bits(c, in.ops[2], l) & 0xffffffffu;
+    uint32_t n = static_cast<uint32_t>(src_bits(c, in.ops[3], l));
+    n = clamp ? (n > 32 ? 32 : n) : (n & 31);
+    const uint64_t x = lo | (hi << 32);
+    const uint32_t r = left ? static_cast<uint32_t>((x << n) >> 32) : static_cast<uint32_t>(x >> n);
+    set_reg(c, in.ops[0].reg, l, r);
+  });
+}
+
+template <int BYTES, bool SIGNED>
+void ex_bfe(ExecCtx& c, const Instr& in) {
+  const int bits = 8 * BYTES;
+  for_lanes(c.mask, [&](int l) {
+    const uint64_t a = zext(src_bits(c, in.ops[1], l), BYTES);
+    const uint32_t pos = static_cast<uint32_t>(src_bits(c, in.ops[2], l)) & 0xff;
+    const uint32_t len = static_cast<uint32_t>(src_bits(c, in.ops[3], l)) & 0xff;
+    uint64_t r = 0;
+    const bool sbit = SIGNED && (len == 0 ? false : ((a >> std::min<uint32_t>(pos + len - 1, bits - 1)) & 1));
+    for (int i = 0; i < bits; ++i) {
+      uint64_t bit;
+      if (static_cast<uint32_t>(i) < len && pos + i <= static_cast<uint32_t>(bits - 1)) bit = (a >> (pos + i)) & 1;
+      else bit = SIGNED ? sbit : 0;
+      r |= bit << i;
+    }
+    set_reg(c, in.ops[0].reg, l, zext(r, BYTES));
+  });
+}
+
+template <int BYTES>
+void ex_bfi(ExecCtx& c, const Instr& in) {
+  const int bits = 8 * BYTES;
+  for_lanes(c.mask, [&](int l) {
+    const uint64_t a = src_bits(c, in.ops[1], l), b = zext(src_bits(c, in.ops[2], l), BYTES);
+    const uint32_t pos = static_cast<uint32_t>(src_bits(c, in.ops[3], l)) & 0xff;
+    const uint32_t len = static_cast<uint32_t>(src_bits(c, in.ops[4], l)) & 0xff;
+    uint64_t r = b;
+    for (uint32_t i = 0; i < len && pos + i < static_cast<uint32_t>(bits); ++i) {
+      r = (r & ~(uint64_t{1} << (pos + i))) | (((a >> i) & 1) << (pos + i));
+    }
+    set_reg(c, in.ops[0].reg, l, zext(r, BYTES));
+  });
+}
+
+template <int BYTES>
+void ex_bitcount(ExecCtx& c, const Instr& in) {
+  const int bits = 8 * BYTES;
+  for_lanes(c.mask, [&](int l) {
+    const uint64_t a = zext(src_bits(c, in.ops[1], l), BYTES);
+    uint64_t r = 0;
+    if (in.op == Op::Popc) r = static_cast<uint64_t>(__builtin_popcountll(a));
+    else if (in.op == Op::Clz) r = a == 0 ? bits : static_cast<uint64_t>(__builtin_clzll(a) - (64 - bits));
+    else {  // brev
+      for (int i = 0; i < bits; ++i) r |= ((a >> i) & 1) << (bits - 1 - i);
+    }
+    set_reg(c, in.ops[0].reg, l, in.op == Op::Brev ? r : (r & 0xffffffffu));
+  });
+}
+
+template <DType T>
+void ex_testp(ExecCtx& c, const Instr& in) {
+  for_lanes(c.mask, [&](int l) {
+    const auto v = get<T>(c, in.ops[1], l);
+    bool r = false;
+    switch (in.sub) {
+      case 0: r = std::isfinite(v); break;
+      case 1: r = std::isinf(v); break;
+      case 2: r = std::isnan(v); break;
+      case 3: r = !std::isnan(v); break;
+      case 4: r = std::isnormal(v); break;
+      case 5: r = std::fpclassify(v) == FP_SUBNORMAL; break;
+    }
+    set_reg(c, in.ops[0].reg, l, r);
+  });
+}
+
+template <DType T>
+void ex_sfu(ExecCtx& c, const Instr& in) {
+  using V = typename TT<T>::V;
+  for_lanes(c.mask, [&](int l) {
+    const V a = get<T>(c, in.ops[1], l);
+    V r{};
+    switch (in.op) {
+      case Op::Rcp: r = V(1) / a; break;
+      case Op::Sqrt: r = std::sqrt(a); break;
+      case Op::Rsqrt: r = V(1) / std::sqrt(a); break;
+      case Op::Sin: r = std::sin(a); break;
+      case Op::Cos: r = std::cos(a); break;
+      case Op::Ex2: r = std::exp2(a); break;
+      case Op::Lg2: r = std::log2(a); break;
+      case Op::Tanh: r = std::tanh(a); break;
+      default: break;
+    }
+    set_reg(c, in.ops[0].reg, l, TT<T>::put(r));
+  });
+}
+
+int bytes_of(const Instr& in) { return dtype_bytes(in.type); }
+
+}  // namespace
+
+void decode_logic(Instr& in, const Kernel&) {
+  std::vector<DType> types;
+  const auto rest = common_mods(in, types);
+  if (!rest.empty()) unsupported(in, "modifier ." + rest[0]);
+  if (types.size() != 1) throw DecodeError("'" + in.opcode + "' needs exactly one type");
+  in.type = types[0];
+  const bool unary = in.op == Op::Not || in.op == Op::Cnot;
+  need_ops(in, unary ? 2 : 3);
+  in.unit = Unit::INT;
+  if (in.op == Op::Shl || in.op == Op::Shr) {
+    const bool s = dtype_is_signed(in.type) && in.op == Op::Shr;
+    switch (bytes_of(in)) {
+      case 2: in.fn = pick_shift<2>(s); break;
+      case 4: in.fn = pick_shift<4>(s); break;
+      case 8: in.fn = pick_shift<8>(s); break;
+      default: unsupported(in, "shift type");
+    }
+    return;
+  }
+  if (in.type == DType::Pred) {
+    if (in.op == Op::Cnot) unsupported(in, "cnot on predicates");
+    in.fn = &ex_pred_logic;
+    return;
+  }
+  switch (bytes_of(in)) {
+    case 2: in.fn = &ex_logic<2>; break;
+    case 4: in.fn = &ex_logic<4>; break;
+    case 8: in.fn = &ex_logic<8>; break;
+    default: unsupported(in, "logic type");
+  }
+}
+
+void decode_bits(Instr& in, const Kernel&) {
+  std::vector<DType> types;
+  auto rest = common_mods(in, types);
+  in.unit = Unit::INT;
+  if (in.op == Op::Testp) {
+    static const char* kinds[] = {"finite", "infinite", "number", "notanumber", "normal", "subnormal"};
+    static const uint8_t map[] = {0, 1, 3, 2, 4, 5};
+    bool found = false;
+    for (int i = 0; i < 6 && !rest.empty(); ++i)
+      if (rest[0] == kinds[i]) { in.sub = map[i]; found = true; }
+    if (!found || types.size() != 1) throw DecodeError("testp needs .finite|.infinite|.number|.notanumber|.normal|.subnormal and .f32/.f64");
+    need_ops(in, 2);
+    in.type = types[0];
+    in.unit = unit_for(in.type);
+    in.fn = in.type == DType::F64 ? &ex_testp<DType::F64> : &ex_testp<DType::F32>;
+    return;
+  }
+  if (in.op == Op::Prmt) {
+    static const char* modes[] = {"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"};
+    for (const auto& m : rest) {
+      bool ok = false;
+      for (int i = 0; i < 6; ++i)
+        if (m == modes[i]) { in.sub = static_cast<uint8_t>(i + 1); ok = true; }
+      if (!ok) unsupported(in, "modifier ." + m);
+    }
+    need_ops(in, 4);
+    in.fn = &ex_prmt;
+    return;
+  }
+  if (in.op == Op::Shf) {
+    for (const auto& m : rest) {
+      if (m == "l") in.flags |= F_SHIFT_L;
+      else if (m == "r") in.flags |= F_SHIFT_R;
+      else if (m == "wrap") {}
+      else unsupported(in, "modifier ." + m);
+    }
+    if (!(in.flags & (F_SHIFT_L | F_SHIFT_R))) throw DecodeError("shf needs .l or .r");
+    need_ops(in, 4);
+    in.fn = &ex_shf;
+    return;
+  }
+  if (!rest.empty()) unsupported(in, "modifier ." + rest[0]);
+  if (types.size() != 1) throw DecodeError("'" + in.opcode + "' needs exactly one type");
+  in.type = types[0];
+  const int b = bytes_of(in);
+  const bool s = dtype_is_signed(in.type);
+  if (b != 4 && b != 8) unsupported(in, "type");
+  switch (in.op) {
+    case Op::Lop3:
+      need_ops(in, 5);
+      if (in.ops[4].kind != OpndKind::Imm) throw DecodeError("lop3 needs an immediate lookup table");
+      in.fn = &ex_lop3;
+      return;
+    case Op::Bfe:
+      need_ops(in, 4);
+      in.fn = b == 4 ? (s ? &ex_bfe<4, true> : &ex_bfe<4, false>) : (s ? &ex_bfe<8, true> : &ex_bfe<8, false>);
+      return;
+    case Op::Bfi:
+      need_ops(in, 5);
+      in.fn = b == 4 ? &ex_bfi<4> : &ex_bfi<8>;
+      return;
+    default:
+      need_ops(in, 2);
+      in.fn = b == 4 ? &ex_bitcount<4> : &ex_bitcount<8>;
+  }
+}
+
+void decode_sfu(Instr& in, const Kernel&) {
+  std::vector<DType> types;
+  const auto rest = common_mods(in, types);
+  if (!rest.empty()) unsupported(in, "modifier ." + rest[0]);
+  if (types.size() != 1) throw DecodeError("'" + in.opcode + "' needs exactly one type");
+  in.type = types[0];
+  need_ops(in, 2);
+  imms_as(in, in.type);
+  in.unit = in.type == DType::F64 ? Unit::FP64 : Unit::SFU;
+  if (in.type == DType::F32) in.fn = &ex_sfu<DType::F32>;
+  else if (in.type == DType::F64) in.fn = &ex_sfu<DType::F64>;
+  else if (in.type == DType::F16) in.fn = &ex_sfu<DType::F16>;
+  else unsupported(in, std::string("type .") + dtype_name(in.type));
+}
+
+}  // namespace stc

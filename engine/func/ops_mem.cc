@@ -1,0 +1,264 @@
+// Memory instructions: ld ldu st atom red cp.async, and the address resolution / fault machinery they share.
+#include <cmath>
+#include <sstream>
+
+#include "../ptx/errors.h"
+#include "decode.h"
+#include "exec.h"
+#include "memory.h"
+
+namespace stc {
+
+void raise_fault(const ExecCtx& c, int lane, const std::string& what, uint64_t addr, uint32_t size) {
+  const LaunchState& L = c.L;
+  const uint32_t tid = c.w.warp_in_cta * 32 + static_cast<uint32_t>(lane);
+  const uint32_t tx = tid % L.block[0], ty = (tid / L.block[0]) % L.block[1], tz = tid / (L.block[0] * L.block[1]);
+  const Instr& in = *c.rec.in;
+  std::ostringstream s;
+  s << "memory fault in kernel '" << L.kernel->name << "': " << what << " of " << size << " bytes at address 0x"
+    << std::hex << addr << std::dec << " by thread (" << tx << "," << ty << "," << tz << ") of block ("
+    << c.cta.ctaid[0] << "," << c.cta.ctaid[1] << "," << c.cta.ctaid[2] << ") [warp " << c.w.warp_in_cta
+    << ", lane " << lane << "], instruction " << L.kernel->file << ":" << in.line << " `" << in.text << "`";
+  throw SimFault(s.str());
+}
+
+uint8_t* mem_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int lane, bool write, uint32_t align) {
+  if (space == Space::Generic) {
+    if (addr >= kSharedWindow && addr < kSharedWindow + kWindowSize) { space = Space::Shared; addr -= kSharedWindow; }
+    else if (addr >= kLocalWindow && addr < kLocalWindow + kWindowSize) { space = Space::Local; addr -= kLocalWindow; }
+    else space = Space::Global;
+  }
+  const char* rw = write ? "write" : "read";
+  if (align > 1 && addr % align != 0)
+    raise_fault(c, lane, std::string("misaligned ") + space_name(space) + " " + rw, addr, size);
+  uint8_t* p = nullptr;
+  switch (space) {
+    case Space::Global: p = c.L.mem->find(addr, size); break;
+    case Space::Shared:
+      if (addr + size <= c.cta.shared.size()) p = c.cta.shared.data() + addr;
+      break;
+    case Space::Local: {
+      const uint64_t n = c.L.kernel->local_bytes;
+      if (addr + size <= n) p = c.w.local.data() + static_cast<size_t>(lane) * n + addr;
+      break;
+    }
+    case Space::Param:
+      if (!write && addr + size <= c.L.params.size()) p = const_cast<uint8_t*>(c.L.params.data()) + addr;
+      break;
+    case Space::Const:
+      if (!write && addr + size <= c.L.const_bank->size()) p = const_cast<uint8_t*>(c.L.const_bank->data()) + addr;
+      break;
+    case Space::Generic: break;
+  }
+  if (!p) {
+    std::string what = std::string("out-of-bounds ") + space_name(space) + " " + rw;
+    if (space == Space::Global) what += " (" + c.L.mem->describe(addr) + ")";
+    raise_fault(c, lane, what, addr, size);
+  }
+  c.rec.acc.push_back({addr, size, static_cast<uint8_t>(lane), write, space});
+  if (c.rec.space == Space::Generic) c.rec.space = space;
+  return p;
+}
+
+namespace {
+
+void ex_ld(ExecCtx& c, const Instr& in) {
+  const Operand& d = in.ops[0];
+  const Operand& a = in.ops[1];
+  const uint32_t size = static_cast<uint32_t>(dtype_bytes(in.type));
+  const bool sgn = dtype_is_signed(in.type);
+  const int n = in.vec;
+  for_lanes(c.mask, [&](int l) {
+    const uint64_t base = mem_addr(c, a, l);
+    for (int i = 0; i < n; ++i) {
+      const uint8_t* p = mem_access(c, in.space, base + static_cast<uint64_t>(i) * size, size, l, false, size * (i == 0 ? n : 1));
+      uint64_t v = load_bits(p, size);
+      if (sgn) v = sext(v, static_cast<int>(size));
+      set_reg(c, d.kind == OpndKind::Vec ? d.vec[static_cast<size_t>(i)] : d.reg, l, v);
+    }
+  });
+}
+
+void ex_st(ExecCtx& c, const Instr& in) {
+  const Operand& a = in.ops[0];
+  const Operand& s = in.ops[1];
+  const uint32_t size = static_cast<uint32_t>(dtype_bytes(in.type));
+  const int n = in.vec;
+  for_lanes(c.mask, [&](int l) {
+    const uint64_t base = mem_addr(c, a, l);
+    for (int i = 0; i < n; ++i) {
+      uint8_t* p = mem_access(c, in.space, base + static_cast<uint64_t>(i) * size, size, l, true, size * (i == 0 ? n : 1));
+      uint64_t v;
+      if (s.kind == OpndKind::Vec) {
+        const int32_t r = s.vec[static_cast<size_t>(i)];
+        v = r >= 0 ? c.w.regs[static_cast<size_t>(r) * 32 + l] : 0;
+      } else {
+        v = src_bits(c, s, l);
+      }
+      store_bits(p, v, size);
+    }
+  });
+}
+
+enum AtomOp : uint8_t { A_ADD, A_MIN, A_MAX, A_AND, A_OR, A_XOR, A_EXCH, A_CAS, A_INC, A_DEC };
+
+uint64_t atom_apply(AtomOp op, DType t, uint64_t old, uint64_t b, uint64_t cv) {
+  const int bytes = dtype_bytes(t);
+  switch (op) {
+    case A_ADD:
+      if (t == DType::F32) return bits_from_f32(f32_from_bits(old) + f32_from_bits(b));
+      if (t == DType::F64) return bits_from_f64(f64_from_bits(old) + f64_from_bits(b));
+      if (t == DType::F16) return double_to_half(half_to_double(static_cast<uint16_t>(old)) + half_to_double(static_cast<uint16_t>(b)));
+      return zext(old + b, bytes);
+    case A_MIN: case A_MAX: {
+      bool less;
+      if (t == DType::F32) less = f32_from_bits(b) < f32_from_bits(old);
+      else if (t == DType::F64) less = f64_from_bits(b) < f64_from_bits(old);
+      else if (dtype_is_signed(t)) less = static_cast<int64_t>(sext(b, bytes)) < static_cast<int64_t>(sext(old, bytes));
+      else less = zext(b, bytes) < zext(old, bytes);
+      return (op == A_MIN) == less ? zext(b, bytes) : old;
+    }
+    case A_AND: return old & b;
+    case A_OR: return old | b;
+    case A_XOR: return old ^ b;
+    case A_EXCH: return b;
+    case A_CAS: return zext(old, bytes) == zext(b, bytes) ? cv : old;
+    case A_INC: return zext(old, bytes) >= zext(b, bytes) ? 0 : zext(old + 1, bytes);
+    case A_DEC: return (zext(old, bytes) == 0 || zext(old, bytes) > zext(b, bytes)) ? b : zext(old - 1, bytes);
+  }
+  return old;
+}
+
+void ex_atom(ExecCtx& c, const Instr& in) {
+  const bool has_dst = in.op == Op::Atom;
+  const size_t ai = has_dst ? 1 : 0;
+  const uint32_t size = static_cast<uint32_t>(dtype_bytes(in.type));
+  const AtomOp op = static_cast<AtomOp>(in.sub);
+  for_lanes(c.mask, [&](int l) {
+    uint8_t* p = mem_access(c, in.space, mem_addr(c, in.ops[ai], l), size, l, true, size);
+    const uint64_t old = load_bits(p, size);
+    const uint64_t b = src_bits(c, in.ops[ai + 1], l);
+    const uint64_t cv = in.ops.size() > ai + 2 ? src_bits(c, in.ops[ai + 2], l) : 0;
+    store_bits(p, atom_apply(op, in.type, old, b, cv), size);
+    if (has_dst) set_reg(c, in.ops[0].reg, l, dtype_is_signed(in.type) ? sext(old, static_cast<int>(size)) : old);
+  });
+}
+
+// cp.async [dst], [src], cp-size{, src-size | ignore-src}: performed at issue (the data is in shared memory
+// when the instruction executes; the timing model charges its latency to the wait that covers it).
+void ex_cp_async(ExecCtx& c, const Instr& in) {
+  const uint32_t cp = static_cast<uint32_t>(in.ops[2].imm);
+  const bool has_extra = in.ops.size() > 3;
+  const bool ignore_pred = in.num == 1;
+  for_lanes(c.mask, [&](int l) {
+    uint32_t src_size = cp;
+    if (has_extra) {
+      const uint64_t v = src_bits(c, in.ops[3], l);
+      src_size = ignore_pred ? (v ? 0 : cp) : static_cast<uint32_t>(v);
+      if (src_size > cp) src_size = cp;
+    }
+    uint8_t* dst = mem_access(c, Space::Shared, mem_addr(c, in.ops[0], l), cp, l, true, cp);
+    uint8_t tmp[16] = {0};
+    if (src_size > 0) {
+      const uint8_t* src = mem_access(c, Space::Global, mem_addr(c, in.ops[1], l), src_size, l, false, 1);
+      std::memcpy(tmp, src, src_size);
+    }
+    std::memcpy(dst, tmp, cp);
+  });
+}
+
+bool ignorable_ldst_mod(const std::string& m) {
+  static const char* ok[] = {"weak", "relaxed", "acquire", "release", "ca", "cg", "cs", "lu", "cv", "wb", "wt",
+                             "gpu", "sys", "cta", "mmio", "unified", "L2::cache_hint"};
+  for (const char* o : ok)
+    if (m == o) return true;
+  return m.rfind("L1::", 0) == 0 || m.rfind("L2::", 0) == 0;
+}
+
+}  // namespace
+
+void decode_ldst(Instr& in, const Kernel&) {
+  std::vector<DType> types;
+  bool hint = false;
+  for (const auto& m : common_mods(in, types)) {
+    if (m == "L2::cache_hint") hint = true;
+    if (!ignorable_ldst_mod(m)) unsupported(in, "modifier ." + m);
+  }
+  in.flags &= ~(F_NC | F_VOLATILE);
+  if (types.size() != 1) throw DecodeError("'" + in.opcode + "' needs one type");
+  in.type = types[0];
+  if (in.type == DType::B128 || in.type == DType::Pred) unsupported(in, "type");
+  need_ops(in, hint ? 3 : 2);
+  const bool load = in.op != Op::St;
+  const Operand& mem = in.ops[load ? 1 : 0];
+  const Operand& val = in.ops[load ? 0 : 1];
+  if (mem.kind != OpndKind::Mem) throw DecodeError("expected an address operand [..]");
+  if (in.vec > 1 && (val.kind != OpndKind::Vec || val.vec.size() != in.vec))
+    throw DecodeError("vector access needs a {..} operand of " + std::to_string(in.vec) + " registers");
+  if (in.vec == 1 && val.kind == OpndKind::Vec) throw DecodeError("a {..} operand needs .v2 or .v4");
+  if (!load) imm_as(in.ops[1], in.type);
+  in.unit = Unit::LDST;
+  in.fn = load ? &ex_ld : &ex_st;
+}
+
+void decode_atom(Instr& in, const Kernel& k) {
+  std::vector<DType> types;
+  static const std::pair<const char*, AtomOp> ops[] = {
+      {"add", A_ADD}, {"min", A_MIN}, {"max", A_MAX}, {"and", A_AND}, {"or", A_OR}, {"xor", A_XOR},
+      {"exch", A_EXCH}, {"cas", A_CAS}, {"inc", A_INC}, {"dec", A_DEC}};
+  bool have_op = false;
+  for (const auto& m : common_mods(in, types)) {
+    bool matched = false;
+    for (const auto& [n, o] : ops)
+      if (m == n) { in.sub = o; have_op = matched = true; }
+    if (!matched && !ignorable_ldst_mod(m) && m != "noftz") unsupported(in, "modifier ." + m);
+  }
+  (void)k;
+  if (!have_op) throw DecodeError("'" + in.opcode + "' needs an operation (.add, .cas, ...)");
+  if (types.size() != 1) throw DecodeError("'" + in.opcode + "' needs one type");
+  in.type = types[0];
+  if (in.type == DType::F16x2 || in.type == DType::BF16x2 || in.type == DType::BF16 || in.type == DType::B128)
+    unsupported(in, "atomic type");
+  const size_t base = in.op == Op::Atom ? 1 : 0;
+  need_ops(in, base + (in.sub == A_CAS ? 3 : 2));
+  if (in.ops[base].kind != OpndKind::Mem) throw DecodeError("expected an address operand [..]");
+  imms_as(in, in.type, base + 1);
+  in.unit = Unit::LDST;
+  in.fn = &ex_atom;
+}
+
+void decode_cpasync(Instr& in, const Kernel& k) {
+  // cp.async.{ca,cg}.shared{::cta}.global ... | cp.async.commit_group | cp.async.wait_group N | cp.async.wait_all
+  if (in.mods.empty() || in.mods[0] != "async") unsupported(in, "cp form (only cp.async)");
+  const std::string what = in.mods.size() > 1 ? in.mods[1] : "";
+  in.unit = Unit::LDST;
+  if (what == "commit_group") { need_ops(in, 0); in.sub = 1; in.fn = [](ExecCtx&, const Instr&) {}; return; }
+  if (what == "wait_group") {
+    need_ops(in, 1);
+    if (in.ops[0].kind != OpndKind::Imm) throw DecodeError("cp.async.wait_group needs an immediate");
+    in.sub = 2;
+    in.fn = [](ExecCtx&, const Instr&) {};
+    return;
+  }
+  if (what == "wait_all") { need_ops(in, 0); in.sub = 3; in.fn = [](ExecCtx&, const Instr&) {}; return; }
+  if (what != "ca" && what != "cg") unsupported(in, "cp.async form ." + what);
+  for (size_t i = 2; i < in.mods.size(); ++i) {
+    const std::string& m = in.mods[i];
+    if (m == "shared" || m == "shared::cta" || m == "global" || m.rfind("L2::", 0) == 0) continue;
+    unsupported(in, "modifier ." + m);
+  }
+  need_ops(in, 3, 5);
+  if (in.ops[0].kind != OpndKind::Mem || in.ops[1].kind != OpndKind::Mem || in.ops[2].kind != OpndKind::Imm)
+    throw DecodeError("cp.async needs [dst], [src], cp-size");
+  const uint64_t cp = in.ops[2].imm;
+  if (cp != 4 && cp != 8 && cp != 16) throw DecodeError("cp.async cp-size must be 4, 8 or 16");
+  if (what == "cg" && cp != 16) throw DecodeError("cp.async.cg needs cp-size 16");
+  if (in.ops.size() > 3 && in.ops[3].kind == OpndKind::Reg && in.ops[3].reg >= 0 &&
+      k.regs[static_cast<size_t>(in.ops[3].reg)].type == DType::Pred)
+    in.num = 1;  // ignore-src predicate form
+  in.sub = 0;
+  in.space = Space::Shared;
+  in.fn = &ex_cp_async;
+}
+
+}  // namespace stc

@@ -1,0 +1,309 @@
+// Warp-level matrix instructions: wmma.load/store/mma (m16n16k16), mma.sync (m16n8k8, m16n8k16) and
+// ldmatrix. Fragment layouts: mma.sync and ldmatrix follow the PTX ISA exactly; the wmma layout (which the
+// ISA leaves unspecified) is built from the mma.sync m16n8k16 fragments and documented in docs/isa.md.
+#include <array>
+
+#include "decode.h"
+#include "exec.h"
+
+namespace stc {
+namespace {
+
+enum WmmaSub : uint8_t { W_LOAD_A, W_LOAD_B, W_LOAD_C, W_STORE_D, W_MMA };
+
+struct RC {
+  int r, c;
+};
+
+// ---- fragment maps: (lane, element) -> (row, col) of the operand matrix --------------------------
+RC mma_a(int k, int lane, int i) {  // A: 16 x k (k = 8 or 16), f16/bf16
+  const int g = lane >> 2, t = lane & 3;
+  if (k == 8) return {g + 8 * (i >> 1), 2 * t + (i & 1)};
+  return {g + 8 * ((i >> 1) & 1), 2 * t + (i & 1) + 8 * (i >> 2)};
+}
+RC mma_b(int k, int lane, int i) {  // B: k x 8
+  const int g = lane >> 2, t = lane & 3;
+  if (k == 8) return {2 * t + i, g};
+  return {2 * t + (i & 1) + 8 * (i >> 1), g};
+}
+RC mma_c(int lane, int i) {  // C/D: 16 x 8
+  const int g = lane >> 2, t = lane & 3;
+  return {g + 8 * (i >> 1), 2 * t + (i & 1)};
+}
+RC wmma_a(int lane, int i) { return mma_a(16, lane, i % 8); }
+RC wmma_b(int lane, int i) {
+  const int j = i % 8;
+  const RC rc = mma_b(16, lane, j % 4);
+  return {rc.r, rc.c + 8 * (j / 4)};
+}
+RC wmma_c(int lane, int i) {
+  const RC rc = mma_c(lane, i % 4);
+  return {rc.r, rc.c + 8 * (i / 4)};
+}
+
+// Element e of a fragment held in registers `regs` of one lane: 16-bit elements are packed two per register.
+inline uint64_t frag_get(const ExecCtx& c, const std::vector<int32_t>& regs, int lane, int e, bool half) {
+  if (!half) return c.w.regs[static_cast<size_t>(regs[static_cast<size_t>(e)]) * 32 + lane];
+  const uint64_t v = c.w.regs[static_cast<size_t>(regs[static_cast<size_t>(e / 2)]) * 32 + lane];
+  return (v >> (16 * (e % 2))) & 0xffff;
+}
+inline void frag_set(ExecCtx& c, const std::vector<int32_t>& regs, int lane, int e, bool half, uint64_t bits) {
+  const int32_t r = regs[static_cast<size_t>(half ? e / 2 : e)];
+  if (r < 0) return;
+  uint64_t& slot = c.w.regs[static_cast<size_t>(r) * 32 + lane];
+  if (!half) { slot = bits; return; }
+  const int sh = 16 * (e % 2);
+  slot = (slot & ~(uint64_t{0xffff} << sh)) | ((bits & 0xffff) << sh);
+}
+
+double elem_value(DType t, uint64_t bits) {
+  switch (t) {
+    case DType::F16: return half_to_double(static_cast<uint16_t>(bits));
+    case DType::BF16: return bf16_to_double(static_cast<uint16_t>(bits));
+    case DType::F32: return f32_from_bits(bits);
+    default: return 0.0;
+  }
+}
+uint64_t elem_bits(DType t, float v) {
+  switch (t) {
+    case DType::F16: return double_to_half(v);
+    case DType::F32: return bits_from_f32(v);
+    default: return 0;
+  }
+}
+bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
+
+// D = A * B + C for an M x N x K warp tile with fp32 accumulation of exact fp16/bf16 products.
+template <class MapA, class MapB, class MapC>
+void warp_mma(ExecCtx& c, const Instr& in, int M, int N, int K, int na, int nb, int nc, MapA ma, MapB mb, MapC mc) {
+  const DType td = in.types[0], ta = in.types[1], tb = in.types[2], tc = in.types[3];
+  float A[16][16], B[16][16], C[16][16];
+  const auto& ra = in.ops[1].vec;
+  const auto& rb = in.ops[2].vec;
+  const auto& rcv = in.ops[3].vec;
+  for (int lane = 0; lane < 32; ++lane) {
+    for (int i = 0; i < na; ++i) { const RC p = ma(lane, i); A[p.r][p.c] = static_cast<float>(elem_value(ta, frag_get(c, ra, lane, i, is_half(ta)))); }
+    for (int i = 0; i < nb; ++i) { const RC p = mb(lane, i); B[p.r][p.c] = static_cast<float>(elem_value(tb, frag_get(c, rb, lane, i, is_half(tb)))); }
+    for (int i = 0; i < nc; ++i) { const RC p = mc(lane, i); C[p.r][p.c] = static_cast<float>(elem_value(tc, frag_get(c, rcv, lane, i, is_half(tc)))); }
+  }
+  float D[16][16];
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      float acc = C[m][n];
+      for (int k = 0; k < K; ++k) acc += A[m][k] * B[k][n];  // fp16 x fp16 products are exact in fp32
+      D[m][n] = acc;
+    }
+  const auto& rd = in.ops[0].vec;
+  for_lanes(c.mask, [&](int lane) {
+    for (int i = 0; i < nc; ++i) { const RC p = mc(lane, i); frag_set(c, rd, lane, i, is_half(td), elem_bits(td, D[p.r][p.c])); }
+  });
+}
+
+void ex_mma(ExecCtx& c, const Instr& in) {
+  const int K = in.shape_k;
+  warp_mma(c, in, 16, 8, K, K == 16 ? 8 : 4, K == 16 ? 4 : 2, 4,
+           [K](int l, int i) { return mma_a(K, l, i); }, [K](int l, int i) { return mma_b(K, l, i); }, mma_c);
+}
+
+void ex_wmma_mma(ExecCtx& c, const Instr& in) {
+  warp_mma(c, in, 16, 16, 16, 16, 16, 8, wmma_a, wmma_b, wmma_c);
+}
+
+// wmma.load / wmma.store: element (r, c) of the 16x16 operand at p + (row-major ? r*stride + c : c*stride + r).
+void ex_wmma_ldst(ExecCtx& c, const Instr& in) {
+  const bool store = in.sub == W_STORE_D;
+  const Operand& frag = in.ops[store ? 1 : 0];
+  const Operand& addr = in.ops[store ? 0 : 1];
+  const bool half = is_half(in.type);
+  const uint32_t esize = static_cast<uint32_t>(dtype_bytes(in.type));
+  const int nelem = in.sub == W_LOAD_A || in.sub == W_LOAD_B ? 16 : 8;
+  const int nmem = in.sub == W_LOAD_A || in.sub == W_LOAD_B ? 8 : nelem;  // elements 8..15 duplicate 0..7
+  const bool col = in.layout_a == 1;
+  for_lanes(c.mask, [&](int lane) {
+    const uint64_t base = mem_addr(c, addr, lane);
+    const uint64_t stride = in.ops.size() > 2 ? static_cast<uint32_t>(src_bits(c, in.ops[2], lane)) : 16;
+    for (int e = 0; e < nmem; ++e) {
+      const RC p = in.sub == W_LOAD_A ? wmma_a(lane, e) : in.sub == W_LOAD_B ? wmma_b(lane, e) : wmma_c(lane, e);
+      const uint64_t off = col ? static_cast<uint64_t>(p.c) * stride + p.r : static_cast<uint64_t>(p.r) * stride + p.c;
+      uint8_t* ptr = mem_access(c, in.space, base + off * esize, esize, lane, store, esize);
+      if (store) {
+        store_bits(ptr, frag_get(c, frag.vec, lane, e, half), esize);
+      } else {
+        const uint64_t v = load_bits(ptr, esize);
+        frag_set(c, frag.vec, lane, e, half, v);
+        if (nmem < nelem) frag_set(c, frag.vec, lane, e + nmem, half, v);
+      }
+    }
+  });
+}
+
+// ldmatrix.m8n8.xN{.trans}.b16: lanes 8i..8i+7 give the row addresses of matrix i; each lane receives in
+// register i the elements (lane/4, 2*(lane%4) + {0,1}) of matrix i (transposed with .trans).
+void ex_ldmatrix(ExecCtx& c, const Instr& in) {
+  const int n = in.num;
+  const bool trans = in.flags & F_TRANS;
+  const Operand& d = in.ops[0];
+  std::array<std::array<uint16_t, 64>, 4> m{};
+  for (int i = 0; i < n; ++i)
+    for (int row = 0; row < 8; ++row) {
+      const int src_lane = 8 * i + row;
+      const uint64_t a = mem_addr(c, in.ops[1], src_lane);
+      const uint8_t* p = mem_access(c, in.space, a, 16, src_lane, false, 16);
+      std::memcpy(&m[static_cast<size_t>(i)][static_cast<size_t>(row) * 8], p, 16);
+    }
+  for_lanes(c.mask, [&](int lane) {
+    const int r = lane / 4, c0 = 2 * (lane % 4);
+    for (int i = 0; i < n; ++i) {
+      const auto& mat = m[static_cast<size_t>(i)];
+      uint32_t lo, hi;
+      if (trans) { lo = mat[static_cast<size_t>(c0 * 8 + r)]; hi = mat[static_cast<size_t>((c0 + 1) * 8 + r)]; }
+      else { lo = mat[static_cast<size_t>(r * 8 + c0)]; hi = mat[static_cast<size_t>(r * 8 + c0 + 1)]; }
+      set_reg(c, d.kind == OpndKind::Vec ? d.vec[static_cast<size_t>(i)] : d.reg, lane, lo | (hi << 16));
+    }
+  });
+}
+
+void need_vec(const Instr& in, size_t idx, size_t n, const char* what) {
+  if (in.ops[idx].kind != OpndKind::Vec || in.ops[idx].vec.size() != n)
+    throw DecodeError(std::string(what) + " must be a {..} of " + std::to_string(n) + " registers");
+}
+
+void decode_wmma(Instr& in) {
+  bool have_shape = false;
+  std::vector<DType> types;
+  std::vector<uint8_t> layouts;  // operand layouts as written (0 row, 1 col)
+  int kind = -1;
+  for (size_t i = 0; i < in.mods.size(); ++i) {
+    const std::string& m = in.mods[i];
+    if (m == "load" || m == "store" || m == "mma") {
+      if (m == "mma") kind = W_MMA;
+      else {
+        if (i + 1 >= in.mods.size()) throw DecodeError("wmma.load/store needs a fragment (.a, .b, .c, .d)");
+        const std::string& f = in.mods[++i];
+        if (m == "load") kind = f == "a" ? W_LOAD_A : f == "b" ? W_LOAD_B : f == "c" ? W_LOAD_C : -2;
+        else kind = f == "d" ? W_STORE_D : -2;
+        if (kind == -2) throw DecodeError("bad wmma fragment ." + f);
+      }
+    } else if (m == "sync" || m == "aligned") {
+    } else if (m == "row" || m == "col") {
+      layouts.push_back(m == "col");
+    } else if (m == "m16n16k16") {
+      have_shape = true;
+    } else if (m == "m32n8k16" || m == "m8n32k16" || m == "m16n16k8" || m == "m8n8k4" || m == "m8n8k32" || m == "m8n8k128") {
+      unsupported(in, "wmma shape ." + m + " (only m16n16k16)");
+    } else if (m == "global") { in.space = Space::Global;
+    } else if (m == "shared" || m == "shared::cta") { in.space = Space::Shared;
+    } else if (dtype_from_name(m) != DType::None) { types.push_back(dtype_from_name(m));
+    } else if (m == "satfinite") {
+    } else {
+      unsupported(in, "modifier ." + m);
+    }
+  }
+  if (!have_shape || kind < 0) throw DecodeError("wmma needs an operation and the .m16n16k16 shape");
+  if (layouts.size() != (kind == W_MMA ? 2u : 1u)) throw DecodeError("wmma needs its layout(s) (.row / .col)");
+  in.layout_a = layouts[0];
+  in.layout_b = layouts.back();
+  in.sub = static_cast<uint8_t>(kind);
+  in.shape_m = 16; in.shape_n = 16; in.shape_k = 16;
+  if (kind == W_MMA) {
+    // wmma.mma.sync.aligned.alayout.blayout.shape.dtype.ctype (f16 inputs) or .dtype.atype.btype.ctype
+    if (types.size() == 2) types = {types[0], DType::F16, DType::F16, types[1]};
+    if (types.size() != 4) throw DecodeError("wmma.mma needs .dtype.ctype or .dtype.atype.btype.ctype");
+    for (int i = 0; i < 4; ++i) in.types[i] = types[static_cast<size_t>(i)];
+    if ((in.types[1] != DType::F16 && in.types[1] != DType::BF16) || in.types[1] != in.types[2])
+      unsupported(in, "wmma input type (f16 or bf16)");
+    if ((in.types[0] != DType::F32 && in.types[0] != DType::F16) || (in.types[3] != DType::F32 && in.types[3] != DType::F16))
+      unsupported(in, "wmma accumulator type (f16 or f32)");
+    if (in.types[1] == DType::BF16 && (in.types[0] != DType::F32 || in.types[3] != DType::F32))
+      unsupported(in, "bf16 wmma with an f16 accumulator");
+    need_ops(in, 4);
+    need_vec(in, 0, in.types[0] == DType::F32 ? 8 : 4, "D");
+    need_vec(in, 1, 8, "A");
+    need_vec(in, 2, 8, "B");
+    need_vec(in, 3, in.types[3] == DType::F32 ? 8 : 4, "C");
+    in.fn = &ex_wmma_mma;
+    return;
+  }
+  if (types.size() != 1) throw DecodeError("wmma.load/store needs one element type");
+  in.type = types[0];
+  const bool ab = kind == W_LOAD_A || kind == W_LOAD_B;
+  if (ab && in.type != DType::F16 && in.type != DType::BF16) unsupported(in, "A/B element type");
+  if (!ab && in.type != DType::F16 && in.type != DType::F32) unsupported(in, "C/D element type");
+  need_ops(in, 2, 3);
+  const size_t fi = kind == W_STORE_D ? 1 : 0;
+  need_vec(in, fi, ab ? 8 : in.type == DType::F32 ? 8 : 4, "fragment");
+  if (in.ops[kind == W_STORE_D ? 0 : 1].kind != OpndKind::Mem) throw DecodeError("expected an address operand [..]");
+  in.unit = Unit::LDST;
+  in.fn = &ex_wmma_ldst;
+}
+
+void decode_mma(Instr& in) {
+  std::vector<DType> types;
+  bool row = false, col = false, sync = false;
+  for (const auto& m : in.mods) {
+    if (m == "sync") sync = true;
+    else if (m == "aligned") {}
+    else if (m == "row") row = true;
+    else if (m == "col") col = true;
+    else if (m == "m16n8k16") { in.shape_m = 16; in.shape_n = 8; in.shape_k = 16; }
+    else if (m == "m16n8k8") { in.shape_m = 16; in.shape_n = 8; in.shape_k = 8; }
+    else if (m == "sp" || m == "sp::ordered_metadata") unsupported(in, "mma.sp (sparse mma is not supported yet)");
+    else if (m[0] == 'm' && m.find('n') != std::string::npos && m.find('k') != std::string::npos)
+      unsupported(in, "mma shape ." + m + " (m16n8k8 and m16n8k16 are supported)");
+    else if (dtype_from_name(m) != DType::None) types.push_back(dtype_from_name(m));
+    else unsupported(in, "modifier ." + m);
+  }
+  if (!sync || !in.shape_k) throw DecodeError("mma needs .sync.aligned and a shape");
+  if (!row || !col) throw DecodeError("mma with f16/bf16 inputs needs .row.col");
+  if (types.size() != 4) throw DecodeError("mma needs .dtype.atype.btype.ctype");
+  for (int i = 0; i < 4; ++i) in.types[i] = types[static_cast<size_t>(i)];
+  if ((in.types[1] != DType::F16 && in.types[1] != DType::BF16) || in.types[1] != in.types[2])
+    unsupported(in, "mma input type (f16 or bf16)");
+  if ((in.types[0] != DType::F32 && in.types[0] != DType::F16) || (in.types[3] != DType::F32 && in.types[3] != DType::F16))
+    unsupported(in, "mma accumulator type");
+  if (in.types[1] == DType::BF16 && (in.types[0] != DType::F32 || in.types[3] != DType::F32))
+    unsupported(in, "bf16 mma needs f32 accumulators");
+  need_ops(in, 4);
+  const size_t nab = in.shape_k == 16 ? 4 : 2;
+  need_vec(in, 0, in.types[0] == DType::F32 ? 4 : 2, "D");
+  need_vec(in, 1, nab, "A");
+  need_vec(in, 2, nab / 2, "B");
+  need_vec(in, 3, in.types[3] == DType::F32 ? 4 : 2, "C");
+  in.fn = &ex_mma;
+}
+
+void decode_ldmatrix(Instr& in) {
+  bool shape = false, sync = false;
+  for (const auto& m : in.mods) {
+    if (m == "sync") sync = true;
+    else if (m == "aligned") {}
+    else if (m == "m8n8") shape = true;
+    else if (m == "x1") in.num = 1;
+    else if (m == "x2") in.num = 2;
+    else if (m == "x4") in.num = 4;
+    else if (m == "trans") in.flags |= F_TRANS;
+    else if (m == "shared" || m == "shared::cta") in.space = Space::Shared;
+    else if (m == "b16") in.type = DType::B16;
+    else unsupported(in, "modifier ." + m);
+  }
+  if (!sync || !shape || !in.num || in.type != DType::B16)
+    throw DecodeError("ldmatrix needs .sync.aligned.m8n8.x{1,2,4}[.trans][.shared].b16");
+  need_ops(in, 2);
+  const Operand& d = in.ops[0];
+  if (!(d.kind == OpndKind::Vec && d.vec.size() == in.num) && !(in.num == 1 && d.kind == OpndKind::Reg))
+    throw DecodeError("ldmatrix destination must hold " + std::to_string(in.num) + " registers");
+  if (in.ops[1].kind != OpndKind::Mem) throw DecodeError("expected an address operand [..]");
+  in.unit = Unit::LDST;
+  in.fn = &ex_ldmatrix;
+}
+
+}  // namespace
+
+void decode_tensor(Instr& in, const Kernel&) {
+  in.unit = Unit::TENSOR;
+  if (in.op == Op::Wmma) decode_wmma(in);
+  else if (in.op == Op::Mma) decode_mma(in);
+  else decode_ldmatrix(in);
+}
+
+}  // namespace stc

@@ -1,0 +1,89 @@
+// Runtime state of a functional launch: warps (registers, SIMT stack), CTAs (shared memory) and the
+// per-instruction record handed to the timing model.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "../ptx/ir.h"
+
+namespace stc {
+
+class DeviceMemory;
+
+// One memory access of one lane (vector and matrix accesses produce several per lane).
+struct MemAccess {
+  uint64_t addr;   // address in the resolved space (global address, shared/local offset)
+  uint32_t size;   // bytes
+  uint8_t lane;
+  bool write;
+  Space space;     // Global, Shared, Local, Param or Const (never Generic)
+};
+
+// What executing one warp instruction did: the timing model's view of it.
+struct WarpRecord {
+  const Instr* in = nullptr;
+  int32_t pc = 0;
+  uint32_t active = 0;          // lanes that executed (active and guard true)
+  Space space = Space::Generic; // resolved space of the memory accesses (Generic: none)
+  std::vector<MemAccess> acc;
+  uint32_t extra_latency = 0;   // data-dependent latency reported by an instruction (ISA extensions)
+  void reset(const Instr* i, int32_t p, uint32_t mask) {
+    in = i; pc = p; active = mask; space = Space::Generic; acc.clear(); extra_latency = 0;
+  }
+};
+
+// SIMT reconvergence stack entry (GPGPU-Sim style: pc, reconvergence pc, active mask).
+struct SimtEntry {
+  int32_t pc;
+  int32_t rpc;
+  uint32_t mask;
+};
+
+struct WarpState {
+  uint32_t warp_in_cta = 0;
+  uint32_t valid = 0;              // lanes that hold threads of the CTA
+  uint32_t exited = 0;             // lanes that executed exit/ret
+  std::vector<uint64_t> regs;      // [reg * 32 + lane]
+  std::vector<SimtEntry> stack;
+  std::vector<uint8_t> local;      // [lane * local_bytes + offset]
+  bool at_barrier = false;
+  int32_t barrier_id = 0;
+  uint32_t barrier_count = 0;      // expected thread count of a named barrier (0: all)
+  bool done() const { return stack.empty(); }
+  int32_t pc() const { return stack.back().pc; }
+};
+
+struct CtaState {
+  uint32_t ctaid[3] = {0, 0, 0};
+  uint32_t linear_id = 0;
+  std::vector<uint8_t> shared;
+  std::vector<WarpState> warps;
+};
+
+// Launch-wide read-only facts plus the device memory.
+struct LaunchState {
+  const Kernel* kernel = nullptr;
+  const Module* module = nullptr;
+  DeviceMemory* mem = nullptr;
+  const std::vector<uint8_t>* const_bank = nullptr;
+  std::vector<uint8_t> params;
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  uint64_t shared_bytes = 0;       // static + dynamic
+  uint64_t dynamic_shared = 0;
+  uint32_t num_sms = 1;
+  uint64_t clock = 0;              // current cycle (timing) or instruction count (functional)
+};
+
+struct ExecCtx {
+  LaunchState& L;
+  CtaState& cta;
+  WarpState& w;
+  WarpRecord& rec;
+  uint32_t mask;                   // active & guard
+  uint32_t smid;
+};
+
+}  // namespace stc

@@ -1,0 +1,29 @@
+// Errors raised by the engine: malformed PTX, unsupported instructions, bad launches, memory faults.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace stc {
+
+// Malformed or unsupported PTX; the message names file, line and the offending text.
+class PtxError : public std::runtime_error {
+ public:
+  PtxError(const std::string& file, int line, const std::string& text, const std::string& what)
+      : std::runtime_error(file + ":" + std::to_string(line) + ": " + what + ": `" + text + "`") {}
+};
+
+// A bad request from the API user (unknown kernel, wrong argument count, bad launch shape).
+class LaunchError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A simulated memory fault (out of bounds or misaligned); the message names kernel, thread, instruction
+// and address.
+class SimFault : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace stc

@@ -1,0 +1,65 @@
+#include "ir.h"
+
+#include <unordered_map>
+
+namespace stc {
+
+int dtype_bytes(DType t) {
+  switch (t) {
+    case DType::Pred: case DType::B8: case DType::U8: case DType::S8: return 1;
+    case DType::B16: case DType::U16: case DType::S16: case DType::F16: case DType::BF16: return 2;
+    case DType::B32: case DType::U32: case DType::S32: case DType::F32: case DType::F16x2:
+    case DType::BF16x2: case DType::TF32: return 4;
+    case DType::B64: case DType::U64: case DType::S64: case DType::F64: return 8;
+    case DType::B128: return 16;
+    case DType::None: return 0;
+  }
+  return 0;
+}
+
+bool dtype_is_float(DType t) {
+  return t == DType::F16 || t == DType::F16x2 || t == DType::BF16 || t == DType::BF16x2 || t == DType::F32 ||
+         t == DType::F64 || t == DType::TF32;
+}
+
+bool dtype_is_signed(DType t) { return t == DType::S8 || t == DType::S16 || t == DType::S32 || t == DType::S64; }
+
+namespace {
+const std::pair<const char*, DType> kTypes[] = {
+    {"pred", DType::Pred}, {"b8", DType::B8}, {"b16", DType::B16}, {"b32", DType::B32}, {"b64", DType::B64},
+    {"b128", DType::B128}, {"u8", DType::U8}, {"u16", DType::U16}, {"u32", DType::U32}, {"u64", DType::U64},
+    {"s8", DType::S8}, {"s16", DType::S16}, {"s32", DType::S32}, {"s64", DType::S64}, {"f16", DType::F16},
+    {"f16x2", DType::F16x2}, {"bf16", DType::BF16}, {"bf16x2", DType::BF16x2}, {"f32", DType::F32},
+    {"f64", DType::F64}, {"tf32", DType::TF32}};
+}
+
+const char* dtype_name(DType t) {
+  for (const auto& [n, d] : kTypes)
+    if (d == t) return n;
+  return "none";
+}
+
+DType dtype_from_name(const std::string& s) {
+  for (const auto& [n, d] : kTypes)
+    if (s == n) return d;
+  return DType::None;
+}
+
+const char* space_name(Space s) {
+  switch (s) {
+    case Space::Generic: return "generic";
+    case Space::Global: return "global";
+    case Space::Shared: return "shared";
+    case Space::Local: return "local";
+    case Space::Param: return "param";
+    case Space::Const: return "const";
+  }
+  return "?";
+}
+
+const char* unit_name(Unit u) {
+  static const char* names[] = {"INT", "FP32", "FP16", "FP64", "SFU", "TENSOR", "LDST", "BRANCH", "SYNC", "NONE"};
+  return names[static_cast<int>(u)];
+}
+
+}  // namespace stc

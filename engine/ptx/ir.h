@@ -1,0 +1,179 @@
+// The intermediate representation of a parsed PTX module: kernels, variables, typed instructions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace stc {
+
+// Scalar data types of PTX. Packed pairs (f16x2, bf16x2) are 32-bit containers.
+enum class DType : uint8_t {
+  None, Pred, B8, B16, B32, B64, B128, U8, U16, U32, U64, S8, S16, S32, S64,
+  F16, F16x2, BF16, BF16x2, F32, F64, TF32
+};
+
+// Size in bytes of one value of the type (Pred counts as 1).
+int dtype_bytes(DType t);
+bool dtype_is_float(DType t);
+bool dtype_is_signed(DType t);
+const char* dtype_name(DType t);
+// Parses "f32", "u64", ... (without the dot); returns DType::None when unknown.
+DType dtype_from_name(const std::string& s);
+
+enum class Space : uint8_t { Generic, Global, Shared, Local, Param, Const };
+const char* space_name(Space s);
+
+// Special registers readable by mov / cvt.
+enum class SReg : uint8_t {
+  Tid, Ntid, Ctaid, Nctaid, Laneid, Warpid, Nwarpid, Smid, Nsmid, Gridid, Clock, Clock64,
+  LanemaskEq, LanemaskLt, LanemaskLe, LanemaskGt, LanemaskGe, Globaltimer, DynamicSmemSize,
+  TotalSmemSize
+};
+
+enum class OpndKind : uint8_t { Reg, Imm, Vec, Mem, Label, Special, Symbol };
+
+// How an immediate literal was written: its bits must be interpreted by the instruction type.
+enum class ImmKind : uint8_t { Int, F32Bits, F64Bits, Real };
+
+// One operand. Registers are dense per-kernel indices; -1 stands for the sink "_".
+struct Operand {
+  OpndKind kind = OpndKind::Reg;
+  int32_t reg = -1;          // Reg; Mem base register (-1: none)
+  bool negate = false;       // "!%p" as a source predicate
+  ImmKind imm_kind = ImmKind::Int;
+  uint64_t imm = 0;          // Imm bits (Real: double bits); Mem: signed byte offset
+  double real = 0.0;         // Imm of kind Real
+  int32_t sym = -1;          // Mem / Symbol: index into Kernel::symbols; Label: label id
+  SReg sreg = SReg::Tid;     // Special
+  uint8_t comp = 0;          // Special component: 0 x, 1 y, 2 z
+  std::vector<int32_t> vec;  // Vec elements (registers; -1 = sink)
+  std::vector<uint64_t> vec_imm;  // Vec of immediates (rare): parallel to vec when vec[i] == -2
+};
+
+// A variable declared in a state space (module or kernel scope).
+struct Variable {
+  std::string name;
+  Space space = Space::Global;
+  DType type = DType::B8;
+  uint32_t align = 1;
+  uint64_t size = 0;            // bytes; 0 with is_extern: dynamic shared memory
+  bool is_extern = false;
+  std::vector<uint8_t> init;    // initial bytes (global / const)
+  uint64_t address = 0;         // assigned at load: shared/local offset or global/const address
+};
+
+struct Param {
+  std::string name;
+  DType type = DType::U64;
+  uint32_t size = 8;
+  uint32_t align = 8;
+  uint32_t offset = 0;          // byte offset in the parameter buffer
+};
+
+// Opcode families; the table in func/opcodes.def maps names to these.
+enum class Op : uint16_t {
+#define STC_OPCODE(name, id, unit, decoder) id,
+#include "../func/opcodes.def"
+#undef STC_OPCODE
+  Count
+};
+
+// Unit classes the timing model schedules on.
+enum class Unit : uint8_t { INT, FP32, FP16, FP64, SFU, TENSOR, LDST, BRANCH, SYNC, NONE };
+const char* unit_name(Unit u);
+
+struct Instr;
+struct ExecCtx;
+using ExecFn = void (*)(ExecCtx&, const Instr&);
+
+enum class Rnd : uint8_t { None, RN, RZ, RM, RP, RNI, RZI, RMI, RPI, RNA };
+enum class Cmp : uint8_t { None, EQ, NE, LT, LE, GT, GE, LO, LS, HI, HS, EQU, NEU, LTU, LEU, GTU, GEU, NUM, NAN_ };
+enum class BoolOp : uint8_t { None, And, Or, Xor };
+
+// Instruction flag bits (modifiers without payload).
+enum : uint32_t {
+  F_WIDE = 1u << 0, F_HI = 1u << 1, F_LO = 1u << 2, F_SAT = 1u << 3, F_FTZ = 1u << 4,
+  F_APPROX = 1u << 5, F_UNI = 1u << 6, F_NC = 1u << 7, F_TRANS = 1u << 8, F_FULL = 1u << 9,
+  F_CC = 1u << 10, F_CLAMP = 1u << 11, F_SHIFT_L = 1u << 12, F_SHIFT_R = 1u << 13, F_TO = 1u << 14,
+  F_RELU = 1u << 15, F_NAN = 1u << 16, F_XORSIGN = 1u << 17, F_ABS = 1u << 18, F_CG = 1u << 19,
+  F_ALL = 1u << 20, F_ANY = 1u << 21, F_BALLOT = 1u << 22, F_UNIQ = 1u << 23, F_ARRIVE = 1u << 24,
+  F_RED = 1u << 25, F_VOLATILE = 1u << 26
+};
+
+// One decoded instruction. Family-specific fields are documented by each decoder.
+struct Instr {
+  Op op = Op::Count;
+  Unit unit = Unit::NONE;
+  ExecFn fn = nullptr;
+  std::string text;             // the instruction as written (for messages)
+  std::string opcode;           // full dotted opcode, e.g. "ld.global.nc.v4.f32"
+  std::vector<std::string> mods;  // modifiers after the base name, in order
+  int line = 0;
+  int32_t guard = -1;           // guard predicate register or -1
+  bool guard_neg = false;
+  std::vector<Operand> ops;
+  DType type = DType::None;     // main type
+  DType type2 = DType::None;    // second type (cvt source, setp compare type, ...)
+  DType types[4] = {DType::None, DType::None, DType::None, DType::None};  // mma d,a,b,c
+  Space space = Space::Generic;
+  uint8_t vec = 1;
+  uint32_t flags = 0;
+  Rnd rnd = Rnd::None;
+  Cmp cmp = Cmp::None;
+  BoolOp bop = BoolOp::None;
+  uint8_t sub = 0;              // family sub-operation (e.g. atom op, shfl mode, wmma frag)
+  uint8_t shape_m = 0, shape_n = 0, shape_k = 0;
+  uint8_t layout_a = 0, layout_b = 0;  // 0 row, 1 col
+  uint8_t num = 0;              // ldmatrix .x1/.x2/.x4, misc counts
+  int32_t target = -1;          // branch target pc
+  int32_t reconv = -1;          // reconvergence pc of a divergent branch
+  std::vector<int32_t> dsts;    // registers written (for the scoreboard)
+  std::vector<int32_t> srcs;    // registers read
+};
+
+struct RegInfo {
+  std::string name;
+  DType type = DType::B32;
+};
+
+// A name an operand refers to: a parameter or a variable in some state space. Its address is
+// assigned when the module is linked into an engine.
+struct SymbolRef {
+  std::string name;
+  Space space = Space::Global;
+  int32_t index = -1;           // into Kernel::params, Kernel::locals or Module::globals
+  bool module_scope = false;
+  uint64_t address = 0;
+};
+
+struct Kernel {
+  std::string name;
+  std::string file;
+  bool is_entry = true;
+  std::vector<Param> params;
+  uint32_t param_bytes = 0;
+  std::vector<RegInfo> regs;
+  std::map<std::string, int32_t> reg_index;
+  std::vector<Variable> locals;       // .shared / .local declared in the body
+  uint64_t static_shared_bytes = 0;   // kernel-visible static shared (module + body)
+  uint64_t local_bytes = 0;           // per-thread .local bytes
+  std::vector<Instr> code;
+  std::map<std::string, int32_t> labels;
+  std::vector<SymbolRef> symbols;
+  uint32_t maxntid[3] = {0, 0, 0};
+  uint32_t reqntid[3] = {0, 0, 0};
+  uint32_t regs_per_thread = 0;       // estimate from declarations (for occupancy)
+};
+
+struct Module {
+  std::string file;
+  std::string version, target;
+  uint32_t address_size = 64;
+  std::vector<Variable> globals;      // .global / .const / .shared at module scope
+  std::vector<std::unique_ptr<Kernel>> kernels;
+};
+
+}  // namespace stc

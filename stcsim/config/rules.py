@@ -1,0 +1,80 @@
+"""Constraints that involve more than one config key (single-key ranges live on the params themselves).
+
+Each :class:`Rule` names the keys it reads (the first is the key an error is reported against) and states
+itself in words; the loader checks every rule after merging all files and before deriving values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from stcsim.config.params import Value
+
+Values = Mapping[str, Value]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A cross-key constraint; ``holds(values, explicit)`` sees the merged values and the keys files set."""
+
+    keys: tuple[str, ...]
+    doc: str
+    holds: Callable[[Values, frozenset[str]], bool]
+
+
+def _i(v: Values, key: str) -> int:
+    return int(v[key])
+
+
+def _divides(small: str, big: str, *more: str) -> Callable[[Values, frozenset[str]], bool]:
+    def holds(v: Values, _explicit: frozenset[str]) -> bool:
+        unit = _i(v, small)
+        for key in more:
+            unit *= _i(v, key)
+        return _i(v, big) % unit == 0
+
+    return holds
+
+
+def _stc_k_timed(v: Values, explicit: frozenset[str]) -> bool:
+    return _i(v, "stc.k") == 4 or {"stc.sparse_cycles", "stc.sparse_pingpong_cycles"} <= explicit
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(("sm.shared_mem_bytes", "sm.unified_l1_shared_bytes"),
+         "the shared carve-out fits in the unified L1/shared SRAM",
+         lambda v, _: _i(v, "sm.shared_mem_bytes") <= _i(v, "sm.unified_l1_shared_bytes")),
+    Rule(("sm.max_shared_per_cta_bytes", "sm.shared_mem_bytes"),
+         "one CTA cannot use more shared memory than the SM's carve-out",
+         lambda v, _: _i(v, "sm.max_shared_per_cta_bytes") <= _i(v, "sm.shared_mem_bytes")),
+    Rule(("l1d.size_bytes", "sm.shared_mem_bytes", "sm.unified_l1_shared_bytes"),
+         "L1D and the shared carve-out together fit in the unified SRAM",
+         lambda v, _: _i(v, "l1d.size_bytes") + _i(v, "sm.shared_mem_bytes")
+         <= _i(v, "sm.unified_l1_shared_bytes")),
+    Rule(("sm.registers", "sm.register_alloc_unit"), "registers per SM are whole allocation units",
+         _divides("sm.register_alloc_unit", "sm.registers")),
+    Rule(("l1d.size_bytes", "l1d.assoc", "l1d.line_bytes"), "L1D has a whole number of sets",
+         _divides("l1d.assoc", "l1d.size_bytes", "l1d.line_bytes")),
+    Rule(("l1d.line_bytes", "l1d.sector_bytes"), "an L1D line is a whole number of sectors",
+         _divides("l1d.sector_bytes", "l1d.line_bytes")),
+    Rule(("l2.size_bytes", "l2.slices", "l2.assoc", "l2.line_bytes"),
+         "every L2 slice has a whole number of sets",
+         _divides("l2.slices", "l2.size_bytes", "l2.assoc", "l2.line_bytes")),
+    Rule(("l2.line_bytes", "l2.sector_bytes"), "an L2 line is a whole number of sectors",
+         _divides("l2.sector_bytes", "l2.line_bytes")),
+    Rule(("l2.slices", "dram.channels"), "L2 slices map evenly onto DRAM channels",
+         _divides("dram.channels", "l2.slices")),
+    Rule(("tensor.cores_per_subcore", "tensor.cores_per_warp_op"),
+         "a sub-core's Tensor Cores form whole warp-level MMA pipes",
+         _divides("tensor.cores_per_warp_op", "tensor.cores_per_subcore")),
+    Rule(("l2.hit_latency", "l1d.hit_latency", "icnt.latency"),
+         "an L2 hit costs at least an L1D lookup plus the interconnect both ways",
+         lambda v, _: _i(v, "l2.hit_latency") >= _i(v, "l1d.hit_latency") + 2 * _i(v, "icnt.latency")),
+    Rule(("dram.latency", "l2.hit_latency"), "a DRAM access costs at least an L2 hit",
+         lambda v, _: _i(v, "dram.latency") >= _i(v, "l2.hit_latency")),
+    Rule(("stc.sparse_cycles", "stc.sparse_pingpong_cycles", "stc.k"),
+         "paper 001 times SHMMA for K = 4 only: with another stc.k, set stc.sparse_cycles and "
+         "stc.sparse_pingpong_cycles explicitly", _stc_k_timed),
+)
+"""Every cross-key constraint, checked in order."""

@@ -1,0 +1,221 @@
+"""Every GPU config key, declared once: type, unit, default or required, allowed values, source, doc.
+
+The YAML files nest exactly like :data:`TREE`; the engine receives the flattened dotted form
+(``l1d.size_bytes``). Values derived from these keys are declared and computed in ``derived.py``.
+
+The conventions every declaration follows are in :data:`CONVENTIONS` (also rendered in docs/configs.md).
+"""
+
+from __future__ import annotations
+
+from stcsim.config.params import Bool, Enum, Float, Group, Int, Param, Str, flatten_schema, group_docs
+
+CONVENTIONS: tuple[str, ...] = (
+    "All latencies and intervals are in core cycles at `gpu.core_clock_mhz`.",
+    "`latency`: cycles from issue of a warp instruction until a dependent instruction may issue.",
+    "`issue_interval`: cycles between two warp instructions one sub-core may send to the same unit (its "
+    "reciprocal throughput: a unit with 16 lanes per sub-core takes 32 / 16 = 2 cycles per warp "
+    "instruction). Each unit class is one pipeline per sub-core.",
+    "Memory latencies (`smem.latency`, `l1d.hit_latency`, `l2.hit_latency`, `dram.latency`, "
+    "`const_cache.hit_latency`) are load-to-use latencies as a single-thread pointer-chase microbenchmark "
+    "measures them, so they can be checked against silicon directly. The timing model splits them with "
+    "`icnt.latency` into the derived `l2.access_cycles` and `dram.access_cycles`, so that an uncontended "
+    "access reproduces each configured total exactly.",
+    "Keys marked `sm_N+` exist only on GPUs whose `gpu.sm_version` is at least N (the PTX target that "
+    "introduced the instruction); on older GPUs they must be absent and are missing from `flat()`.",
+    "Sizes are in bytes, bandwidths in bytes per core cycle unless the unit says GB/s (1e9 bytes/s).",
+)
+"""Conventions shared by every key (rendered at the top of docs/configs.md)."""
+
+_DS = "vendor datasheet / architecture whitepaper"
+_PG = "CUDA C++ Programming Guide, compute capability tables"
+_OCC = "CUDA Occupancy Calculator (allocation granularities)"
+_P001 = "paper 001 (Zhu et al., MICRO'19), Fig. 13"
+_P004 = "paper 004 (Zhu & Xie, ExTensor), PhaseLat model"
+_MB = "microbenchmark literature (see each config's comments)"
+
+
+def _unit(doc: str) -> Group:
+    """An execution-unit class: one pipeline per sub-core with a latency and an issue interval."""
+    return Group(doc, {
+        "latency": Int("Result latency of the unit's basic operation", "cycles", _MB, hi=10_000),
+        "issue_interval": Int("Cycles between warp instructions a sub-core can send to this unit "
+                              "(= 32 / lanes per sub-core)", "cycles", _DS, hi=1024),
+    })
+
+
+def _wmma(shape: str) -> Group:
+    """Set-model timing of a ``wmma.mma`` shape (paper 001: latency = sets x (fetch + compute))."""
+    doc = f"wmma.mma.sync {shape}: latency = sets x (fetch_cycles + compute_cycles) (paper 001 model)"
+    return Group(doc, {
+        "sets": Int("Sets per warp instruction (Volta: 4 sets of HMMA.884; sm_80+: SASS HMMAs per wmma)",
+                    "count", _P001, hi=64),
+        "fetch_cycles": Int("Cycles to fill the operand buffers (A, B) before each set computes",
+                            "cycles", _P001, lo=0, hi=1024),
+        "compute_cycles": Int("Dot-product cycles per set", "cycles", _P001, hi=1024),
+        "issue_interval": Int("Cycles the sub-core's Tensor Core pipe is busy before it accepts the "
+                              "next wmma/mma", "cycles", _P001, hi=1024),
+    })
+
+
+def _mma(ptx: str, min_sm: int) -> Group:
+    """Direct timing of an ``mma.sync`` shape (f16 inputs, f32 accumulate)."""
+    return Group(f"{ptx} (f16 x f16 + f32); only on sm_{min_sm}+", {
+        "latency": Int("Latency of one warp instruction", "cycles", _MB, hi=10_000, min_sm=min_sm),
+        "issue_interval": Int("Cycles the Tensor Core pipe is busy per instruction (from peak FLOP/s)",
+                              "cycles", _DS, hi=1024, min_sm=min_sm),
+    })
+
+
+def _cache_geometry(what: str, sets_of: str) -> dict[str, Param]:
+    return {
+        "assoc": Int(f"{what} associativity ({sets_of})", "ways", _MB, hi=4096),
+        "line_bytes": Int(f"{what} line (tag) size", "bytes", _DS, 128, lo=32, hi=1024, multiple_of=32),
+        "sector_bytes": Int(f"{what} sector size: the unit of fill and of coalescing", "bytes", _DS, 32,
+                            lo=4, hi=1024, multiple_of=4),
+    }
+
+
+TREE: dict[str, Param | Group] = {
+    "gpu": Group("Whole-GPU organisation", {
+        "name": Str("GPU name used in reports", _DS),
+        "sm_version": Int("SM architecture = compute capability x 10 (70 Volta, 80 Ampere GA100, 90 Hopper); "
+                          "PTX target sm_<N>", "version", _PG, lo=70, hi=120),
+        "core_clock_mhz": Float("SM core clock; every cycle count in the config is at this clock", "MHz", _DS,
+                                lo=100, hi=5000),
+        "n_clusters": Int("Clusters (GPGPU-Sim -gpgpu_n_clusters; a TPC on Volta..Hopper)", "count", _DS,
+                          hi=1024),
+        "n_cores_per_cluster": Int("SMs per cluster (GPGPU-Sim -gpgpu_n_cores_per_cluster)", "count", _DS, 1,
+                                   hi=16),
+    }),
+    "sm": Group("Per-SM organisation and occupancy limits (CTA dispatcher)", {
+        "sub_cores": Int("Processing blocks (sub-cores) per SM, each with its own scheduler and units",
+                         "count", _DS, 4, hi=8),
+        "max_threads": Int("Resident threads per SM", "threads", _PG, hi=4096, multiple_of=32),
+        "max_ctas": Int("Resident CTAs (thread blocks) per SM", "CTAs", _PG, hi=64),
+        "registers": Int("32-bit registers per SM", "registers", _PG, hi=1 << 20, multiple_of=256),
+        "register_alloc_unit": Int("Registers per allocation unit; registers are allocated per warp in "
+                                   "these units", "registers", _OCC, 256, hi=4096),
+        "max_registers_per_thread": Int("Registers one thread may use", "registers", _PG, 255, hi=255),
+        "unified_l1_shared_bytes": Int("Unified L1 data cache + shared memory SRAM per SM", "bytes", _DS,
+                                       hi=1 << 22, multiple_of=1024),
+        "shared_mem_bytes": Int("Shared-memory carve-out per SM (occupancy limit); the rest of the "
+                                "unified SRAM can be L1D", "bytes", _PG, hi=1 << 22, multiple_of=1024),
+        "max_shared_per_cta_bytes": Int("Largest dynamic shared memory one CTA may opt in to", "bytes", _PG,
+                                        hi=1 << 22, multiple_of=1024),
+        "shared_alloc_unit_bytes": Int("Shared memory is allocated per CTA in multiples of this", "bytes",
+                                       _OCC, hi=4096),
+        "shared_reserved_per_cta_bytes": Int("Shared memory the system reserves per CTA (1 KB on sm_80+)",
+                                             "bytes", _PG, 0, lo=0, hi=8192),
+    }),
+    "sched": Group("Warp scheduler of each sub-core", {
+        "policy": Enum("Warp scheduling policy: greedy-then-oldest or loose round-robin", ("gto", "lrr"),
+                       "GPGPU-Sim -gpgpu_scheduler", "gto"),
+        "issue_width": Int("Warp instructions one scheduler issues per cycle", "count", _DS, 1, hi=2),
+    }),
+    "units": Group("Execution units per sub-core (one pipeline per class, width given as issue_interval)", {
+        "int": _unit("INT32 pipe: integer add/logic/shift/mad (IADD3, LOP3, IMAD)"),
+        "fp32": _unit("FP32 pipe: add/mul/fma (FADD, FMUL, FFMA)"),
+        "fp16": _unit("Packed half-precision pipe (HADD2, HMUL2, HFMA2)"),
+        "fp64": _unit("FP64 pipe (DADD, DMUL, DFMA)"),
+        "sfu": _unit("Special-function unit (MUFU: rcp, rsqrt, ex2, lg2, sin, cos)"),
+        "branch": _unit("Branch unit (bra, call, ret, exit; vote/shfl go to the memory pipe)"),
+        "ldst": Group("Load/store issue (memory latencies are in smem, l1d, l2, dram, const_cache)", {
+            "issue_interval": Int("Cycles between memory warp instructions a sub-core can issue "
+                                  "(= 32 / LD/ST units per sub-core)", "cycles", _DS, hi=1024),
+        }),
+    }),
+    "tensor": Group("Tensor Cores: counts and per-instruction-shape timing", {
+        "cores_per_subcore": Int("Tensor Cores in each sub-core", "count", _DS, hi=16),
+        "cores_per_warp_op": Int("Tensor Cores one warp-level MMA occupies at once", "count", _P001, hi=16),
+        "wmma_m16n16k16_f32": _wmma("m16n16k16, f16 x f16 + f32"),
+        "wmma_m16n16k16_f16": _wmma("m16n16k16, f16 x f16 + f16"),
+        "mma_m16n8k8_f32": _mma("mma.sync m16n8k8", 75),
+        "mma_m16n8k16_f32": _mma("mma.sync m16n8k16", 80),
+        "mma_sp_m16n8k32_f32": _mma("mma.sp.sync m16n8k32 (2:4 structured sparse A)", 80),
+    }),
+    "smem": Group("Shared memory: banks, latency, wavefront rule. A warp access is split into wavefronts of "
+                  "banks x bank_width_bytes (64-bit accesses: half-warps, 128-bit: quarter-warps); "
+                  "bank conflicts add wavefronts; ldmatrix .xN reads N 8x8 b16 matrices = N wavefronts", {
+        "banks": Int("Shared-memory banks", "count", _PG, 32, hi=64),
+        "bank_width_bytes": Int("Bytes per bank per cycle", "bytes", _PG, 4, hi=16),
+        "latency": Int("Load-to-use latency of a conflict-free 32-bit ld.shared", "cycles", _MB, hi=10_000),
+        "cycles_per_wavefront": Int("Cycles the shared-memory pipe needs per wavefront (replays included)",
+                                    "cycles", _DS, 1, hi=64),
+    }),
+    "l1d": Group("L1 data cache of each SM (sectored, caches global loads)", {
+        "size_bytes": Int("L1D capacity modelled (must fit beside the shared carve-out in the unified SRAM)",
+                          "bytes", _DS, hi=1 << 22, multiple_of=1024),
+        **_cache_geometry("L1D", "sets = size_bytes / (assoc x line_bytes)"),
+        "hit_latency": Int("Load-to-use latency of a global load that hits in L1D", "cycles", _MB,
+                           hi=10_000),
+        "mshr_entries": Int("Outstanding missed lines (MSHR entries) per L1D", "entries",
+                            "Accel-Sim tested configs", hi=65_536),
+        "mshr_max_merge": Int("Requests merged into one MSHR entry", "count", "Accel-Sim tested configs",
+                              hi=1024),
+    }),
+    "l2": Group("Shared L2 cache, split into slices (memory sub-partitions)", {
+        "size_bytes": Int("Total L2 capacity", "bytes", _DS, hi=1 << 34, multiple_of=1024),
+        "slices": Int("L2 slices; addresses interleave across slices", "count", _DS, hi=1024),
+        **_cache_geometry("L2", "sets per slice = size_bytes / (slices x assoc x line_bytes)"),
+        "hit_latency": Int("Load-to-use latency of a global load that misses L1D and hits L2", "cycles", _MB,
+                           hi=100_000),
+        "slice_bytes_per_cycle": Int("Data bandwidth of one slice", "B/cycle", _MB, hi=4096),
+    }),
+    "dram": Group("Device memory (HBM)", {
+        "channels": Int("Independent memory channels (L2 slices map evenly onto them)", "count", _DS,
+                        hi=1024),
+        "bandwidth_gbps": Float("Peak device-memory bandwidth, whole GPU (1 GB/s = 1e9 B/s)", "GB/s", _DS,
+                                lo=1, hi=1e6),
+        "latency": Int("Load-to-use latency of a global load that misses L2 (TLB hit)", "cycles", _MB,
+                       hi=100_000),
+    }),
+    "icnt": Group("Interconnect between SMs and L2 slices (crossbar)", {
+        "latency": Int("One-way SM <-> L2 slice traversal latency", "cycles", _MB, lo=0, hi=10_000),
+        "bytes_per_cycle_per_sm": Int("Injection/ejection bandwidth of one SM port", "B/cycle", _MB,
+                                      hi=4096),
+    }),
+    "const_cache": Group("Constant cache (ld.const, kernel parameters)", {
+        "hit_latency": Int("Load-to-use latency of a constant-cache hit", "cycles", _MB, hi=10_000),
+    }),
+    "cp_async": Group("cp.async (global -> shared copies); only on sm_80+", {
+        "mode": Enum("async: the copy proceeds in the background and only cp.async.wait_* blocks the warp; "
+                     "sync: modelled as a blocking load followed by a store", ("async", "sync"),
+                     "PTX ISA (cp.async)", "async", min_sm=80),
+    }),
+    "stc": Group("Sparse Tensor Core SHMMA extension (paper 001): 16x16x16 warp ops, L = 16, K non-zeros", {
+        "enabled": Bool("Accept the swmma.* instructions", _P001, False),
+        "k": Int("Non-zeros per 16-wide row vector of A (paper 001 evaluates K = 4)", "count", _P001, 4,
+                 choices=(2, 4, 8)),
+        "pingpong": Bool("Ping-pong operand buffer B (hides the B fetch behind compute)", _P001, False),
+        "sparse_cycles": Int("Latency of one sparse 16x16x16 warp op without ping-pong (paper: K = 4)",
+                             "cycles", _P001, 26, hi=10_000),
+        "sparse_pingpong_cycles": Int("Latency of one sparse 16x16x16 warp op with ping-pong (K = 4)",
+                                      "cycles", _P001, 20, hi=10_000),
+    }),
+    "extensor": Group("ExTensor wmma.smma.L extension (paper 004): latency = sum of PhaseLat over phases", {
+        "enabled": Bool("Accept the wmma.smma.L instructions", _P004, False),
+        "max_l": Int("Largest chunk width L; allowed L = 16, 32, ..., max_l (paper evaluates 16..64)",
+                     "count", _P004, 64, lo=16, hi=1024, multiple_of=16),
+        "block_skip": Enum("Reading of the block-skip rule: literal (charge >= min_block_cycles for every "
+                           "row and block), row_skip (skip blocks a row does not use), phase_skip (skip "
+                           "blocks no row of the phase uses)", ("literal", "row_skip", "phase_skip"), _P004,
+                           "phase_skip"),
+        "nnz_per_phase": Int("Non-zeros per row consumed in one phase (4-dim dot-product units)", "count",
+                             _P004, 4, hi=64),
+        "min_block_cycles": Int("Minimum cycles to fetch one operand block for a row (register access)",
+                                "cycles", _P004, 2, lo=0, hi=1024),
+        "phase_overhead_cycles": Int("Cycles added per phase (latency of the last dot product)", "cycles",
+                                     _P004, 2, lo=0, hi=1024),
+        "initiation_interval": Int("Cycles before the Tensor Cores accept the next instruction; 0 = the "
+                                   "instruction's own latency (not given by the paper)", "cycles",
+                                   "assumption (paper 004 does not specify)", 0, lo=0, hi=100_000),
+    }),
+}
+"""The config tree, nested as in the YAML files."""
+
+PARAMS: dict[str, Param] = flatten_schema(TREE)
+"""Every declared key, dotted, in declaration order."""
+
+GROUP_DOCS: dict[str, str] = group_docs(TREE)
+"""One-line description of every group (``"l1d"``, ``"tensor.wmma_m16n16k16_f32"``, ...)."""

@@ -1,0 +1,64 @@
+"""Check a kernel against its numpy reference on fresh random operands."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from stcsim.kernels.gemm import GemmKernel
+from stcsim.kernels.problem import GemmProblem
+from stcsim.kernels.run import DeviceEngine, run_gemm
+
+
+def relative_error(c: np.ndarray, ref: np.ndarray) -> float:
+    """max|C - ref| / max|ref| (inf when C holds NaN or inf, so unwritten elements fail every check)."""
+    c64 = np.asarray(c, dtype=np.float64)
+    if c64.shape != ref.shape or not np.all(np.isfinite(c64)):
+        return float("inf")
+    return float(np.max(np.abs(c64 - ref)) / max(float(np.max(np.abs(ref))), np.finfo(np.float64).tiny))
+
+
+def random_operands(p: GemmProblem, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A (m x k) and B (k x n) uniform in [-1, 1) as float32: random, never all zeros."""
+    a = rng.uniform(-1.0, 1.0, (p.m, p.k)).astype(np.float32)
+    b = rng.uniform(-1.0, 1.0, (p.k, p.n)).astype(np.float32)
+    return a, b
+
+
+@dataclass(frozen=True)
+class GemmCheck:
+    """Outcome of one verify_gemm: the error against numpy, the tolerance, and the engine's stats."""
+
+    kernel: str
+    problem: GemmProblem
+    seed: int
+    rel_error: float
+    tolerance: float
+    stats: Any
+
+    @property
+    def ok(self) -> bool:
+        """Whether the error is under the kernel's tolerance."""
+        return self.rel_error < self.tolerance
+
+    def __str__(self) -> str:
+        verdict = "ok" if self.ok else "FAILED"
+        return (
+            f"{self.kernel} at {self.problem} (seed {self.seed}): max|C - ref| / max|ref| = "
+            f"{self.rel_error:.3e} vs tolerance {self.tolerance:.0e}: {verdict}"
+        )
+
+
+def verify_gemm(
+    kernel: GemmKernel, engine: DeviceEngine, p: GemmProblem, seed: int | None = None
+) -> GemmCheck:
+    """Run `kernel` on `engine` with random operands (fresh ones unless a seed is given) and compare with
+    the float64 numpy reference."""
+    if seed is None:
+        seed = int(np.random.SeedSequence().generate_state(1)[0])
+    a, b = random_operands(p, np.random.default_rng(seed))
+    c, stats = run_gemm(kernel, engine, a, b)
+    err = relative_error(c, kernel.reference(a, b))
+    return GemmCheck(kernel.procedural_name, p, seed, err, kernel.tolerance, stats)

@@ -1,0 +1,114 @@
+"""N:M structured sparsity, including the 2:4 pattern of the Ampere/Hopper sparse Tensor Cores.
+
+Orientation: groups of ``M`` consecutive weights along the reduction dimension ``K`` of each row of ``W``
+(``M_rows x K``), i.e. along the rows of operand A of ``mma.sp``. ``K`` is zero-padded to a multiple of
+``M``; padding is never kept. (The pattern's ``M`` is the group size, not the row count of ``W``.)
+
+Pruning keeps the top ``N`` magnitudes of every group; a target above ``1 - N/M`` is then reached by
+trimming the smallest kept weights globally (the mask stays N:M, with extra zeros). A target below
+``1 - N/M`` cannot be met and raises ValueError.
+
+Format: ``values`` and ``indices`` of shape ``(rows, groups, N)``; indices are the positions inside the
+group, ascending and distinct, ``ceil(log2 M)`` bits each (2 bits for 2:4, as the hardware metadata).
+A group with fewer than ``N`` kept weights is filled with its lowest unused positions holding value 0,
+so the metadata stays valid for ``mma.sp`` (see :mod:`stcsim.sparsity.mma_sp` for the PTX layout).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from stcsim.sparsity.base import (
+    FP16_BYTES,
+    Pattern,
+    SparseFormat,
+    bits_to_bytes,
+    check_mask,
+    check_sparsity,
+    check_weights,
+    index_bits,
+    keep_count,
+    pad_to,
+)
+from stcsim.sparsity.select import magnitude, top_k_per_row, trim_to_count
+from stcsim.sparsity.vectorwise import compact_positions
+
+
+@dataclass(frozen=True, eq=False)
+class NMFormat(SparseFormat):
+    """``values``/``indices`` of shape ``(rows, groups, N)``; indices counted at ``ceil(log2 M)`` bits."""
+
+    shape: tuple[int, int]
+    N: int
+    M: int
+    values: np.ndarray
+    indices: np.ndarray
+
+    def to_dense(self) -> np.ndarray:
+        """Scatter the values into their groups and crop the padding."""
+        rows, groups, _ = self.values.shape
+        dense = np.zeros((rows, groups, self.M), dtype=self.values.dtype)
+        np.put_along_axis(dense, self.indices.astype(np.intp), self.values, axis=-1)
+        return dense.reshape(rows, -1)[:, : self.shape[1]]
+
+    def byte_breakdown(self, value_bytes: int = FP16_BYTES) -> dict[str, int]:
+        """Values at ``value_bytes``; indices at ``ceil(log2 M)`` bits, bit-packed."""
+        return {
+            "values": self.values.size * value_bytes,
+            "indices": bits_to_bytes(self.indices.size * index_bits(self.M)),
+        }
+
+
+def group_positions(mask: np.ndarray, N: int, M: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per group of ``M`` (K zero-padded), ``N`` ascending distinct positions and whether each is kept.
+
+    Kept positions come first in the choice; missing ones are the lowest unused positions. Raises
+    ValueError if a group keeps more than ``N``.
+    """
+    groups = pad_to(mask, 1, M).reshape(mask.shape[0], -1, M)
+    most = int(groups.sum(axis=-1).max())
+    if most > N:
+        raise ValueError(f"nm:N={N},M={M}: a group of {M} keeps {most} weights, more than N={N}")
+    chosen, kept = compact_positions(groups, N)
+    order = np.argsort(chosen, axis=-1, kind="stable")
+    return np.take_along_axis(chosen, order, axis=-1), np.take_along_axis(kept, order, axis=-1)
+
+
+@dataclass(frozen=True)
+class NM(Pattern):
+    """Keep at most ``N`` of every ``M`` consecutive weights along the reduction dimension."""
+
+    name: ClassVar[str] = "nm"
+    N: int = 2
+    M: int = 4
+
+    def __post_init__(self) -> None:
+        """Validate ``1 <= N <= M``."""
+        if not 1 <= self.N <= self.M:
+            raise ValueError(f"nm: need 1 <= N <= M, got N={self.N}, M={self.M}")
+
+    def prune(self, weights: np.ndarray, sparsity: float) -> np.ndarray:
+        """Top-``N`` per group, then a global trim to the target count."""
+        w = check_weights(weights)
+        s = check_sparsity(sparsity)
+        if s < 1.0 - self.N / self.M - 1e-12:
+            raise ValueError(
+                f"nm:N={self.N},M={self.M} keeps at most N/M = {self.N / self.M:.4g}: "
+                f"sparsity must be in [{1 - self.N / self.M:.4g}, 1), got {s}"
+            )
+        real = pad_to(np.ones(w.shape, dtype=bool), 1, self.M)
+        scores = np.where(real, pad_to(magnitude(w), 1, self.M), -1.0)
+        keep = top_k_per_row(scores.reshape(-1, self.M), self.N).reshape(scores.shape)
+        mask = keep[:, : w.shape[1]]
+        return trim_to_count(w, mask, keep_count(w.size, s))
+
+    def encode(self, weights: np.ndarray, mask: np.ndarray) -> NMFormat:
+        """Compressed values plus ascending in-group indices (see module docstring)."""
+        w, m = check_mask(weights, mask)
+        positions, kept = group_positions(m, self.N, self.M)
+        vals = np.take_along_axis(pad_to(w, 1, self.M).reshape(w.shape[0], -1, self.M), positions, axis=-1)
+        values = np.where(kept, vals, np.zeros((), dtype=w.dtype))
+        return NMFormat(w.shape, self.N, self.M, values, positions.astype(np.min_scalar_type(self.M - 1)))

@@ -1,0 +1,62 @@
+"""Magnitude-based selection primitives shared by the patterns.
+
+All selections are deterministic: ties in score are broken in favour of the lower index (stable sorts),
+so the same weights always give the same mask.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def magnitude(weights: np.ndarray) -> np.ndarray:
+    """Element importance score ``|w|`` as float64."""
+    return np.abs(np.asarray(weights, dtype=np.float64))
+
+
+def l2_norm(weights: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
+    """L2 norm along ``axis`` computed in float64 (group importance score)."""
+    w = np.asarray(weights, dtype=np.float64)
+    return np.sqrt(np.sum(w * w, axis=axis))
+
+
+def top_k_flat(scores: np.ndarray, k: int) -> np.ndarray:
+    """Boolean mask (same shape as ``scores``) keeping the ``k`` highest scores overall."""
+    flat = scores.ravel()
+    keep = np.zeros(flat.size, dtype=bool)
+    if k > 0:
+        order = np.argsort(-flat, kind="stable")
+        keep[order[:k]] = True
+    return keep.reshape(scores.shape)
+
+
+def top_k_per_row(scores: np.ndarray, k: int) -> np.ndarray:
+    """Boolean mask keeping the ``k`` highest scores in every row of a 2-D score array."""
+    keep = np.zeros(scores.shape, dtype=bool)
+    if k > 0:
+        order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+        np.put_along_axis(keep, order, True, axis=1)
+    return keep
+
+
+def select_groups(scores: np.ndarray, sizes: np.ndarray, target: int) -> np.ndarray:
+    """Keep groups in descending score order; the kept prefix whose total size is closest to ``target``.
+
+    ``sizes`` is the number of real (unpadded) elements of each group, so partial groups at a padded edge
+    count for what they hold. The achieved total differs from ``target`` by at most half the largest
+    group size, which is the granularity of a group-wise pattern.
+    """
+    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+    cum = np.concatenate(([0], np.cumsum(np.asarray(sizes)[order])))
+    prefix = int(np.argmin(np.abs(cum - target)))
+    keep = np.zeros(len(order), dtype=bool)
+    keep[order[:prefix]] = True
+    return keep
+
+
+def trim_to_count(weights: np.ndarray, mask: np.ndarray, keep: int) -> np.ndarray:
+    """Drop the smallest-magnitude kept elements of ``mask`` until at most ``keep`` remain."""
+    if int(mask.sum()) <= keep:
+        return mask
+    scores = np.where(mask, magnitude(weights), -1.0)
+    return top_k_flat(scores, keep) & mask

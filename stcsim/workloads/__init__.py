@@ -1,0 +1,34 @@
+"""DNN workloads of the papers as GEMM layer tables, their unique GEMM shapes, and their weights.
+
+Convention (every layer): ``groups`` GEMMs ``out (M x N) = A (M x K) @ B (K x N)`` run ``repeat`` times, with
+M = output features, K = reduction (Cin/groups x kh x kw for a conv via im2col), N = batch x Hout x Wout or
+batch x tokens. See docs/workloads.md.
+"""
+
+from stcsim.workloads.layer import ConvGeometry, Layer, LayerKind
+from stcsim.workloads.loader import WeightFileError, load_weights, match_weights
+from stcsim.workloads.lowering import gemm_operand, im2col
+from stcsim.workloads.network import Network
+from stcsim.workloads.registry import NetworkSpec, get_network, list_networks, network_spec
+from stcsim.workloads.shapes import GemmShape, unique_gemm_shapes
+from stcsim.workloads.weights import LazyWeights, make_weights
+
+__all__ = [
+    "ConvGeometry",
+    "GemmShape",
+    "Layer",
+    "LayerKind",
+    "LazyWeights",
+    "Network",
+    "NetworkSpec",
+    "WeightFileError",
+    "gemm_operand",
+    "get_network",
+    "im2col",
+    "list_networks",
+    "load_weights",
+    "make_weights",
+    "match_weights",
+    "network_spec",
+    "unique_gemm_shapes",
+]

@@ -1,0 +1,128 @@
+"""Text views of the workloads for invoke tasks and ``python -m stcsim.workloads``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from stcsim.workloads.network import Network
+from stcsim.workloads.registry import get_network, list_networks, network_spec
+from stcsim.workloads.shapes import GemmShape, unique_gemm_shapes
+
+
+def _grid(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> str:
+    widths = [max(len(str(row[i])) for row in (header, *rows)) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        pairs = enumerate(zip(cells, widths, strict=True))
+        padded = (c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in pairs)
+        return "  ".join(padded).rstrip()
+
+    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+
+
+def _scaled(value: int) -> str:
+    for factor, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= factor:
+            return f"{value / factor:.2f} {unit}"
+    return str(value)
+
+
+def _layer_names(shape: GemmShape) -> str:
+    extra = len(shape.layers) - 1
+    return shape.layers[0] + (f" (+{extra} more)" if extra else "")
+
+
+def list_text() -> str:
+    """One line per network: name, parameters it takes, description."""
+    rows = []
+    for name in list_networks():
+        spec = network_spec(name)
+        if spec.takes_image:
+            takes = f"image_size={spec.default_image_size} (>= {spec.min_image_size})"
+        else:
+            takes = f"seq_len={spec.default_seq_len}" + (
+                f", hidden={spec.default_hidden}" if spec.default_hidden is not None else "")
+        rows.append((name, takes, spec.description))
+    return _grid(("network", "defaults", "description"), rows, right=set())
+
+
+def _layer_rows(net: Network) -> list[tuple[str, ...]]:
+    rows = []
+    for index, layer in enumerate(net.layers):
+        prunable = "yes" if layer.prunable else ("not a GEMM" if not layer.is_gemm else "no")
+        rows.append((str(index), layer.name, layer.kind.value, str(layer.m), str(layer.n), str(layer.k),
+                     str(layer.groups), str(layer.repeat), f"{layer.macs:,}", f"{layer.params:,}", prunable,
+                     layer.conv.describe() if layer.conv is not None else ""))
+    return rows
+
+
+def _shape_rows(shapes: Sequence[GemmShape]) -> list[tuple[str, ...]]:
+    return [(str(i), str(s.m), str(s.n), str(s.k), "yes" if s.prunable else "no", str(s.count), f"{s.macs:,}",
+             _layer_names(s)) for i, s in enumerate(shapes)]
+
+
+_SHAPE_HEADER = ("#", "M", "N", "K", "prunable", "count", "MACs", "layers")
+
+
+def network_text(net: Network) -> str:
+    """Layer table, totals and the unique-shape table of a built network."""
+    header = ("#", "layer", "kind", "M", "N", "K", "groups", "repeat", "MACs", "params", "prunable", "conv")
+    shapes = unique_gemm_shapes(net)
+    values = (("batch", net.batch), ("image_size", net.image_size), ("seq_len", net.seq_len),
+              ("hidden", net.hidden))
+    settings = ", ".join(f"{key}={value}" for key, value in values if value is not None)
+    totals = [
+        f"params: {net.params:,} ({_scaled(net.params)})",
+        f"MACs: {net.macs:,} ({_scaled(net.macs)}); GEMM MACs {net.gemm_macs:,}; "
+        f"non-GEMM (depthwise) MACs {net.macs - net.gemm_macs:,}",
+        f"GEMMs per forward pass: {sum(s.count for s in shapes):,}; unique GEMM shapes: {len(shapes)}",
+    ]
+    return "\n\n".join([
+        f"{net.name} ({settings})",
+        _grid(header, _layer_rows(net), right={0, 3, 4, 5, 6, 7, 8, 9}),
+        "\n".join(totals),
+        _grid(_SHAPE_HEADER, _shape_rows(shapes), right={0, 1, 2, 3, 5, 6}),
+    ])
+
+
+def table_text(
+    name: str, batch: int, image_size: int | None = None, seq_len: int | None = None,
+    hidden: int | None = None,
+) -> str:
+    """Layer table + totals (params, MACs, unique shapes) of network ``name``; see ``get_network``."""
+    return network_text(get_network(name, batch=batch, image_size=image_size, seq_len=seq_len, hidden=hidden))
+
+
+def shapes_markdown(net: Network) -> str:
+    """The unique-shape table of ``net`` as a Markdown table (for docs and README)."""
+    align = ("---:", "---:", "---:", "---:", ":---:", "---:", "---:", "---")
+    rows = ["| " + " | ".join(_SHAPE_HEADER) + " |", "|" + "|".join(align) + "|"]
+    rows += ["| " + " | ".join(row) + " |" for row in _shape_rows(unique_gemm_shapes(net))]
+    return "\n".join(rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m stcsim.workloads``; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m stcsim.workloads", description=__doc__)
+    parser.add_argument("network", nargs="?", help="network name (see --list)")
+    parser.add_argument("--list", action="store_true", help="list the networks and exit")
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--image-size", type=int)
+    parser.add_argument("--seq-len", type=int)
+    parser.add_argument("--hidden", type=int)
+    parser.add_argument("--markdown", action="store_true", help="print only the unique shapes, as Markdown")
+    args = parser.parse_args(argv)
+    if args.list:
+        print(list_text())
+        return 0
+    if args.network is None:
+        parser.error("give a network name or --list")
+    try:
+        net = get_network(args.network, args.batch, args.image_size, args.seq_len, args.hidden)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(shapes_markdown(net) if args.markdown else network_text(net))
+    return 0
