@@ -7,6 +7,7 @@
 #include "func/numeric.h"
 #include "ptx/errors.h"
 #include "ptx/parser.h"
+#include "timing/gpu.h"
 
 namespace stc {
 
@@ -153,17 +154,32 @@ Stats Engine::launch(const LaunchRequest& req) {
   for (int i = 0; i < 3; ++i) { L.grid[i] = req.grid[i]; L.block[i] = req.block[i]; }
   L.dynamic_shared = req.dynamic_shared;
   L.shared_bytes = (req.dynamic_shared ? align_up(k.static_shared_bytes, 16) : k.static_shared_bytes) + req.dynamic_shared;
+  if (has_config_ && req.timing && L.shared_bytes > cfg_.max_shared_per_cta)
+    throw LaunchError("kernel '" + k.name + "' needs " + std::to_string(L.shared_bytes) +
+                      " bytes of shared memory per block; " + cfg_.name + " allows " + std::to_string(cfg_.max_shared_per_cta));
   if (L.shared_bytes > 228 * 1024)
     throw LaunchError("kernel '" + k.name + "' needs " + std::to_string(L.shared_bytes) + " bytes of shared memory per block (limit 233472)");
-  Executor ex(L);
-  ex.run_functional();
   Stats s;
-  ex.stats().export_to(s);
+  if (req.timing && has_config_) {
+    TimingModel tm(cfg_, L, req.regs_per_thread);
+    tm.run();
+    tm.func_stats().export_to(s);
+    tm.stats().export_to(s);
+  } else {
+    Executor ex(L);
+    ex.run_functional();
+    ex.stats().export_to(s);
+  }
   s["grid_ctas"] = static_cast<double>(static_cast<uint64_t>(L.grid[0]) * L.grid[1] * L.grid[2]);
   s["block_threads"] = static_cast<double>(threads);
   s["shared_bytes_per_cta"] = static_cast<double>(L.shared_bytes);
   s["regs_per_thread"] = static_cast<double>(k.regs_per_thread);
   return s;
+}
+
+void Engine::set_config(const FlatConfig& flat) {
+  cfg_ = timing_config_from(flat);
+  has_config_ = true;
 }
 
 void Engine::copy_to(uint64_t addr, const uint8_t* src, uint64_t n) {

@@ -11,6 +11,7 @@
 
 #include "func/memory.h"
 #include "ptx/ir.h"
+#include "timing/config.h"
 
 namespace stc {
 
@@ -23,6 +24,8 @@ struct LaunchRequest {
   uint32_t block[3] = {1, 1, 1};
   std::vector<KernelArg> args;
   uint64_t dynamic_shared = 0;
+  bool timing = true;            // run the cycle-level model (needs a config); false: functional only
+  uint32_t regs_per_thread = 0;  // for occupancy; 0: estimate from the PTX
 };
 
 class Engine {
@@ -32,6 +35,10 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   DeviceMemory& memory() { return mem_; }
+
+  // Sets the GPU config the timing model uses (the flat dict of stcsim.config). Throws std::invalid_argument.
+  void set_config(const FlatConfig& flat);
+  bool has_config() const { return has_config_; }
 
   // Parses and links a PTX module; its .entry kernels become launchable by name. Returns their names.
   std::vector<std::string> load_ptx(const std::string& text, const std::string& file);
@@ -51,6 +58,8 @@ class Engine {
   std::vector<uint8_t> pack_params(const Kernel& k, const std::vector<KernelArg>& args) const;
 
   DeviceMemory mem_;
+  TimingConfig cfg_;
+  bool has_config_ = false;
   std::vector<uint8_t> const_bank_;
   std::vector<std::unique_ptr<Module>> modules_;
   std::map<std::string, std::pair<Module*, Kernel*>> kernels_;

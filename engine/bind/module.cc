@@ -4,12 +4,14 @@
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+#include <nanobind/stl/tuple.h>
 
 #include <array>
 #include <climits>
 
 #include "../engine.h"
 #include "../ptx/errors.h"
+#include "../timing/stats.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -29,13 +31,17 @@ std::array<uint32_t, 3> dims(const std::vector<int64_t>& v, const char* what) {
 }
 
 stc::Stats launch(stc::Engine& e, const std::string& kernel, const std::vector<int64_t>& grid,
-                  const std::vector<int64_t>& block, const nb::list& args, int64_t shared_bytes) {
+                  const std::vector<int64_t>& block, const nb::list& args, int64_t shared_bytes, bool timing,
+                  int64_t regs_per_thread) {
   stc::LaunchRequest r;
   r.kernel = kernel;
   const auto g = dims(grid, "grid"), b = dims(block, "block");
   for (int i = 0; i < 3; ++i) { r.grid[i] = g[static_cast<size_t>(i)]; r.block[i] = b[static_cast<size_t>(i)]; }
   if (shared_bytes < 0) throw stc::LaunchError("shared_bytes must be >= 0");
   r.dynamic_shared = static_cast<uint64_t>(shared_bytes);
+  r.timing = timing;
+  if (regs_per_thread < 0 || regs_per_thread > 255) throw stc::LaunchError("regs_per_thread must be in [0, 255]");
+  r.regs_per_thread = static_cast<uint32_t>(regs_per_thread);
   for (size_t i = 0; i < args.size(); ++i) {
     nb::handle a = args[i];
     if (nb::isinstance<nb::bool_>(a)) r.args.emplace_back(static_cast<int64_t>(nb::cast<bool>(a)));
@@ -74,6 +80,22 @@ NB_MODULE(_engine, m) {
            "Parses and links PTX; returns the entry kernel names.")
       .def("kernel_names", &stc::Engine::kernel_names)
       .def("bytes_allocated", [](stc::Engine& e) { return e.memory().bytes_allocated(); })
-      .def("launch", &launch, "kernel"_a, "grid"_a, "block"_a, "args"_a, "shared_bytes"_a = 0,
-           "Runs a kernel; returns its stats.");
+      .def("set_config", [](stc::Engine& e, const nb::dict& d) {
+            stc::FlatConfig f;
+            for (auto [k, v] : d) {
+              const std::string key = nb::cast<std::string>(k);
+              if (nb::isinstance<nb::str>(v)) f[key] = nb::cast<std::string>(v);
+              else if (nb::isinstance<nb::bool_>(v)) f[key] = nb::cast<bool>(v) ? 1.0 : 0.0;
+              else if (nb::isinstance<nb::int_>(v) || nb::isinstance<nb::float_>(v)) f[key] = nb::cast<double>(v);
+              else f[key] = std::string(nb::str(v).c_str());
+            }
+            e.set_config(f);
+          }, "flat"_a, "Sets the flat GPU config used by the timing model.")
+      .def("launch", &launch, "kernel"_a, "grid"_a, "block"_a, "args"_a, "shared_bytes"_a = 0, "timing"_a = true,
+           "regs_per_thread"_a = 0, "Runs a kernel; returns its stats.");
+  m.def("timing_stat_info", []() {
+    std::vector<std::tuple<std::string, std::string, std::string>> out;
+    for (const auto& i : stc::timing_stat_info()) out.emplace_back(i.name, i.unit, i.desc);
+    return out;
+  }, "Name, unit and description of every timing stat.");
 }

@@ -14,6 +14,69 @@ bool ends_block(const Instr& in) { return is_control(in); }
 
 }  // namespace
 
+namespace {
+
+// Successor pcs of the instruction at pc (n = past the end, i.e. exit).
+void successors(const Kernel& k, int pc, std::vector<int>& out) {
+  out.clear();
+  const int n = static_cast<int>(k.code.size());
+  const Instr& in = k.code[static_cast<size_t>(pc)];
+  const bool guarded = in.guard >= 0;
+  if (in.op == Op::Bra) {
+    out.push_back(in.target);
+    if (guarded && pc + 1 < n) out.push_back(pc + 1);
+  } else if (is_control(in)) {
+    if (guarded && pc + 1 < n) out.push_back(pc + 1);
+  } else if (pc + 1 < n) {
+    out.push_back(pc + 1);
+  }
+}
+
+}  // namespace
+
+uint32_t estimate_registers(const Kernel& k) {
+  const int n = static_cast<int>(k.code.size());
+  const size_t nr = k.regs.size();
+  if (n == 0 || nr == 0) return 2;
+  const size_t words = (nr + 63) / 64;
+  std::vector<uint64_t> live_in(static_cast<size_t>(n) * words, 0);
+  std::vector<int> succ;
+  std::vector<uint64_t> cur(words);
+  auto width = [&](int32_t r) -> uint32_t {
+    const DType t = k.regs[static_cast<size_t>(r)].type;
+    return t == DType::Pred ? 0u : dtype_bytes(t) > 4 ? 2u : 1u;
+  };
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (int pc = n - 1; pc >= 0; --pc) {
+      std::fill(cur.begin(), cur.end(), 0);
+      successors(k, pc, succ);
+      for (int s : succ)
+        for (size_t w = 0; w < words; ++w) cur[w] |= live_in[static_cast<size_t>(s) * words + w];
+      const Instr& in = k.code[static_cast<size_t>(pc)];
+      if (in.guard < 0)
+        for (int32_t r : in.dsts) cur[static_cast<size_t>(r) / 64] &= ~(uint64_t{1} << (r % 64));
+      for (int32_t r : in.srcs) cur[static_cast<size_t>(r) / 64] |= uint64_t{1} << (r % 64);
+      uint64_t* dst = &live_in[static_cast<size_t>(pc) * words];
+      for (size_t w = 0; w < words; ++w)
+        if (dst[w] != cur[w]) { dst[w] = cur[w]; changed = true; }
+    }
+  }
+  uint32_t peak = 0;
+  for (int pc = 0; pc < n; ++pc) {
+    // Live across this instruction: its live-in plus its destinations (written while sources are read).
+    uint32_t sum = 0;
+    const uint64_t* li = &live_in[static_cast<size_t>(pc) * words];
+    for (size_t w = 0; w < words; ++w)
+      for (uint64_t b = li[w]; b; b &= b - 1) sum += width(static_cast<int32_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(b))));
+    for (int32_t r : k.code[static_cast<size_t>(pc)].dsts)
+      if (!((li[static_cast<size_t>(r) / 64] >> (r % 64)) & 1)) sum += width(r);
+    peak = std::max(peak, sum);
+  }
+  return peak + 2;
+}
+
 void compute_reconvergence(Kernel& k) {
   const int n = static_cast<int>(k.code.size());
   if (n == 0) return;

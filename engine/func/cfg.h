@@ -9,6 +9,10 @@ namespace stc {
 // that is the kernel's exit.
 void compute_reconvergence(Kernel& k);
 
+// Registers per thread a register allocator would need: the peak number of simultaneously live 32-bit
+// register slots (64-bit registers count two, predicates none) from a liveness analysis, plus two reserved.
+uint32_t estimate_registers(const Kernel& k);
+
 // True for instructions that set the warp's pc themselves (bra, ret, exit, trap).
 bool is_control(const Instr& in);
 

@@ -54,6 +54,10 @@ inline uint32_t round_double_to_narrow(double x, int ebits, int mbits) {
 inline uint16_t double_to_half(double x) { return static_cast<uint16_t>(round_double_to_narrow(x, 5, 10)); }
 inline uint16_t double_to_bf16(double x) { return static_cast<uint16_t>(round_double_to_narrow(x, 8, 7)); }
 inline double bf16_to_double(uint16_t b) { return static_cast<double>(f32_from_bits(static_cast<uint32_t>(b) << 16)); }
+// .ftz: subnormal values become zero of the same sign.
+inline float f32_ftz(float f) { return std::fpclassify(f) == FP_SUBNORMAL ? std::copysign(0.0f, f) : f; }
+inline uint16_t half_ftz(uint16_t h) { return (h & 0x7c00) == 0 ? static_cast<uint16_t>(h & 0x8000) : h; }
+
 // Round-to-nearest-even double -> float is the C++ conversion under the default rounding mode.
 inline float double_to_float(double x) { return static_cast<float>(x); }
 

@@ -38,6 +38,20 @@ bool combine(BoolOp op, bool t, bool c) {
   }
 }
 
+// Comparison operand: .ftz flushes f32 (and f16) subnormal inputs to sign-preserving zero.
+template <DType T>
+inline typename TT<T>::V cmp_get(const ExecCtx& c, const Instr& in, size_t i, int lane) {
+  if constexpr (T == DType::F32) {
+    const float v = get<T>(c, in.ops[i], lane);
+    return (in.flags & F_FTZ) ? f32_ftz(v) : v;
+  } else if constexpr (T == DType::F16) {
+    const uint16_t h = static_cast<uint16_t>(src_bits(c, in.ops[i], lane));
+    return TT<T>::get((in.flags & F_FTZ) ? half_ftz(h) : h);
+  } else {
+    return get<T>(c, in.ops[i], lane);
+  }
+}
+
 template <DType T>
 void ex_setp(ExecCtx& c, const Instr& in) {
   const Operand& d = in.ops[0];
@@ -45,21 +59,60 @@ void ex_setp(ExecCtx& c, const Instr& in) {
   const int32_t q = d.kind == OpndKind::Vec ? d.vec[1] : -1;
   const bool has_c = in.ops.size() > 3;
   for_lanes(c.mask, [&](int l) {
-    const bool t = compare(in.cmp, get<T>(c, in.ops[1], l), get<T>(c, in.ops[2], l));
+    const bool t = compare(in.cmp, cmp_get<T>(c, in, 1, l), cmp_get<T>(c, in, 2, l));
     const bool cv = has_c && src_bits(c, in.ops[3], l) != 0;
     set_reg(c, p, l, has_c ? combine(in.bop, t, cv) : t);
     if (q >= 0) set_reg(c, q, l, has_c ? combine(in.bop, !t, cv) : !t);
   });
 }
 
+// What set writes for a true result, by destination type (false is always 0).
+uint64_t set_true(DType d) {
+  switch (d) {
+    case DType::F32: return 0x3f800000u;
+    case DType::F16: case DType::F16x2: return 0x3c00;
+    case DType::BF16: case DType::BF16x2: return 0x3f80;
+    case DType::U16: case DType::S16: return 0xffff;
+    default: return 0xffffffffu;
+  }
+}
+
 template <DType T>
 void ex_set(ExecCtx& c, const Instr& in) {
   const bool has_c = in.ops.size() > 3;
-  const bool float_dst = in.type == DType::F32;
+  const uint64_t one = set_true(in.type);
   for_lanes(c.mask, [&](int l) {
-    bool t = compare(in.cmp, get<T>(c, in.ops[1], l), get<T>(c, in.ops[2], l));
+    bool t = compare(in.cmp, cmp_get<T>(c, in, 1, l), cmp_get<T>(c, in, 2, l));
     if (has_c) t = combine(in.bop, t, src_bits(c, in.ops[3], l) != 0);
-    set_reg(c, in.ops[0].reg, l, float_dst ? (t ? 0x3f800000u : 0u) : (t ? 0xffffffffu : 0u));
+    set_reg(c, in.ops[0].reg, l, t ? one : 0);
+  });
+}
+
+// set / setp on packed f16x2 / bf16x2: one comparison per 16-bit half. setp writes the low half's result
+// to p and the high half's to q (`setp.lt.f16x2 p|q, a, b`); set packs one result per half (1.0 in the
+// half type for .f16x2 / .bf16x2 destinations, 0xffff for .u32 / .s32).
+template <DType H>
+void ex_set2(ExecCtx& c, const Instr& in) {
+  const Operand& d = in.ops[0];
+  const bool setp = in.op == Op::Setp, has_c = in.ops.size() > 3;
+  const uint64_t one = set_true(in.type) & 0xffff;
+  const bool ftz = H == DType::F16 && (in.flags & F_FTZ);
+  for_lanes(c.mask, [&](int l) {
+    const uint64_t a = src_bits(c, in.ops[1], l), b = src_bits(c, in.ops[2], l);
+    const bool cv = has_c && src_bits(c, in.ops[3], l) != 0;
+    bool t[2];
+    for (int h = 0; h < 2; ++h) {
+      uint16_t ha = static_cast<uint16_t>(a >> (16 * h)), hb = static_cast<uint16_t>(b >> (16 * h));
+      if (ftz) { ha = half_ftz(ha); hb = half_ftz(hb); }
+      t[h] = compare(in.cmp, TT<H>::get(ha), TT<H>::get(hb));
+      if (has_c) t[h] = combine(in.bop, t[h], cv);
+    }
+    if (setp) {
+      set_reg(c, d.kind == OpndKind::Vec ? d.vec[0] : d.reg, l, t[0]);
+      if (d.kind == OpndKind::Vec) set_reg(c, d.vec[1], l, t[1]);
+    } else {
+      set_reg(c, d.reg, l, (t[0] ? one : 0) | (t[1] ? one << 16 : 0));
+    }
   });
 }
 
@@ -72,7 +125,7 @@ void ex_selp(ExecCtx& c, const Instr& in) {
 template <DType T>
 void ex_slct(ExecCtx& c, const Instr& in) {
   for_lanes(c.mask, [&](int l) {
-    const bool ge = get<T>(c, in.ops[3], l) >= 0;
+    const bool ge = cmp_get<T>(c, in, 3, l) >= 0;  // NaN selects b
     set_reg(c, in.ops[0].reg, l, ge ? src_bits(c, in.ops[1], l) : src_bits(c, in.ops[2], l));
   });
 }
@@ -127,17 +180,25 @@ void decode_cmp(Instr& in, const Kernel&) {
     if (types.size() != 1) throw DecodeError("setp needs one type");
     in.type2 = types[0];
     need_ops(in, in.bop == BoolOp::None ? 3 : 4);
-    imms_as(in, in.type2, 1);
-    if (in.ops.size() > 3) imm_as(in.ops[3], DType::Pred);
-    in.fn = pick_setp(in.type2);
+    imm_as(in.ops[1], in.type2);
+    imm_as(in.ops[2], in.type2);
+    const bool pair = in.type2 == DType::F16x2 || in.type2 == DType::BF16x2;
+    if (pair && in.ops[0].kind != OpndKind::Vec) throw DecodeError("setp on a packed pair needs p|q");
+    in.fn = pair ? (in.type2 == DType::F16x2 ? &ex_set2<DType::F16> : &ex_set2<DType::BF16>) : pick_setp(in.type2);
   } else {
-    if (types.size() != 2 || (types[0] != DType::U32 && types[0] != DType::S32 && types[0] != DType::F32))
-      throw DecodeError("set needs .dtype.stype with dtype u32, s32 or f32");
+    if (types.size() != 2) throw DecodeError("set needs .dtype.stype");
     in.type = types[0];
     in.type2 = types[1];
+    const bool pair = in.type2 == DType::F16x2 || in.type2 == DType::BF16x2;
+    static const DType scalar_dst[] = {DType::U32, DType::S32, DType::F32, DType::U16, DType::S16, DType::F16, DType::BF16};
+    bool ok = false;
+    if (pair) ok = in.type == in.type2 || in.type == DType::U32 || in.type == DType::S32;
+    else for (DType t : scalar_dst) ok |= in.type == t;
+    if (!ok) throw DecodeError(std::string("unsupported set destination type .") + dtype_name(in.type));
     need_ops(in, in.bop == BoolOp::None ? 3 : 4);
-    imms_as(in, in.type2, 1);
-    in.fn = pick_set(in.type2);
+    imm_as(in.ops[1], in.type2);
+    imm_as(in.ops[2], in.type2);
+    in.fn = pair ? (in.type2 == DType::F16x2 ? &ex_set2<DType::F16> : &ex_set2<DType::BF16>) : pick_set(in.type2);
   }
   if (!in.fn) unsupported(in, std::string("type .") + dtype_name(in.type2));
   in.unit = unit_for(in.type2) == Unit::FP16 ? Unit::FP16 : unit_for(in.type2) == Unit::FP64 ? Unit::FP64 : Unit::INT;

@@ -91,7 +91,7 @@ void ex_st(ExecCtx& c, const Instr& in) {
       uint64_t v;
       if (s.kind == OpndKind::Vec) {
         const int32_t r = s.vec[static_cast<size_t>(i)];
-        v = r >= 0 ? c.w.regs[static_cast<size_t>(r) * 32 + l] : 0;
+        v = r >= 0 ? c.w.regs[static_cast<size_t>(r) * 32 + l] : r == -2 ? s.vec_imm[static_cast<size_t>(i)] : 0;
       } else {
         v = src_bits(c, s, l);
       }
@@ -196,6 +196,7 @@ void decode_ldst(Instr& in, const Kernel&) {
   if (in.vec > 1 && (val.kind != OpndKind::Vec || val.vec.size() != in.vec))
     throw DecodeError("vector access needs a {..} operand of " + std::to_string(in.vec) + " registers");
   if (in.vec == 1 && val.kind == OpndKind::Vec) throw DecodeError("a {..} operand needs .v2 or .v4");
+  if (load && val.kind == OpndKind::Vec && !val.vec_imm.empty()) throw DecodeError("immediate in a destination");
   if (!load) imm_as(in.ops[1], in.type);
   in.unit = Unit::LDST;
   in.fn = load ? &ex_ld : &ex_st;

@@ -58,7 +58,8 @@ void ex_mov(ExecCtx& c, const Instr& in) {
     for_lanes(c.mask, [&](int l) {
       uint64_t v = 0;
       for (size_t i = 0; i < a.vec.size(); ++i) {
-        const uint64_t e = a.vec[i] >= 0 ? c.w.regs[static_cast<size_t>(a.vec[i]) * 32 + l] : 0;
+        const int32_t r = a.vec[i];
+        const uint64_t e = r >= 0 ? c.w.regs[static_cast<size_t>(r) * 32 + l] : r == -2 ? a.vec_imm[i] : 0;
         v |= zext(e, part) << (8 * part * i);
       }
       set_reg(c, d.reg, l, v);
@@ -207,6 +208,7 @@ void decode_mov(Instr& in, const Kernel&) {
   need_ops(in, 2);
   if (in.ops[1].kind == OpndKind::Mem || in.ops[1].kind == OpndKind::Label) throw DecodeError("bad mov source");
   if (in.ops[0].kind != OpndKind::Reg && in.ops[0].kind != OpndKind::Vec) throw DecodeError("bad mov destination");
+  if (in.ops[0].kind == OpndKind::Vec && !in.ops[0].vec_imm.empty()) throw DecodeError("immediate in a destination");
   imm_as(in.ops[1], in.type);
   in.unit = Unit::INT;
   in.fn = &ex_mov;

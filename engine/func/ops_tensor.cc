@@ -164,7 +164,7 @@ void ex_ldmatrix(ExecCtx& c, const Instr& in) {
 }
 
 void need_vec(const Instr& in, size_t idx, size_t n, const char* what) {
-  if (in.ops[idx].kind != OpndKind::Vec || in.ops[idx].vec.size() != n)
+  if (in.ops[idx].kind != OpndKind::Vec || in.ops[idx].vec.size() != n || !in.ops[idx].vec_imm.empty())
     throw DecodeError(std::string(what) + " must be a {..} of " + std::to_string(n) + " registers");
 }
 
@@ -290,7 +290,7 @@ void decode_ldmatrix(Instr& in) {
     throw DecodeError("ldmatrix needs .sync.aligned.m8n8.x{1,2,4}[.trans][.shared].b16");
   need_ops(in, 2);
   const Operand& d = in.ops[0];
-  if (!(d.kind == OpndKind::Vec && d.vec.size() == in.num) && !(in.num == 1 && d.kind == OpndKind::Reg))
+  if (!(d.kind == OpndKind::Vec && d.vec.size() == in.num && d.vec_imm.empty()) && !(in.num == 1 && d.kind == OpndKind::Reg))
     throw DecodeError("ldmatrix destination must hold " + std::to_string(in.num) + " registers");
   if (in.ops[1].kind != OpndKind::Mem) throw DecodeError("expected an address operand [..]");
   in.unit = Unit::LDST;

@@ -531,17 +531,26 @@ class Parser {
     Operand o;
     if (f.s == "{") {
       o.kind = OpndKind::Vec;
+      bool any_imm = false;
       for (size_t i = 1; i + 1 < t.size(); ++i) {
         if (t[i]->s == ",") continue;
-        if (t[i]->s == "_") { o.vec.push_back(-1); continue; }
-        const int32_t r = find_reg(t[i]->s);
-        if (r < 0) {
-          Operand im;
-          if (t[i]->kind == Tok::Num && parse_number(t[i]->s, im)) bad("immediates inside vector operands are not supported");
-          bad("unknown register in vector operand");
-        }
-        o.vec.push_back(r);
+        if (t[i]->s == "_") { o.vec.push_back(-1); o.vec_imm.push_back(0); continue; }
+        const bool neg = t[i]->s == "-" && i + 2 < t.size();
+        const Tok& e = neg ? *t[++i] : *t[i];
+        const int32_t r = neg ? -1 : find_reg(e.s);
+        if (r >= 0) { o.vec.push_back(r); o.vec_imm.push_back(0); continue; }
+        // An immediate element, e.g. `mov.b32 %f1, {0, %rs1};`: vec[i] == -2, its bits in vec_imm[i].
+        Operand im;
+        if (e.kind != Tok::Num || !parse_number(e.s, im)) bad("unknown register in vector operand");
+        if (im.imm_kind == ImmKind::Real) bad("decimal floating-point immediates inside vector operands are not supported");
+        uint64_t v = im.imm;
+        if (neg) v = im.imm_kind == ImmKind::Int ? ~v + 1
+                   : v ^ (im.imm_kind == ImmKind::F32Bits ? 0x80000000ull : 0x8000000000000000ull);
+        o.vec.push_back(-2);
+        o.vec_imm.push_back(v);
+        any_imm = true;
       }
+      if (!any_imm) o.vec_imm.clear();
       if (t.back()->s != "}") bad("unterminated vector operand");
       return o;
     }
@@ -651,9 +660,7 @@ class Parser {
       k_->code.push_back(std::move(ret));
     }
     compute_reconvergence(*k_);
-    uint32_t bits = 0;
-    for (const auto& r : k_->regs) bits += r.type == DType::Pred ? 0 : static_cast<uint32_t>(std::max(4, dtype_bytes(r.type)));
-    k_->regs_per_thread = (bits + 3) / 4;
+    k_->regs_per_thread = estimate_registers(*k_);
   }
 };
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from stcsim.config.derived import DERIVED
-from stcsim.config.loader import CONFIG_DIR, available, load_config
+from stcsim.config.loader import CONFIG_DIR, Origin, available, load_config
 from stcsim.config.params import Param, Value
 from stcsim.config.rules import RULES
 from stcsim.config.schema import CONVENTIONS, GROUP_DOCS, PARAMS
@@ -46,11 +46,11 @@ def render(config_dir: Path = CONFIG_DIR) -> str:
     bases, overlays = available(config_dir)
     parts = [_HEADER, f"Shipped configs: {_names(bases)}. Overlays: {_names(overlays)}.\n",
              "## Conventions\n", *(f"- {line}" for line in CONVENTIONS), "", "## Keys\n",
-             "Type, unit, default (**required** when none), allowed values, meaning, and where the default "
-             "comes from. `sm_N+`: the key exists only on `gpu.sm_version` >= N.\n"]
+             "Type, unit, default (**required** when none), allowed values, meaning, and where values (and "
+             "defaults) come from. `sm_N+`: the key exists only on `gpu.sm_version` >= N.\n"]
     for group, rows in _keys_by_group().items():
         parts += [f"### `{group}`: {GROUP_DOCS[group]}\n",
-                  "| key | type | unit | default | allowed | description | source of default |",
+                  "| key | type | unit | default | allowed | description | source |",
                   "|---|---|---|---|---|---|---|", *rows, ""]
     parts += ["## Derived values\n", "Computed in one place (`stcsim/config/derived.py`), exposed in "
               "`flat()`, never set in files.\n", "| key | unit | formula |", "|---|---|---|"]
@@ -84,7 +84,7 @@ def _param_row(leaf: str, param: Param) -> str:
 
 def _config_table(name: str, config_dir: Path) -> list[str]:
     cfg = load_config(name, config_dir=config_dir)
-    rows = [f"| `{key}` | `{_fmt(value)}` | {_cell(cfg.source(key).split(': ', 1)[1])} |"
+    rows = [f"| `{key}` | `{_fmt(value)}` | {_cell(_origin(cfg.origins[key]))} |"
             for key, value in cfg.flat().items()]
     return [f"### {name} ({cfg.get('gpu.name')}, `configs/{name}.yaml`)\n", "| key | value | source |",
             "|---|---|---|", *rows, ""]
@@ -98,6 +98,13 @@ def _overlay_table(name: str, config_dir: Path) -> list[str]:
             for key, leaf in leaf_comments(text).items()]
     return [f"### +{name} (`configs/overlays/{name}.yaml`)\n", intro + "\n", "| key | value | source |",
             "|---|---|---|", *rows, ""]
+
+
+def _origin(origin: Origin) -> str:
+    """Shorten an origin for a table: file sources lose the (known) file name, formulas are listed above."""
+    if origin.where == "derived":
+        return "derived (see Derived values)"
+    return str(origin) if origin.where == "default" else origin.source
 
 
 def _names(names: list[str]) -> str:

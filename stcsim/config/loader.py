@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -29,6 +30,16 @@ OVERRIDES = "<overrides>"
 """The origin recorded for values passed to :func:`load_config` as ``overrides``."""
 
 
+class Origin(NamedTuple):
+    """Where a value comes from: a file (or ``default``, ``derived``, ``<overrides>``) and the source text."""
+
+    where: str
+    source: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.source}"
+
+
 @dataclass(frozen=True)
 class GpuConfig:
     """A resolved, checked GPU config: declared values plus derived values, each with its origin."""
@@ -36,7 +47,7 @@ class GpuConfig:
     spec: str
     files: tuple[Path, ...]
     values: Mapping[str, Value] = field(repr=False)
-    origins: Mapping[str, str] = field(repr=False)
+    origins: Mapping[str, Origin] = field(repr=False)
 
     def flat(self) -> dict[str, Value]:
         """Every value the engine reads, as ``{"l1d.size_bytes": 32768, ...}`` (declared, then derived)."""
@@ -55,17 +66,17 @@ class GpuConfig:
     def source(self, key: str) -> str:
         """Where a value comes from: ``"configs/v100.yaml: paper 001 ..."``, a default, or a formula."""
         self.get(key)
-        return self.origins[key]
+        return str(self.origins[key])
 
     def nested(self) -> dict[str, object]:
         """The declared values (not derived ones) as nested mappings, ready to be written as YAML."""
-        tree: dict[str, object] = {}
+        tree: dict[str, Any] = {}
         for key, value in self.values.items():
             if key in PARAMS:
                 *groups, leaf = key.split(".")
                 node = tree
                 for name in groups:
-                    node = node.setdefault(name, {})  # type: ignore[assignment]
+                    node = node.setdefault(name, {})
                 node[leaf] = value
         return tree
 
@@ -87,7 +98,7 @@ def load_config(spec: str | Path, overrides: Mapping[str, object] | None = None,
     """
     files = _resolve(str(spec), config_dir)
     values: dict[str, Value] = {}
-    origins: dict[str, str] = {}
+    origins: dict[str, Origin] = {}
     for path in files:
         text = path.read_text()
         where = _display(path)
@@ -95,17 +106,17 @@ def load_config(spec: str | Path, overrides: Mapping[str, object] | None = None,
         for key, value in _check_file(_parse(text, where), where).items():
             values[key] = value
             leaf = comments.get(key)
-            origins[key] = f"{where}: {split_source(leaf.comment)[1] if leaf else ''}"
+            origins[key] = Origin(where, split_source(leaf.comment)[1] if leaf else "")
     if overrides:
         for key, value in _check_file(dict(overrides), OVERRIDES).items():
-            values[key], origins[key] = value, OVERRIDES
+            values[key], origins[key] = value, Origin(OVERRIDES, "")
     names = " + ".join([_display(p) for p in files] + ([OVERRIDES] if overrides else []))
     _complete(values, origins, names)
-    explicit = frozenset(k for k, o in origins.items() if not o.startswith("default"))
+    explicit = frozenset(k for k, o in origins.items() if o.where != "default")
     _check_rules(values, explicit, origins)
     resolved = derive(values)
     for key in resolved.keys() - values.keys():
-        origins[key] = f"derived: {DERIVED[key].doc}"
+        origins[key] = Origin("derived", DERIVED[key].doc)
     ordered = {key: resolved[key] for key in (*PARAMS, *DERIVED) if key in resolved}
     return GpuConfig(str(spec), tuple(files), ordered, origins)
 
@@ -174,27 +185,28 @@ def _flatten(data: Mapping[object, object], where: str, prefix: str = "") -> dic
     return flat
 
 
-def _complete(values: dict[str, Value], origins: dict[str, str], names: str) -> None:
+def _complete(values: dict[str, Value], origins: dict[str, Origin], names: str) -> None:
     """Fill defaults, and reject missing required keys and keys this GPU's sm_version does not have."""
     for key in ("gpu.sm_version", *PARAMS):
         param = PARAMS[key]
         gated = param.min_sm is not None and int(values["gpu.sm_version"]) < param.min_sm
         if gated and key in values:
             raise ConfigError(f"exists only on gpu.sm_version >= {param.min_sm}, this GPU is "
-                              f"sm_{values['gpu.sm_version']}; remove it", key=key, where=origins[key])
+                              f"sm_{values['gpu.sm_version']}; remove it", key=key, where=origins[key].where)
         if gated or key in values:
             continue
         if param.required:
             raise ConfigError(f"missing required key ({param.doc}; {param.unit}; {param.allowed()})",
                               key=key, where=names)
         values[key] = param.default  # type: ignore[assignment]
-        origins[key] = f"default: {param.source}"
+        origins[key] = Origin("default", param.source)
 
 
-def _check_rules(values: Mapping[str, Value], explicit: frozenset[str], origins: Mapping[str, str]) -> None:
+def _check_rules(values: Mapping[str, Value], explicit: frozenset[str],
+                 origins: Mapping[str, Origin]) -> None:
     for rule in RULES:
         if not rule.holds(values, explicit):
-            shown = ", ".join(f"{k} = {values[k]} ({origins[k].split(':', 1)[0]})" for k in rule.keys)
+            shown = ", ".join(f"{k} = {values[k]} ({origins[k].where})" for k in rule.keys)
             raise ConfigError(f"violates: {rule.doc} [{shown}]", key=rule.keys[0])
 
 

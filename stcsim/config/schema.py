@@ -30,7 +30,8 @@ CONVENTIONS: tuple[str, ...] = (
 _DS = "vendor datasheet / architecture whitepaper"
 _PG = "CUDA C++ Programming Guide, compute capability tables"
 _OCC = "CUDA Occupancy Calculator (allocation granularities)"
-_P001 = "paper 001 (Zhu et al., MICRO'19), Fig. 13"
+_P001 = "paper 001 (Zhu et al., MICRO'19)"
+_P001_TC = f"{_P001} Sec. 4.1, Fig. 13(a)"
 _P004 = "paper 004 (Zhu & Xie, ExTensor), PhaseLat model"
 _MB = "microbenchmark literature (see each config's comments)"
 
@@ -49,12 +50,12 @@ def _wmma(shape: str) -> Group:
     doc = f"wmma.mma.sync {shape}: latency = sets x (fetch_cycles + compute_cycles) (paper 001 model)"
     return Group(doc, {
         "sets": Int("Sets per warp instruction (Volta: 4 sets of HMMA.884; sm_80+: SASS HMMAs per wmma)",
-                    "count", _P001, hi=64),
+                    "count", _P001_TC, hi=64),
         "fetch_cycles": Int("Cycles to fill the operand buffers (A, B) before each set computes",
-                            "cycles", _P001, lo=0, hi=1024),
-        "compute_cycles": Int("Dot-product cycles per set", "cycles", _P001, hi=1024),
+                            "cycles", _P001_TC, lo=0, hi=1024),
+        "compute_cycles": Int("Dot-product cycles per set", "cycles", _P001_TC, hi=1024),
         "issue_interval": Int("Cycles the sub-core's Tensor Core pipe is busy before it accepts the "
-                              "next wmma/mma", "cycles", _P001, hi=1024),
+                              "next wmma/mma", "cycles", _P001_TC, hi=1024),
     })
 
 
@@ -127,7 +128,8 @@ TREE: dict[str, Param | Group] = {
     }),
     "tensor": Group("Tensor Cores: counts and per-instruction-shape timing", {
         "cores_per_subcore": Int("Tensor Cores in each sub-core", "count", _DS, hi=16),
-        "cores_per_warp_op": Int("Tensor Cores one warp-level MMA occupies at once", "count", _P001, hi=16),
+        "cores_per_warp_op": Int("Tensor Cores one warp-level MMA occupies at once", "count", _P001_TC,
+                                 hi=16),
         "wmma_m16n16k16_f32": _wmma("m16n16k16, f16 x f16 + f32"),
         "wmma_m16n16k16_f16": _wmma("m16n16k16, f16 x f16 + f16"),
         "mma_m16n8k8_f32": _mma("mma.sync m16n8k8", 75),
@@ -184,14 +186,15 @@ TREE: dict[str, Param | Group] = {
                      "PTX ISA (cp.async)", "async", min_sm=80),
     }),
     "stc": Group("Sparse Tensor Core SHMMA extension (paper 001): 16x16x16 warp ops, L = 16, K non-zeros", {
-        "enabled": Bool("Accept the swmma.* instructions", _P001, False),
-        "k": Int("Non-zeros per 16-wide row vector of A (paper 001 evaluates K = 4)", "count", _P001, 4,
-                 choices=(2, 4, 8)),
-        "pingpong": Bool("Ping-pong operand buffer B (hides the B fetch behind compute)", _P001, False),
+        "enabled": Bool("Accept the swmma.* instructions", f"{_P001} Sec. 4.2", False),
+        "k": Int("Non-zeros per 16-wide row vector of A (paper 001 evaluates K = 4)", "count",
+                 f"{_P001} Sec. 3 (L = 16, K = 4)", 4, choices=(2, 4, 8)),
+        "pingpong": Bool("Ping-pong operand buffer B (hides the B fetch behind compute)",
+                         f"{_P001} Sec. 4.3, Fig. 13(c)", False),
         "sparse_cycles": Int("Latency of one sparse 16x16x16 warp op without ping-pong (paper: K = 4)",
-                             "cycles", _P001, 26, hi=10_000),
+                             "cycles", f"{_P001} Fig. 13(b)", 26, hi=10_000),
         "sparse_pingpong_cycles": Int("Latency of one sparse 16x16x16 warp op with ping-pong (K = 4)",
-                                      "cycles", _P001, 20, hi=10_000),
+                                      "cycles", f"{_P001} Fig. 13(c)", 20, hi=10_000),
     }),
     "extensor": Group("ExTensor wmma.smma.L extension (paper 004): latency = sum of PhaseLat over phases", {
         "enabled": Bool("Accept the wmma.smma.L instructions", _P004, False),
@@ -199,7 +202,8 @@ TREE: dict[str, Param | Group] = {
                      "count", _P004, 64, lo=16, hi=1024, multiple_of=16),
         "block_skip": Enum("Reading of the block-skip rule: literal (charge >= min_block_cycles for every "
                            "row and block), row_skip (skip blocks a row does not use), phase_skip (skip "
-                           "blocks no row of the phase uses)", ("literal", "row_skip", "phase_skip"), _P004,
+                           "blocks no row of the phase uses)", ("literal", "row_skip", "phase_skip"),
+                           "paper 004 text: a block is not fetched if no coordinate of the phase falls in it",
                            "phase_skip"),
         "nnz_per_phase": Int("Non-zeros per row consumed in one phase (4-dim dot-product units)", "count",
                              _P004, 4, hi=64),

@@ -30,12 +30,20 @@ def _dims(d: Dim) -> list[int]:
 class Engine:
     """One simulated GPU: device memory, loaded kernels and launches.
 
-    `config` names a GPU config (e.g. ``"v100"``); it is kept for the timing model and reported in stats.
+    `config` is a GPU config spec for the cycle-level timing model (e.g. ``"v100"``, ``"h100"``,
+    ``"v100+stc-pingpong"`` or a YAML path; see docs/configs.md). With ``config=None`` launches are
+    functional only (results and instruction counts, no cycles).
     """
 
-    def __init__(self, config: str | None = None) -> None:
-        self.config = config
+    def __init__(self, config: str | os.PathLike[str] | None = None) -> None:
         self._eng = _engine.Engine()
+        self.config: str | None = None
+        if config is not None:
+            from stcsim.config import load_config
+
+            gpu = load_config(str(config))
+            self._eng.set_config(gpu.flat())
+            self.config = str(config)
 
     def malloc(self, nbytes: int) -> int:
         """Allocates `nbytes` of zeroed device memory and returns its device address."""
@@ -74,12 +82,26 @@ class Engine:
         block: Dim,
         args: Sequence[int | float],
         shared_bytes: int = 0,
-    ) -> dict[str, float]:
+        *,
+        timing: bool = True,
+        regs_per_thread: int = 0,
+    ) -> dict[str, float | str]:
         """Runs `kernel` over `grid` x `block` threads with `args` packed by the PTX parameter types.
 
-        `shared_bytes` is the dynamic shared memory per block. Returns the launch statistics.
+        `shared_bytes` is the dynamic shared memory per block. With a config and `timing`, the launch runs on
+        the cycle-level model and the stats include `gpu_sim_cycle`; `regs_per_thread` (0: estimated from
+        the PTX) sets register occupancy. Returns the launch statistics as a flat dict.
         """
-        stats = dict(self._eng.launch(kernel, _dims(grid), _dims(block), list(args), int(shared_bytes)))
+        stats: dict[str, float | str] = dict(
+            self._eng.launch(
+                kernel, _dims(grid), _dims(block), list(args), int(shared_bytes), bool(timing), int(regs_per_thread)
+            )
+        )
         if self.config is not None:
             stats["config"] = self.config
         return stats
+
+
+def timing_stat_info() -> list[tuple[str, str, str]]:
+    """(name, unit, description) of every statistic the timing model reports."""
+    return [tuple(x) for x in _engine.timing_stat_info()]

@@ -1,0 +1,67 @@
+// The cycle-level timing model of one kernel launch: CTA dispatcher with occupancy limits, SMs with
+// sub-cores (warp scheduler GTO/LRR, register scoreboard, units with latency and initiation interval),
+// the memory system, barriers, and event-driven fast-forward over cycles in which nothing can issue.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "../func/executor.h"
+#include "config.h"
+#include "memsys.h"
+#include "stats.h"
+
+namespace stc {
+
+class TimingModel {
+ public:
+  // `regs_per_thread`: registers per thread for occupancy (0: estimate from the PTX).
+  TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread);
+  ~TimingModel();
+  TimingModel(const TimingModel&) = delete;
+  TimingModel& operator=(const TimingModel&) = delete;
+
+  // Simulates the launch to completion (the functional results land in device memory as it goes).
+  void run();
+  const TimingStats& stats() const { return stats_; }
+  const FuncStats& func_stats() const { return exec_.stats(); }
+
+ private:
+  struct WarpT;
+  struct CtaSlot;
+  struct SubCore;
+  struct SmT;
+  struct Check {
+    bool ok;
+    uint64_t when;
+    TStat reason;
+  };
+
+  uint32_t ctas_per_sm() const;
+  bool dispatch(SmT& sm, uint64_t t);
+  Check check(const WarpT& w, const SubCore& sub, uint32_t sm, uint64_t t);
+  // Issues the warp's next instruction; returns true when the warp finished (and its CTA may be retired).
+  bool issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t);
+  uint64_t complete_time(const Instr& in, const WarpRecord& rec, WarpT& w, uint32_t sm, uint64_t t);
+  const struct TensorTiming& tensor_timing(const Instr& in) const;
+  void account(SubCore& sub, uint64_t t);
+  void retire_cta(SmT& sm, CtaSlot& cta, uint64_t t);
+  void occupancy_tick(SmT& sm, uint64_t t);
+
+  const TimingConfig& cfg_;
+  LaunchState& L_;
+  Executor exec_;
+  TimingStats stats_;
+  MemorySystem mem_;
+  std::vector<std::unique_ptr<SmT>> sms_;
+  uint32_t regs_per_thread_;
+  uint32_t warps_per_cta_;
+  uint32_t max_ctas_per_sm_ = 0;
+  uint64_t next_cta_ = 0, total_ctas_ = 0, resident_ctas_ = 0, age_ = 0;
+  uint64_t end_cycle_ = 0;
+  WarpRecord rec_;
+};
+
+}  // namespace stc

@@ -1,0 +1,172 @@
+#include "memsys.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+namespace stc {
+
+MemorySystem::MemorySystem(const TimingConfig& cfg, TimingStats& stats) : cfg_(cfg), st_(stats) {
+  sms_.reserve(cfg.num_sms);
+  for (uint32_t i = 0; i < cfg.num_sms; ++i)
+    sms_.push_back(Sm{SectorCache(cfg.l1_size, cfg.l1_assoc, cfg.l1_line, cfg.l1_sector), Calendar(), Calendar(), {}, {}});
+  const uint64_t slice_bytes = std::max<uint64_t>(cfg.l2_line, cfg.l2_size / cfg.l2_slices);
+  for (uint32_t i = 0; i < cfg.l2_slices; ++i) l2_.emplace_back(slice_bytes, cfg.l2_assoc, cfg.l2_line, cfg.l2_sector);
+  l2_port_.resize(cfg.l2_slices);
+  dram_.resize(cfg.dram_channels);
+}
+
+void MemorySystem::sectors_of(const std::vector<MemAccess>& acc, uint32_t sector, std::vector<uint64_t>& out) const {
+  out.clear();
+  for (const auto& a : acc) {
+    if (a.space != Space::Global && a.space != Space::Local) continue;
+    // Local memory is per thread; interleave it by lane so each lane's words map to distinct sectors, as
+    // the hardware's local-memory layout does (4-byte words of consecutive lanes are adjacent).
+    uint64_t first = a.addr, last = a.addr + a.size - 1;
+    if (a.space == Space::Local) {
+      first = (uint64_t{1} << 62) + (a.addr / 4) * 128 + a.lane * 4u;
+      last = first + std::min<uint32_t>(a.size, 4) - 1;
+    }
+    for (uint64_t s = first / sector; s <= last / sector; ++s) out.push_back(s * sector);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
+uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write, bool l1_path) {
+  const TimingConfig& c = cfg_;
+  const uint64_t line = sector_addr / c.l2_line;
+  const uint32_t slice = static_cast<uint32_t>((line ^ (line >> 7) ^ (line >> 17)) % c.l2_slices);
+  const double arrive = static_cast<double>(t) + c.icnt_latency;
+  const double start = l2_port_[slice].reserve(arrive, c.l2_sector / c.l2_slice_bytes_per_cycle);
+  const SectorCache::Result r = l2_[slice].access(sector_addr, write, true);
+  if (r.writeback_sectors) {
+    st_[TStat::DramWrite] += static_cast<double>(r.writeback_sectors) * c.l2_sector;
+  }
+  double ready;
+  if (r.hit || write) {
+    if (r.hit) st_[TStat::L2Hits] += 1;
+    else st_[TStat::L2Misses] += 1;
+    ready = start + (c.l2_latency - c.icnt_latency);
+  } else {
+    st_[TStat::L2Misses] += 1;
+    st_[TStat::DramRead] += c.l2_sector;
+    const uint32_t ch = static_cast<uint32_t>(((sector_addr / 256) ^ (sector_addr >> 14)) % c.dram_channels);
+    const double per_channel = c.dram_bytes_per_cycle / c.dram_channels;
+    const double dstart = dram_[ch].reserve(start, c.l2_sector / per_channel);
+    ready = dstart + (c.dram_latency - c.icnt_latency);
+  }
+  if (write) return static_cast<uint64_t>(std::ceil(start));
+  (void)l1_path;
+  const double back = sms_[sm].icnt.reserve(ready, c.l2_sector / c.icnt_bytes_per_cycle_per_sm);
+  return static_cast<uint64_t>(std::ceil(back));
+}
+
+uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, bool l1_allocate) {
+  const TimingConfig& c = cfg_;
+  Sm& s = sms_[sm];
+  sectors_of(acc, c.l1_sector, scratch_);
+  st_[TStat::GlobalLoadSectors] += static_cast<double>(scratch_.size());
+  const double per_wave = static_cast<double>(c.smem_banks * c.smem_bank_bytes) / c.l1_sector;  // sectors/cycle
+  const double waves = std::ceil(static_cast<double>(scratch_.size()) / per_wave);
+  const double start = s.l1_port.reserve(static_cast<double>(t), waves * c.smem_cycles_per_wavefront);
+  const uint64_t t0 = static_cast<uint64_t>(std::ceil(start));
+  uint64_t done = t0 + c.l1_latency;
+  for (uint64_t sec : scratch_) {
+    const SectorCache::Result r = l1_allocate ? s.l1.access(sec, false, true) : SectorCache::Result{};
+    if (r.hit) {
+      st_[TStat::L1Hits] += 1;
+      continue;
+    }
+    st_[TStat::L1Misses] += 1;
+    auto it = s.pending.find(sec);
+    if (it != s.pending.end() && it->second > t0) {  // merged into an outstanding miss (MSHR hit)
+      done = std::max(done, it->second);
+      continue;
+    }
+    const uint64_t ready = l2_path(sm, t0, sec, false, true);
+    s.pending[sec] = ready;
+    s.outstanding.push_back(ready);
+    std::push_heap(s.outstanding.begin(), s.outstanding.end(), std::greater<>());
+    done = std::max(done, ready);
+  }
+  if (s.pending.size() > 8192) {
+    for (auto it = s.pending.begin(); it != s.pending.end();) it = it->second <= t ? s.pending.erase(it) : std::next(it);
+  }
+  return done;
+}
+
+uint64_t MemorySystem::store(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc) {
+  const TimingConfig& c = cfg_;
+  Sm& s = sms_[sm];
+  sectors_of(acc, c.l1_sector, scratch_);
+  st_[TStat::GlobalStoreSectors] += static_cast<double>(scratch_.size());
+  const double per_wave = static_cast<double>(c.smem_banks * c.smem_bank_bytes) / c.l1_sector;
+  const double start = s.l1_port.reserve(static_cast<double>(t), std::ceil(scratch_.size() / per_wave) * c.smem_cycles_per_wavefront);
+  const uint64_t t0 = static_cast<uint64_t>(std::ceil(start));
+  uint64_t done = t0;
+  for (uint64_t sec : scratch_) {
+    s.l1.invalidate(sec);  // write-through, write-evict L1
+    done = std::max(done, l2_path(sm, t0, sec, true, true));
+  }
+  return done;
+}
+
+uint64_t MemorySystem::atomic(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc) {
+  const TimingConfig& c = cfg_;
+  sectors_of(acc, c.l1_sector, scratch_);
+  uint64_t done = t + c.l2_latency;
+  // Each lane's update is serialised at its L2 slice.
+  for (const auto& a : acc) {
+    if (a.space != Space::Global) continue;
+    sms_[sm].l1.invalidate(a.addr);
+    done = std::max(done, l2_path(sm, t, a.addr / c.l2_sector * c.l2_sector, false, false));
+  }
+  return done;
+}
+
+uint64_t MemorySystem::shared(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc) {
+  const TimingConfig& c = cfg_;
+  // Wavefronts = the largest number of distinct bank-width words any bank must deliver.
+  scratch_.clear();
+  uint64_t bytes = 0;
+  for (const auto& a : acc) {
+    if (a.space != Space::Shared) continue;
+    for (uint64_t w = a.addr / c.smem_bank_bytes; w <= (a.addr + a.size - 1) / c.smem_bank_bytes; ++w) scratch_.push_back(w);
+  }
+  std::sort(scratch_.begin(), scratch_.end());
+  scratch_.erase(std::unique(scratch_.begin(), scratch_.end()), scratch_.end());
+  std::vector<uint32_t> per_bank(c.smem_banks, 0);
+  uint32_t waves = 0;
+  for (uint64_t w : scratch_) waves = std::max(waves, ++per_bank[w % c.smem_banks]);
+  bytes = scratch_.size() * c.smem_bank_bytes;
+  const uint32_t ideal = static_cast<uint32_t>((bytes + c.smem_banks * c.smem_bank_bytes - 1) / (c.smem_banks * c.smem_bank_bytes));
+  if (waves == 0) waves = 1;
+  st_[TStat::SmemAccesses] += 1;
+  st_[TStat::SmemWavefronts] += waves;
+  st_[TStat::SmemBankConflicts] += waves - std::min(waves, std::max(1u, ideal));
+  const double start = sms_[sm].l1_port.reserve(static_cast<double>(t), static_cast<double>(waves) * c.smem_cycles_per_wavefront);
+  return static_cast<uint64_t>(std::ceil(start)) + c.smem_latency + (waves - 1) * c.smem_cycles_per_wavefront;
+}
+
+uint32_t MemorySystem::mshr_in_use(uint32_t sm, uint64_t t) {
+  auto& h = sms_[sm].outstanding;
+  while (!h.empty() && h.front() <= t) {
+    std::pop_heap(h.begin(), h.end(), std::greater<>());
+    h.pop_back();
+  }
+  return static_cast<uint32_t>(h.size());
+}
+
+uint64_t MemorySystem::mshr_next_free(uint32_t sm) const {
+  const auto& h = sms_[sm].outstanding;
+  return h.empty() ? 0 : h.front();
+}
+
+void MemorySystem::flush_stats() {
+  uint64_t dirty = 0;
+  for (const auto& s : l2_) dirty += s.dirty_sectors();
+  st_[TStat::DramWrite] += static_cast<double>(dirty) * cfg_.l2_sector;
+}
+
+}  // namespace stc

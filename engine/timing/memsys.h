@@ -1,0 +1,57 @@
+// The memory hierarchy's timing: coalescing into sectors, per-SM L1D (with MSHR merging), L2 slices,
+// DRAM channels and the SM<->L2 interconnect, each a bandwidth-limited resource; shared-memory bank
+// conflicts. Latencies are unloaded totals from the config (an L2 hit costs l2.hit_latency end to end).
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "../func/state.h"
+#include "cache.h"
+#include "calendar.h"
+#include "config.h"
+#include "stats.h"
+
+namespace stc {
+
+class MemorySystem {
+ public:
+  MemorySystem(const TimingConfig& cfg, TimingStats& stats);
+
+  // Cycle at which the data of a global/local load issued at `t` on `sm` is back. `l1_allocate` false
+  // bypasses L1 (ld.cg-like paths: cp.async.cg, atomics at L2).
+  uint64_t load(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, bool l1_allocate);
+  // Cycle at which a global/local store issued at `t` has reached L2.
+  uint64_t store(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc);
+  // Atomic read-modify-write performed at L2; returns when the old value is back.
+  uint64_t atomic(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc);
+  // Shared-memory access at `t`: returns the completion cycle; counts wavefronts and conflicts.
+  uint64_t shared(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc);
+  // Outstanding L1 misses of `sm` at `t` (MSHR occupancy) and the cycle the earliest one completes.
+  uint32_t mshr_in_use(uint32_t sm, uint64_t t);
+  uint64_t mshr_next_free(uint32_t sm) const;
+  // Dirty L2 sectors written back at the end of the kernel (counted as DRAM writes).
+  void flush_stats();
+
+ private:
+  struct Sm {
+    SectorCache l1;
+    Calendar l1_port;    // L1/shared data port (wavefronts)
+    Calendar icnt;       // response path L2 -> SM
+    std::unordered_map<uint64_t, uint64_t> pending;  // sector -> data-ready cycle of an outstanding miss
+    std::vector<uint64_t> outstanding;               // min-heap of miss completion cycles
+  };
+  uint64_t l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write, bool l1_path);
+  void sectors_of(const std::vector<MemAccess>& acc, uint32_t sector, std::vector<uint64_t>& out) const;
+
+  const TimingConfig& cfg_;
+  TimingStats& st_;
+  std::vector<Sm> sms_;
+  std::vector<SectorCache> l2_;
+  std::vector<Calendar> l2_port_;
+  std::vector<Calendar> dram_;
+  std::vector<uint64_t> scratch_;
+};
+
+}  // namespace stc

@@ -1,0 +1,102 @@
+"""Bad configs fail with a ConfigError that names the key, the file and what is allowed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stcsim.config import CONFIG_DIR, ConfigError, load_config
+
+
+def _v100_with(tmp_path: Path, old: str, new: str) -> str:
+    text = (CONFIG_DIR / "v100.yaml").read_text()
+    assert old in text
+    path = tmp_path / "broken.yaml"
+    path.write_text(text.replace(old, new, 1))
+    return str(path)
+
+
+def _overlay(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "over.yaml"
+    path.write_text(text)
+    return f"v100+{path}"
+
+
+def test_missing_required_key(tmp_path: Path) -> None:
+    spec = _v100_with(tmp_path, "  hit_latency: 28 ", "  # hit_latency: 28 ")
+    with pytest.raises(ConfigError, match=r"l1d\.hit_latency: missing required key .*cycles") as err:
+        load_config(spec)
+    assert "broken.yaml" in str(err.value) and err.value.key == "l1d.hit_latency"
+
+
+def test_wrong_type(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"over\.yaml: l1d\.assoc: expected an integer, got 'four' \(str\)"):
+        load_config(_overlay(tmp_path, "l1d:\n  assoc: four\n"))
+    with pytest.raises(ConfigError, match=r"stc\.enabled: expected true or false"):
+        load_config(_overlay(tmp_path, "stc:\n  enabled: 1\n"))
+    with pytest.raises(ConfigError, match=r"sm\.max_ctas: expected an integer, got 2.5"):
+        load_config(_overlay(tmp_path, "sm:\n  max_ctas: 2.5\n"))
+
+
+def test_out_of_range(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"over\.yaml: sm\.max_threads: 4100 is out of range; "
+                                          r"allowed: int in \[1, 4096\], multiple of 32"):
+        load_config(_overlay(tmp_path, "sm:\n  max_threads: 4100\n"))
+    with pytest.raises(ConfigError, match=r"stc\.k: 3 is not allowed; allowed: one of 2, 4, 8"):
+        load_config(_overlay(tmp_path, "stc:\n  k: 3\n"))
+    with pytest.raises(ConfigError, match=r"sched\.policy: 'fifo' is not allowed; "
+                                          r"allowed: one of 'gto', 'lrr'"):
+        load_config(_overlay(tmp_path, "sched:\n  policy: fifo\n"))
+
+
+def test_unknown_key_suggests_the_near_miss(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"over\.yaml: l1d\.asoc: unknown key; did you mean 'l1d\.assoc'"):
+        load_config(_overlay(tmp_path, "l1d:\n  asoc: 4\n"))
+    with pytest.raises(ConfigError, match=r"l1\.hit_latency: unknown key; did you mean 'l1d\.hit_latency'"):
+        load_config(_overlay(tmp_path, "l1:\n  hit_latency: 4\n"))
+    with pytest.raises(ConfigError, match=r"tensor\.wmma_m16n16k16_f32: is a group"):
+        load_config(_overlay(tmp_path, "tensor:\n  wmma_m16n16k16_f32: 40\n"))
+
+
+def test_derived_keys_cannot_be_set(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"stc\.dense_cycles: is derived \(.*\) and cannot be set"):
+        load_config(_overlay(tmp_path, "stc:\n  dense_cycles: 30\n"))
+
+
+def test_bad_overlay_and_base_names_list_what_is_available() -> None:
+    with pytest.raises(ConfigError, match=r"unknown overlay 'stc-pingpnog'; available: extensor, stc, "
+                                          r"stc-pingpong; did you mean 'stc-pingpong'"):
+        load_config("v100+stc-pingpnog")
+    with pytest.raises(ConfigError, match=r"unknown config 'v1000'; available: a100, h100, titanv, v100"):
+        load_config("v1000")
+
+
+def test_keys_absent_below_their_sm_version(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"over\.yaml: cp_async\.mode: exists only on "
+                                          r"gpu\.sm_version >= 80"):
+        load_config(_overlay(tmp_path, "cp_async:\n  mode: sync\n"))
+    with pytest.raises(ConfigError, match=r"needs gpu\.sm_version >= 80"):
+        load_config("v100").get("tensor.mma_m16n8k16_f32.latency")
+
+
+def test_cross_key_rules_name_keys_and_files(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"l1d\.size_bytes: violates: L1D and the shared carve-out "
+                                          r".*over\.yaml"):
+        load_config(_overlay(tmp_path, "l1d:\n  size_bytes: 65536\n"))
+    with pytest.raises(ConfigError, match=r"stc\.sparse_cycles: violates: paper 001 times SHMMA for K = 4"):
+        load_config(_overlay(tmp_path, "stc:\n  k: 8\n"))
+    timed = "stc:\n  k: 8\n  sparse_cycles: 40\n  sparse_pingpong_cycles: 30\n"
+    assert load_config(_overlay(tmp_path, timed)).get("stc.sparse_latency") == 40
+
+
+def test_get_unknown_key_suggests() -> None:
+    with pytest.raises(ConfigError, match=r"gpu\.num_sm: unknown key; did you mean 'gpu\.num_sms'"):
+        load_config("v100").get("gpu.num_sm")
+
+
+def test_overrides_are_checked_like_a_file() -> None:
+    cfg = load_config("v100", overrides={"l2": {"size_bytes": 12 * 2**20}})
+    assert cfg.get("l2.sets_per_slice") == 64 and cfg.source("l2.size_bytes") == "<overrides>: "
+    with pytest.raises(ConfigError, match=r"<overrides>: dram\.latency: expected an integer"):
+        load_config("v100", overrides={"dram.latency": "slow"})
