@@ -40,7 +40,8 @@ class Engine {
   void set_config(const FlatConfig& flat);
   bool has_config() const { return has_config_; }
 
-  // Parses and links a PTX module; its .entry kernels become launchable by name. Returns their names.
+  // Parses and links a PTX module; its .entry kernels become launchable by name (replacing kernels of the
+  // same name loaded before). Loading the same text again is a no-op. Returns the kernel names.
   std::vector<std::string> load_ptx(const std::string& text, const std::string& file);
 
   // Launches a kernel functionally and returns its stats. Throws LaunchError / SimFault.
@@ -63,6 +64,7 @@ class Engine {
   std::vector<uint8_t> const_bank_;
   std::vector<std::unique_ptr<Module>> modules_;
   std::map<std::string, std::pair<Module*, Kernel*>> kernels_;
+  std::map<size_t, std::pair<std::string, std::vector<std::string>>> loaded_;  // text hash -> (text, kernels)
 };
 
 }  // namespace stc

@@ -132,13 +132,50 @@ void ex_float(ExecCtx& c, const Instr& in) {
   const bool directed = in.rnd == Rnd::RZ || in.rnd == Rnd::RM || in.rnd == Rnd::RP;
   const int old = directed ? std::fegetround() : 0;
   if (directed) std::fesetround(fe_mode(in.rnd));
+  const bool ftz = T == DType::F32 && (in.flags & F_FTZ);  // .ftz: subnormal inputs and results -> 0
   for_lanes(c.mask, [&](int l) {
-    const V a = get<T>(c, in.ops[1], l);
-    const V b = n > 2 ? get<T>(c, in.ops[2], l) : V(0);
-    const V cc = n > 3 ? get<T>(c, in.ops[3], l) : V(0);
-    set_reg(c, in.ops[0].reg, l, TT<T>::put(float_op<V>(in, a, b, cc)));
+    V a = get<T>(c, in.ops[1], l);
+    V b = n > 2 ? get<T>(c, in.ops[2], l) : V(0);
+    V cc = n > 3 ? get<T>(c, in.ops[3], l) : V(0);
+    if constexpr (T == DType::F32) {
+      if (ftz) { a = f32_ftz(a); b = f32_ftz(b); cc = f32_ftz(cc); }
+    }
+    V r = float_op<V>(in, a, b, cc);
+    if constexpr (T == DType::F32) {
+      if (ftz) r = f32_ftz(r);
+    }
+    set_reg(c, in.ops[0].reg, l, TT<T>::put(r));
   });
   if (directed) std::fesetround(old);
+}
+
+// a * b + c for 16-bit float operands, in double and rounded to odd: a * b is exact (at most 22 significant
+// bits) and the sum's rounding error (TwoSum) decides the last bit, so that the one rounding to the 16-bit
+// format that follows is the correct rounding of the exact value (no double rounding).
+inline double fma_to_odd(double a, double b, double c) {
+  const double p = a * b;
+  double s = p + c;
+  if (!std::isfinite(s)) return s;
+  const double bv = s - p;
+  const double err = (p - (s - bv)) + (c - bv);
+  if (err != 0 && (bits_from_f64(s) & 1) == 0) s = std::nextafter(s, err > 0 ? INFINITY : -INFINITY);
+  return s;
+}
+
+// One f16 / bf16 operation on exact double operands (bit patterns a, b, c), rounded once to the format;
+// .ftz (f16) flushes subnormal inputs and results, .relu clamps negative results to +0.
+template <DType H>
+uint64_t half_op(const Instr& in, uint16_t a, uint16_t b, uint16_t c) {
+  const bool ftz = H == DType::F16 && (in.flags & F_FTZ);
+  if (ftz) { a = half_ftz(a); b = half_ftz(b); c = half_ftz(c); }
+  const double x = TT<H>::get(a), y = TT<H>::get(b), z = TT<H>::get(c);
+  double r = (in.op == Op::Fma || in.op == Op::Mad) ? fma_to_odd(x, y, z) : float_op<double>(in, x, y, z);
+  if ((in.op == Op::Fma || in.op == Op::Mad) && (in.flags & F_SAT))
+    r = std::isnan(r) ? 0.0 : r < 0 ? 0.0 : r > 1 ? 1.0 : r;
+  if ((in.flags & F_RELU) && r < 0) r = 0.0;
+  uint16_t out = static_cast<uint16_t>(TT<H>::put(r));
+  if (ftz) out = half_ftz(out);
+  return out;
 }
 
 // f16 / bf16 scalars: computed exactly in double, rounded once to the narrow type.
@@ -146,15 +183,14 @@ template <DType T>
 void ex_half(ExecCtx& c, const Instr& in) {
   const size_t n = in.ops.size();
   for_lanes(c.mask, [&](int l) {
-    const double a = get<T>(c, in.ops[1], l);
-    const double b = n > 2 ? get<T>(c, in.ops[2], l) : 0.0;
-    const double cc = n > 3 ? get<T>(c, in.ops[3], l) : 0.0;
+    const uint16_t a = static_cast<uint16_t>(src_bits(c, in.ops[1], l));
+    const uint16_t b = n > 2 ? static_cast<uint16_t>(src_bits(c, in.ops[2], l)) : 0;
+    const uint16_t cc = n > 3 ? static_cast<uint16_t>(src_bits(c, in.ops[3], l)) : 0;
     if (in.op == Op::Neg || in.op == Op::Abs) {  // sign-bit operations, exact for NaN too
-      const uint64_t bits = src_bits(c, in.ops[1], l) & 0xffff;
-      set_reg(c, in.ops[0].reg, l, in.op == Op::Neg ? bits ^ 0x8000 : bits & 0x7fff);
+      set_reg(c, in.ops[0].reg, l, in.op == Op::Neg ? a ^ 0x8000u : a & 0x7fffu);
       return;
     }
-    set_reg(c, in.ops[0].reg, l, TT<T>::put(float_op<double>(in, a, b, cc)));
+    set_reg(c, in.ops[0].reg, l, half_op<T>(in, a, b, cc));
   });
 }
 
@@ -174,8 +210,7 @@ void ex_half2(ExecCtx& c, const Instr& in) {
       if (in.op == Op::Neg) r = ah ^ 0x8000;
       else if (in.op == Op::Abs) r = ah & 0x7fff;
       else
-        r = TT<H>::put(float_op<double>(in, TT<H>::get(ah), TT<H>::get((B >> sh) & 0xffff),
-                                        TT<H>::get((C >> sh) & 0xffff)));
+        r = half_op<H>(in, static_cast<uint16_t>(ah), static_cast<uint16_t>(B >> sh), static_cast<uint16_t>(C >> sh));
       out |= (r & 0xffff) << sh;
     }
     set_reg(c, in.ops[0].reg, l, out);

@@ -1,5 +1,6 @@
 // Logic, shifts and bit manipulation: and or xor not cnot shl shr lop3 prmt shf bfe bfi brev clz popc
 // testp, and the special-function unit ops rcp sqrt rsqrt sin cos ex2 lg2 tanh.
+#include <cfenv>
 #include <cmath>
 
 #include "decode.h"
@@ -191,8 +192,15 @@ void ex_testp(ExecCtx& c, const Instr& in) {
 template <DType T>
 void ex_sfu(ExecCtx& c, const Instr& in) {
   using V = typename TT<T>::V;
+  // rcp / sqrt are IEEE-rounded in the instruction's mode (.rn, .rz, .rm, .rp); the host's operations
+  // round in the current mode, set here for the directed ones.
+  const bool directed = in.rnd == Rnd::RZ || in.rnd == Rnd::RM || in.rnd == Rnd::RP;
+  const int old = directed ? std::fegetround() : 0;
+  if (directed) std::fesetround(in.rnd == Rnd::RZ ? FE_TOWARDZERO : in.rnd == Rnd::RM ? FE_DOWNWARD : FE_UPWARD);
+  const bool ftz = T == DType::F32 && (in.flags & F_FTZ);
   for_lanes(c.mask, [&](int l) {
-    const V a = get<T>(c, in.ops[1], l);
+    V a = get<T>(c, in.ops[1], l);
+    if constexpr (T == DType::F32) if (ftz) a = f32_ftz(a);
     V r{};
     switch (in.op) {
       case Op::Rcp: r = V(1) / a; break;
@@ -205,8 +213,10 @@ void ex_sfu(ExecCtx& c, const Instr& in) {
       case Op::Tanh: r = std::tanh(a); break;
       default: break;
     }
+    if constexpr (T == DType::F32) if (ftz) r = f32_ftz(r);
     set_reg(c, in.ops[0].reg, l, TT<T>::put(r));
   });
+  if (directed) std::fesetround(old);
 }
 
 int bytes_of(const Instr& in) { return dtype_bytes(in.type); }

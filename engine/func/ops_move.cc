@@ -1,5 +1,4 @@
 // Data movement and conversion: mov (incl. pack/unpack and special registers), cvt, cvta.
-#include <cfenv>
 #include <cmath>
 
 #include "decode.h"
@@ -105,39 +104,71 @@ double round_int(double v, Rnd r) {
   }
 }
 
-uint64_t to_float(DType d, double v, Rnd r, bool sat) {
-  if (sat) v = std::isnan(v) ? 0.0 : v < 0 ? 0.0 : v > 1 ? 1.0 : v;
-  switch (d) {
-    case DType::F64: return bits_from_f64(v);
-    case DType::F32: {
-      if (r == Rnd::RZ || r == Rnd::RM || r == Rnd::RP) {
-        const int old = std::fegetround();
-        std::fesetround(r == Rnd::RZ ? FE_TOWARDZERO : r == Rnd::RM ? FE_DOWNWARD : FE_UPWARD);
-        volatile double vv = v;
-        const float f = static_cast<float>(vv);
-        std::fesetround(old);
-        return bits_from_f32(f);
-      }
-      return bits_from_f32(static_cast<float>(v));
-    }
-    case DType::F16: return double_to_half(v);
-    case DType::BF16: return double_to_bf16(v);
-    default: return 0;
+RoundDir dir_of(Rnd r) {
+  switch (r) {
+    case Rnd::RZ: return RoundDir::Zero;
+    case Rnd::RM: return RoundDir::Down;
+    case Rnd::RP: return RoundDir::Up;
+    default: return RoundDir::NearestEven;
   }
 }
 
+// Exponent and explicit mantissa bits of a floating-point type.
+void float_format(DType t, int& ebits, int& mbits) {
+  switch (t) {
+    case DType::F16: ebits = 5; mbits = 10; break;
+    case DType::BF16: ebits = 8; mbits = 7; break;
+    case DType::F32: ebits = 8; mbits = 23; break;
+    default: ebits = 11; mbits = 52; break;
+  }
+}
+
+bool is_int_rounding(Rnd r) { return r == Rnd::RNI || r == Rnd::RZI || r == Rnd::RMI || r == Rnd::RPI; }
+
+// cvt to a floating-point type: rounded once from the exact source value in the instruction's direction
+// (.rn when none is given, as for the exact widening conversions); integer rounding (.rni ...) for
+// float -> float rounds to an integral value; .sat clamps to [0, 1] (NaN -> 0); .ftz flushes f32 subnormals.
+uint64_t to_float(DType d, DType s, const Num& n, Rnd r, bool sat, bool ftz) {
+  int eb, mb;
+  float_format(d, eb, mb);
+  uint64_t out;
+  if (n.is_float) {
+    double v = n.f;
+    if (ftz && s == DType::F32) v = f32_ftz(static_cast<float>(v));
+    if (is_int_rounding(r)) v = round_int(v, r);
+    if (sat) v = std::isnan(v) ? 0.0 : v < 0 ? 0.0 : v > 1 ? 1.0 : v;
+    out = d == DType::F64 ? bits_from_f64(v) : round_double_to_format(v, eb, mb, dir_of(r));
+  } else {
+    const bool neg = n.negative;
+    const uint64_t mag = neg ? uint64_t{0} - static_cast<uint64_t>(n.i) : n.u;
+    out = round_to_format(neg, mag, 0, eb, mb, dir_of(r));
+    if (sat && (neg || mag > 1)) out = neg ? 0 : round_to_format(false, 1, 0, eb, mb, RoundDir::Zero);
+  }
+  if (ftz && d == DType::F32) out = bits_from_f32(f32_ftz(f32_from_bits(out)));
+  return out;
+}
+
+// cvt to an integer type. From floating point: rounded to an integral value (.rni/.rzi/.rmi/.rpi; .rzi when
+// none is given), then saturated to the destination's range, NaN -> 0. Between integers: truncation or
+// sign / zero extension, saturated with .sat.
 uint64_t to_int(DType d, const Num& n, Rnd r, bool sat) {
   const int b = dtype_bytes(d);
   const bool s = dtype_is_signed(d);
   if (n.is_float) {
-    double v = round_int(n.f, r == Rnd::None ? Rnd::RZI : r);
+    const Rnd ir = r == Rnd::RN ? Rnd::RNI : r == Rnd::RZ ? Rnd::RZI : r == Rnd::RM ? Rnd::RMI
+                 : r == Rnd::RP ? Rnd::RPI : is_int_rounding(r) ? r : Rnd::RZI;
+    const double v = round_int(n.f, ir);
     if (std::isnan(v)) return 0;
-    const double lo = s ? -std::ldexp(1.0, 8 * b - 1) : 0.0;
-    const double hi = s ? std::ldexp(1.0, 8 * b - 1) - 1 : std::ldexp(1.0, 8 * b) - 1;
-    if (v < lo) v = lo;
-    if (v > hi) v = hi;
-    if (s) return zext(static_cast<uint64_t>(static_cast<int64_t>(v)), b);
-    return b == 8 && v >= 9.2e18 ? static_cast<uint64_t>(v) : zext(static_cast<uint64_t>(static_cast<int64_t>(v)), b);
+    const int bits = 8 * b;
+    if (s) {
+      const double lim = std::ldexp(1.0, bits - 1);  // exactly representable bound
+      if (v >= lim) return zext((uint64_t{1} << (bits - 1)) - 1, b);
+      if (v < -lim) return zext(uint64_t{1} << (bits - 1), b);
+      return zext(static_cast<uint64_t>(static_cast<int64_t>(v)), b);
+    }
+    if (!(v > 0)) return 0;
+    if (v >= std::ldexp(1.0, bits)) return bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+    return static_cast<uint64_t>(v);
   }
   if (sat) {
     if (s) {
@@ -156,19 +187,12 @@ uint64_t to_int(DType d, const Num& n, Rnd r, bool sat) {
 
 void ex_cvt(ExecCtx& c, const Instr& in) {
   const DType d = in.type, s = in.type2;
-  const bool sat = in.flags & F_SAT;
+  const bool sat = in.flags & F_SAT, ftz = in.flags & F_FTZ;
   const bool dfloat = dtype_is_float(d);
   for_lanes(c.mask, [&](int l) {
-    const Num n = read_num(s, src_bits(c, in.ops[1], l));
-    uint64_t r;
-    if (dfloat) {
-      double v = n.is_float ? n.f : (dtype_is_signed(s) ? static_cast<double>(n.i) : static_cast<double>(n.u));
-      if (n.is_float && (in.rnd == Rnd::RNI || in.rnd == Rnd::RZI || in.rnd == Rnd::RMI || in.rnd == Rnd::RPI))
-        v = round_int(v, in.rnd);
-      r = to_float(d, v, in.rnd, sat);
-    } else {
-      r = to_int(d, n, in.rnd, sat);
-    }
+    Num n = read_num(s, src_bits(c, in.ops[1], l));
+    if (ftz && s == DType::F32 && !dfloat) n.f = f32_ftz(static_cast<float>(n.f));
+    const uint64_t r = dfloat ? to_float(d, s, n, in.rnd, sat, ftz) : to_int(d, n, in.rnd, sat);
     set_reg(c, in.ops[0].reg, l, r);
   });
 }
@@ -180,8 +204,9 @@ void ex_cvt_pack(ExecCtx& c, const Instr& in) {
   for_lanes(c.mask, [&](int l) {
     double hi = f32_from_bits(src_bits(c, in.ops[1], l)), lo = f32_from_bits(src_bits(c, in.ops[2], l));
     if (relu) { hi = hi < 0 ? 0 : hi; lo = lo < 0 ? 0 : lo; }
-    const uint64_t h = bf ? double_to_bf16(hi) : double_to_half(hi);
-    const uint64_t w = bf ? double_to_bf16(lo) : double_to_half(lo);
+    const RoundDir dir = dir_of(in.rnd);
+    const uint64_t h = round_double_to_format(hi, bf ? 8 : 5, bf ? 7 : 10, dir);
+    const uint64_t w = round_double_to_format(lo, bf ? 8 : 5, bf ? 7 : 10, dir);
     set_reg(c, in.ops[0].reg, l, (h << 16) | w);
   });
 }

@@ -56,12 +56,20 @@ inline void frag_set(ExecCtx& c, const std::vector<int32_t>& regs, int lane, int
   slot = (slot & ~(uint64_t{0xffff} << sh)) | ((bits & 0xffff) << sh);
 }
 
-double elem_value(DType t, uint64_t bits) {
+// fp16 -> fp32 for every bit pattern (exact): the decode of fp16 fragment elements.
+const std::vector<float> kHalfToFloat = [] {
+  std::vector<float> v(65536);
+  for (uint32_t h = 0; h < 65536; ++h) v[h] = static_cast<float>(half_to_double(static_cast<uint16_t>(h)));
+  return v;
+}();
+
+// Element decode: fp16 through the table, bf16 and f32 by bit placement.
+inline float elem_value(DType t, uint32_t bits) {
   switch (t) {
-    case DType::F16: return half_to_double(static_cast<uint16_t>(bits));
-    case DType::BF16: return bf16_to_double(static_cast<uint16_t>(bits));
+    case DType::F16: return kHalfToFloat[bits & 0xffffu];
+    case DType::BF16: return f32_from_bits((bits & 0xffffu) << 16);
     case DType::F32: return f32_from_bits(bits);
-    default: return 0.0;
+    default: return 0.0f;
   }
 }
 uint64_t elem_bits(DType t, float v) {
@@ -73,40 +81,86 @@ uint64_t elem_bits(DType t, float v) {
 }
 bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
 
-// D = A * B + C for an M x N x K warp tile with fp32 accumulation of exact fp16/bf16 products.
-template <class MapA, class MapB, class MapC>
-void warp_mma(ExecCtx& c, const Instr& in, int M, int N, int K, int na, int nb, int nc, MapA ma, MapB mb, MapC mc) {
-  const DType td = in.types[0], ta = in.types[1], tb = in.types[2], tc = in.types[3];
-  float A[16][16], B[16][16], C[16][16];
-  const auto& ra = in.ops[1].vec;
-  const auto& rb = in.ops[2].vec;
-  const auto& rcv = in.ops[3].vec;
-  for (int lane = 0; lane < 32; ++lane) {
-    for (int i = 0; i < na; ++i) { const RC p = ma(lane, i); A[p.r][p.c] = static_cast<float>(elem_value(ta, frag_get(c, ra, lane, i, is_half(ta)))); }
-    for (int i = 0; i < nb; ++i) { const RC p = mb(lane, i); B[p.r][p.c] = static_cast<float>(elem_value(tb, frag_get(c, rb, lane, i, is_half(tb)))); }
-    for (int i = 0; i < nc; ++i) { const RC p = mc(lane, i); C[p.r][p.c] = static_cast<float>(elem_value(tc, frag_get(c, rcv, lane, i, is_half(tc)))); }
-  }
-  float D[16][16];
-  for (int m = 0; m < M; ++m)
-    for (int n = 0; n < N; ++n) {
-      float acc = C[m][n];
-      for (int k = 0; k < K; ++k) acc += A[m][k] * B[k][n];  // fp16 x fp16 products are exact in fp32
-      D[m][n] = acc;
+// A fragment map as a table: (lane, element) -> (row, col), built once from the map functions above.
+struct FragTable {
+  int n = 0;
+  uint8_t r[32][16] = {};
+  uint8_t c[32][16] = {};
+};
+template <class Map>
+FragTable make_table(int n, Map map) {
+  FragTable t;
+  t.n = n;
+  for (int lane = 0; lane < 32; ++lane)
+    for (int i = 0; i < n; ++i) {
+      const RC p = map(lane, i);
+      t.r[lane][i] = static_cast<uint8_t>(p.r);
+      t.c[lane][i] = static_cast<uint8_t>(p.c);
     }
+  return t;
+}
+
+// Reads the fragment elements of all 32 lanes into the operand matrix M (register-major, lanes inner).
+template <bool HALF>
+void gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, DType t, const FragTable& ft, float (*M)[16]) {
+  const int nregs = HALF ? ft.n / 2 : ft.n;
+  for (int j = 0; j < nregs; ++j) {
+    const uint64_t* col = &c.w.regs[static_cast<size_t>(regs[static_cast<size_t>(j)]) * 32];
+    for (int lane = 0; lane < 32; ++lane) {
+      const uint64_t v = col[lane];
+      if (HALF) {
+        const int i = 2 * j;
+        M[ft.r[lane][i]][ft.c[lane][i]] = elem_value(t, static_cast<uint32_t>(v));
+        M[ft.r[lane][i + 1]][ft.c[lane][i + 1]] = elem_value(t, static_cast<uint32_t>(v >> 16));
+      } else {
+        M[ft.r[lane][j]][ft.c[lane][j]] = elem_value(t, static_cast<uint32_t>(v));
+      }
+    }
+  }
+}
+void gather(const ExecCtx& c, const std::vector<int32_t>& regs, DType t, const FragTable& ft, float (*M)[16]) {
+  if (is_half(t)) gather_t<true>(c, regs, t, ft, M);
+  else gather_t<false>(c, regs, t, ft, M);
+}
+
+// D = A * B + C for an M x N x K warp tile with fp32 accumulation of exact fp16/bf16 products, summed in k order.
+void warp_mma(ExecCtx& c, const Instr& in, int M, int N, int K, const FragTable& ta, const FragTable& tb,
+              const FragTable& tc) {
+  float A[16][16], B[16][16], C[16][16], D[16][16];
+  gather(c, in.ops[1].vec, in.types[1], ta, A);
+  gather(c, in.ops[2].vec, in.types[2], tb, B);
+  gather(c, in.ops[3].vec, in.types[3], tc, C);
+  for (int m = 0; m < M; ++m) {
+    float acc[16];
+    for (int n = 0; n < N; ++n) acc[n] = C[m][n];
+    for (int k = 0; k < K; ++k) {
+      const float a = A[m][k];
+      for (int n = 0; n < N; ++n) acc[n] += a * B[k][n];  // fp16 x fp16 products are exact in fp32
+    }
+    for (int n = 0; n < N; ++n) D[m][n] = acc[n];
+  }
+  const DType td = in.types[0];
   const auto& rd = in.ops[0].vec;
   for_lanes(c.mask, [&](int lane) {
-    for (int i = 0; i < nc; ++i) { const RC p = mc(lane, i); frag_set(c, rd, lane, i, is_half(td), elem_bits(td, D[p.r][p.c])); }
+    for (int i = 0; i < tc.n; ++i) frag_set(c, rd, lane, i, is_half(td), elem_bits(td, D[tc.r[lane][i]][tc.c[lane][i]]));
   });
 }
 
 void ex_mma(ExecCtx& c, const Instr& in) {
-  const int K = in.shape_k;
-  warp_mma(c, in, 16, 8, K, K == 16 ? 8 : 4, K == 16 ? 4 : 2, 4,
-           [K](int l, int i) { return mma_a(K, l, i); }, [K](int l, int i) { return mma_b(K, l, i); }, mma_c);
+  static const FragTable a16 = make_table(8, [](int l, int i) { return mma_a(16, l, i); });
+  static const FragTable a8 = make_table(4, [](int l, int i) { return mma_a(8, l, i); });
+  static const FragTable b16 = make_table(4, [](int l, int i) { return mma_b(16, l, i); });
+  static const FragTable b8 = make_table(2, [](int l, int i) { return mma_b(8, l, i); });
+  static const FragTable cd = make_table(4, mma_c);
+  const bool k16 = in.shape_k == 16;
+  warp_mma(c, in, 16, 8, in.shape_k, k16 ? a16 : a8, k16 ? b16 : b8, cd);
 }
 
 void ex_wmma_mma(ExecCtx& c, const Instr& in) {
-  warp_mma(c, in, 16, 16, 16, 16, 16, 8, wmma_a, wmma_b, wmma_c);
+  static const FragTable a = make_table(16, wmma_a);
+  static const FragTable b = make_table(16, wmma_b);
+  static const FragTable cd = make_table(8, wmma_c);
+  warp_mma(c, in, 16, 16, 16, a, b, cd);
 }
 
 // wmma.load / wmma.store: element (r, c) of the 16x16 operand at p + (row-major ? r*stride + c : c*stride + r).

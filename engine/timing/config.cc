@@ -92,6 +92,7 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   c.mma_k16_f16 = tensor(r, "tensor.mma_m16n8k16_f16", &c.mma_k16_f32);
   c.mma_k8_f16 = tensor(r, "tensor.mma_m16n8k8_f16", &c.mma_k8_f32);
   c.smem_banks = r.u32("smem.banks");
+  if (c.smem_banks == 0 || c.smem_banks > 256) throw std::invalid_argument("GPU config key 'smem.banks' must be in [1, 256]");
   c.smem_bank_bytes = r.u32("smem.bank_width_bytes");
   c.smem_latency = r.u32("smem.latency");
   c.smem_cycles_per_wavefront = r.u32("smem.cycles_per_wavefront");

@@ -25,6 +25,8 @@ struct TimingModel::WarpT {
   std::vector<uint64_t> groups;  // completion cycle of each committed cp.async group, oldest first
   uint64_t open_group = 0;
   uint64_t last_done = 0;
+  uint64_t hint = 0;          // the warp cannot issue before this cycle (cached result of check)
+  TStat hint_reason = TStat::StallScoreboard;
 };
 
 struct TimingModel::CtaSlot {
@@ -135,18 +137,21 @@ bool touches_global(const Instr& in) {
 }
 }  // namespace
 
-TimingModel::Check TimingModel::check(const WarpT& w, const SubCore& sub, uint32_t sm, uint64_t t) {
+TimingModel::Check TimingModel::check(WarpT& w, const SubCore& sub, uint32_t sm, uint64_t t) {
   if (w.w->done()) return {false, kNever, TStat::StallIdle};
   if (w.w->at_barrier) return {false, kNever, TStat::StallBarrier};
+  if (w.hint > t) return {false, w.hint, w.hint_reason};
   if (w.next_issue > t) return {false, w.next_issue, w.after_branch ? TStat::StallControl : TStat::StallScoreboard};
   const Instr& in = L_.kernel->code[static_cast<size_t>(w.w->pc())];
   uint64_t when = t;
   TStat reason = TStat::StallScoreboard;
   for (int32_t r : in.srcs) when = std::max(when, w.reg_ready[static_cast<size_t>(r)]);
   for (int32_t r : in.dsts) when = std::max(when, w.reg_ready[static_cast<size_t>(r)]);
-  if (when > t) return {false, when, TStat::StallScoreboard};
+  // Register ready times and unit occupancy only change when this warp or its sub-core issues, and only
+  // later, so a failed check is a valid lower bound until then: cache it.
+  if (when > t) { w.hint = when; w.hint_reason = TStat::StallScoreboard; return {false, when, TStat::StallScoreboard}; }
   const uint64_t uf = sub.unit_free[static_cast<size_t>(in.unit)];
-  if (uf > t) return {false, uf, TStat::StallUnit};
+  if (uf > t) { w.hint = uf; w.hint_reason = TStat::StallUnit; return {false, uf, TStat::StallUnit}; }
   if (in.op == Op::CpAsync && (in.sub == 2 || in.sub == 3)) {
     const size_t keep = in.sub == 2 ? static_cast<size_t>(in.ops[0].imm) : 0;
     uint64_t need = in.sub == 3 ? w.open_group : 0;

@@ -41,7 +41,7 @@ class TimingModel {
 
   uint32_t ctas_per_sm() const;
   bool dispatch(SmT& sm, uint64_t t);
-  Check check(const WarpT& w, const SubCore& sub, uint32_t sm, uint64_t t);
+  Check check(WarpT& w, const SubCore& sub, uint32_t sm, uint64_t t);
   // Issues the warp's next instruction; returns true when the warp finished (and its CTA may be retired).
   bool issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t);
   uint64_t complete_time(const Instr& in, const WarpRecord& rec, WarpT& w, uint32_t sm, uint64_t t);

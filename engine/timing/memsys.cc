@@ -136,7 +136,7 @@ uint64_t MemorySystem::shared(uint32_t sm, uint64_t t, const std::vector<MemAcce
   }
   std::sort(scratch_.begin(), scratch_.end());
   scratch_.erase(std::unique(scratch_.begin(), scratch_.end()), scratch_.end());
-  std::vector<uint32_t> per_bank(c.smem_banks, 0);
+  uint32_t per_bank[256] = {};
   uint32_t waves = 0;
   for (uint64_t w : scratch_) waves = std::max(waves, ++per_bank[w % c.smem_banks]);
   bytes = scratch_.size() * c.smem_bank_bytes;

@@ -18,6 +18,7 @@ Conventions (all patterns):
 from __future__ import annotations
 
 import dataclasses
+import enum
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
@@ -120,13 +121,10 @@ class Pattern(ABC):
 
     def spec(self) -> str:
         """Canonical registry string of this pattern instance, e.g. ``vw:L=16,K=4,axis=row``."""
-        params = ",".join(f"{f.name}={_spec_value(getattr(self, f.name))}" for f in dataclasses.fields(self))
+        params = ",".join(f"{f.name}={spec_value(getattr(self, f.name))}" for f in dataclasses.fields(self))
         return f"{self.name}:{params}" if params else self.name
 
 
-def _spec_value(value: object) -> str:
-    """Render one parameter value as the registry parser reads it back."""
-    if isinstance(value, str):
-        return value
-    enum_value = getattr(value, "value", None)
-    return str(enum_value) if isinstance(enum_value, str) else str(value)
+def spec_value(value: object) -> str:
+    """Render one parameter value as the registry parser reads it back (enums by value)."""
+    return str(value.value) if isinstance(value, enum.Enum) else str(value)

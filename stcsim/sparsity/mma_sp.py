@@ -30,7 +30,9 @@ Per tile, with ``groupID = laneid >> 2`` and ``tig = laneid % 4`` (PTX names):
 
 CUTLASS feeds two consecutive k-tiles from one register per lane: the words of the even tile in the
 lanes of selector 0 and those of the odd tile in the lanes of selector 1 (``lane_metadata`` of each,
-OR-ed together).
+OR-ed together). This module gives the register-level layout the instruction reads; the extra
+permutation CUTLASS applies to E in global memory (``reorder_meta``, so that warps fetch these
+registers with wide loads) is a storage choice of a kernel and is not reproduced here.
 """
 
 from __future__ import annotations
@@ -86,23 +88,18 @@ def pack_m16n8k32(weights: np.ndarray, mask: np.ndarray) -> MmaSpOperands:
     values = np.where(kept, np.take_along_axis(chunks, idx, axis=-1), np.float16(0))
     rows, n_chunks = w.shape[0], w.shape[1] // 4
     per_tile = idx.reshape(rows // 16, 16, n_chunks // 8, 8, 2).transpose(0, 2, 1, 3, 4)
-    words = np.stack([tile_metadata_words(t) for t in per_tile.reshape(-1, 16, 8, 2)])
-    return MmaSpOperands(weights.shape, values.reshape(rows, -1), words.reshape(rows // 16, -1, 16))
+    return MmaSpOperands(weights.shape, values.reshape(rows, -1), tile_metadata_words(per_tile))
 
 
 def tile_metadata_words(indices: np.ndarray) -> np.ndarray:
-    """The 16 metadata words ``[2*g + j]`` of one tile from its ``(16 rows, 8 chunks, 2)`` 2-bit indices."""
+    """Metadata words ``[..., 2*g + j]`` of tiles from their ``(..., 16 rows, 8 chunks, 2)`` 2-bit indices."""
     idx = np.asarray(indices, dtype=np.uint32)
-    words = np.zeros(16, dtype=np.uint32)
-    for g in range(8):
-        for j in range(2):
-            word = 0
-            for half in range(2):
-                for c in range(4):
-                    pair = idx[g + 8 * half, 4 * j + c]
-                    word |= int(pair[0] | (pair[1] << 2)) << (16 * half + 4 * c)
-            words[2 * g + j] = word
-    return words
+    nibbles = idx[..., 0] | (idx[..., 1] << 2)  # (..., row = 8*half + g, chunk = 4*j + c)
+    lead = nibbles.shape[:-2]
+    by_word = nibbles.reshape(*lead, 2, 8, 2, 4)  # (..., half, g, j, c)
+    shifts = (16 * np.arange(2)[:, None, None, None] + 4 * np.arange(4)).astype(np.uint32)
+    words = np.bitwise_or.reduce(by_word << shifts, axis=(-4, -1))  # (..., g, j)
+    return words.reshape(*lead, 16).astype(np.uint32)
 
 
 def lane_metadata(tile_words: np.ndarray, selector: int) -> np.ndarray:

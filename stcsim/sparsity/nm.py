@@ -62,6 +62,17 @@ class NMFormat(SparseFormat):
         }
 
 
+def top_n_per_group(weights: np.ndarray, N: int, M: int) -> np.ndarray:
+    """Mask keeping the ``N`` largest magnitudes of every group of ``M`` along K.
+
+    A zero-padded last group keeps ``min(N, real elements)``; ties keep the lower index.
+    """
+    real = pad_to(np.ones(weights.shape, dtype=bool), 1, M)
+    scores = np.where(real, pad_to(magnitude(weights), 1, M), -1.0)
+    keep = top_k_per_row(scores.reshape(-1, M), N).reshape(scores.shape)
+    return keep[:, : weights.shape[1]]
+
+
 def group_positions(mask: np.ndarray, N: int, M: int) -> tuple[np.ndarray, np.ndarray]:
     """Per group of ``M`` (K zero-padded), ``N`` ascending distinct positions and whether each is kept.
 
@@ -99,11 +110,7 @@ class NM(Pattern):
                 f"nm:N={self.N},M={self.M} keeps at most N/M = {self.N / self.M:.4g}: "
                 f"sparsity must be in [{1 - self.N / self.M:.4g}, 1), got {s}"
             )
-        real = pad_to(np.ones(w.shape, dtype=bool), 1, self.M)
-        scores = np.where(real, pad_to(magnitude(w), 1, self.M), -1.0)
-        keep = top_k_per_row(scores.reshape(-1, self.M), self.N).reshape(scores.shape)
-        mask = keep[:, : w.shape[1]]
-        return trim_to_count(w, mask, keep_count(w.size, s))
+        return trim_to_count(w, top_n_per_group(w, self.N, self.M), keep_count(w.size, s))
 
     def encode(self, weights: np.ndarray, mask: np.ndarray) -> NMFormat:
         """Compressed values plus ascending in-group indices (see module docstring)."""

@@ -22,7 +22,7 @@ from typing import ClassVar
 import numpy as np
 
 from stcsim.sparsity.base import FP16_BYTES, Pattern, SparseFormat, check_mask, check_sparsity, check_weights
-from stcsim.sparsity.nm import NM, NMFormat
+from stcsim.sparsity.nm import NM, NMFormat, top_n_per_group
 from stcsim.sparsity.tilewise import CTO, TileSelection, check_granularity, tile_count, tw_select
 
 TWO_FOUR = NM(2, 4)
@@ -97,7 +97,7 @@ class TileVectorWise(Pattern):
         for t, cols in enumerate(selection.columns):
             rows = selection.tile_rows(t)
             sub = w[np.ix_(rows, cols)]
-            mask[np.ix_(rows, cols)] = TWO_FOUR.prune(sub, 0.5) if sub.size else sub.astype(bool)
+            mask[np.ix_(rows, cols)] = top_n_per_group(sub, 2, 4) if sub.size else sub.astype(bool)
         return mask
 
     def encode(self, weights: np.ndarray, mask: np.ndarray) -> TVWFormat:

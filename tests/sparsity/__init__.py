@@ -1,0 +1,1 @@
+"""Tests of stcsim.sparsity (one module per pattern module)."""

@@ -1,0 +1,1 @@
+"""The harness: run kernels on the simulator, benchmark the engine, print results."""

@@ -1,0 +1,106 @@
+"""`invoke bench`: the engine's speed and memory, measured on the kernel set.
+
+Functional speed (warp instructions per host second, no timing) for the WMMA and mma.sync GEMMs at 512^3,
+and timing-mode speed plus host seconds for the multistage mma.sync GEMM at 1024^3 and the WMMA GEMM at a
+ResNet-50 layer shape (M=256, N=3136, K=2304) on the v100 and h100 configs. Peak host memory (max RSS) is
+reported for the whole run. One host core (the engine is single-threaded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from stcsim.kernels import get_kernel, random_operands, run_gemm
+from stcsim.kernels.problem import GemmProblem
+from stcsim.sim import Engine
+
+WMMA = "gemm_wmma_f16_f32_tile64x64x32_warp32x32"
+MMA = "gemm_mma_f16_f32_tile128x128x32_warp64x64_stage3"
+
+# (kernel, MxNxK, config or None)
+DEFAULT_CASES: tuple[tuple[str, tuple[int, int, int], str | None], ...] = (
+    (WMMA, (512, 512, 512), None),
+    (MMA, (512, 512, 512), None),
+    (MMA, (1024, 1024, 1024), "v100"),
+    (MMA, (1024, 1024, 1024), "h100"),
+    (WMMA, (256, 3136, 2304), "v100"),
+    (WMMA, (256, 3136, 2304), "h100"),
+)
+QUICK_CASES = tuple((k, (256, 256, 256), c) for k, _, c in DEFAULT_CASES[:4])
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    """One measured case."""
+
+    kernel: str
+    shape: str
+    config: str
+    host_seconds: float
+    warp_insts: int
+    warp_insts_per_second: float
+    gpu_sim_cycle: int
+
+
+def bench_case(kernel: str, shape: tuple[int, int, int], config: str | None, seed: int = 0) -> BenchRow:
+    """Times one launch (the launch alone: allocation and copies excluded)."""
+    k = get_kernel(kernel)
+    eng = Engine(config)
+    a, b = random_operands(GemmProblem(*shape), np.random.default_rng(seed))
+    seconds: list[float] = []
+    launch = eng.launch
+
+    def timed_launch(*args, **kwargs):  # type: ignore[no-untyped-def]
+        t0 = time.perf_counter()
+        stats = launch(*args, **kwargs)
+        seconds.append(time.perf_counter() - t0)
+        return stats
+
+    eng.launch = timed_launch  # type: ignore[method-assign]
+    _, stats = run_gemm(k, eng, a, b)
+    dt = seconds[0]
+    wi = int(stats["warp_insts"])
+    return BenchRow(kernel, "x".join(map(str, shape)), config or "functional", dt, wi, wi / dt,
+                    int(stats.get("gpu_sim_cycle", 0)))
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process in MiB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def format_rows(rows: list[BenchRow]) -> str:
+    """A plain-text table of the rows."""
+    head = f"{'kernel':<50} {'shape':<14} {'config':<11} {'host s':>8} {'warp insts':>12} {'winst/s':>10} {'cycles':>10}"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(f"{r.kernel:<50} {r.shape:<14} {r.config:<11} {r.host_seconds:>8.2f} {r.warp_insts:>12,} "
+                     f"{r.warp_insts_per_second / 1e6:>9.2f}M {r.gpu_sim_cycle:>10,}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: python -m stcsim.harness.bench [--quick] [--csv PATH]."""
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="small shapes (a smoke run)")
+    ap.add_argument("--csv", default=None, help="also write the rows to this CSV file")
+    a = ap.parse_args(argv)
+    rows = [bench_case(k, s, c) for k, s, c in (QUICK_CASES if a.quick else DEFAULT_CASES)]
+    print(format_rows(rows))
+    print(f"peak host memory (max RSS): {peak_rss_mib():.0f} MiB")
+    if a.csv:
+        import pandas as pd
+
+        from stcsim.harness.files import write_csv_atomic
+
+        write_csv_atomic(pd.DataFrame([asdict(r) for r in rows]), a.csv)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,87 @@
+"""`invoke run`: one kernel of the kernel set on the engine, checked against numpy, with its stats."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from stcsim.kernels import GemmCheck, GemmProblem, get_kernel, verify_gemm
+from stcsim.sim import Engine
+
+DEFAULT_KERNEL = "gemm_wmma_f16_f32_tile64x64x32_warp32x32"
+DEFAULT_SHAPE = "256x256x256"
+DEFAULT_CONFIG = "v100"
+
+# The stats printed by default, in order (every stat is in the returned dict).
+HEADLINE_STATS = (
+    "gpu_sim_cycle", "gpu_sim_insn", "warp_insts", "gpu_ipc", "achieved_occupancy", "max_ctas_per_sm",
+    "regs_per_thread", "tensor_insts", "tensor_busy_cycles", "issue_cycles", "stall_scoreboard",
+    "stall_unit_busy", "stall_barrier", "stall_memory", "stall_control", "stall_idle", "shared_wavefronts",
+    "shared_bank_conflicts", "l1d_hits", "l1d_misses", "l2_hits", "l2_misses", "dram_read_bytes",
+    "dram_write_bytes",
+)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A checked kernel run: the numerical check and the engine's statistics."""
+
+    check: GemmCheck
+    config: str | None
+
+    @property
+    def stats(self) -> dict:
+        """The launch statistics."""
+        return self.check.stats
+
+
+def parse_shape(text: str) -> GemmProblem:
+    """'MxNxK' -> GemmProblem (each a positive integer)."""
+    parts = text.lower().split("x")
+    if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise ValueError(f"shape must be MxNxK with positive integers, e.g. 256x256x256; got {text!r}")
+    m, n, k = (int(p) for p in parts)
+    return GemmProblem(m, n, k)
+
+
+def run_kernel(kernel: str, shape: str, config: str | None, seed: int | None = None) -> RunResult:
+    """Runs `kernel` at `shape` ('MxNxK') on an engine with `config` (None: functional only)."""
+    problem = parse_shape(shape)
+    check = verify_gemm(get_kernel(kernel), Engine(config), problem, seed)
+    return RunResult(check, config)
+
+
+def _fmt(v: float | str) -> str:
+    if isinstance(v, str):
+        return v
+    return f"{int(v):,}" if float(v).is_integer() else f"{v:,.4g}"
+
+
+def format_result(r: RunResult, all_stats: bool = False) -> str:
+    """The check line and a two-column stats table (the headline stats, or all of them)."""
+    lines = [str(r.check), f"config: {r.config or 'none (functional only)'}"]
+    if all_stats or not r.config:
+        keys = sorted(r.stats)
+    else:
+        keys = [k for k in HEADLINE_STATS if k in r.stats]
+    width = max((len(k) for k in keys), default=0)
+    lines += [f"  {k:<{width}}  {_fmt(r.stats[k])}" for k in keys]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: python -m stcsim.harness.run [--kernel K] [--shape MxNxK] [--config C|none] [--all]."""
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--kernel", default=DEFAULT_KERNEL)
+    ap.add_argument("--shape", default=DEFAULT_SHAPE)
+    ap.add_argument("--config", default=DEFAULT_CONFIG, help="GPU config spec, or 'none' for functional only")
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--all", action="store_true", help="print every statistic")
+    a = ap.parse_args(argv)
+    r = run_kernel(a.kernel, a.shape, None if a.config == "none" else a.config, a.seed)
+    print(format_result(r, a.all))
+    return 0 if r.check.ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

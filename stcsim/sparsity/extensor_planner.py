@@ -1,0 +1,125 @@
+"""Chunk planning for ExTensor (paper 004, Sec. IV): which ``wmma.smma.L`` widths cover each 16-row slice.
+
+The weight ``W`` (``M x K``) is cut into 16-row slices (``M`` zero-padded to a multiple of 16, ``K`` to a
+multiple of 16); each slice is covered left to right by chunks whose widths are multiples of 16 and at
+most ``maxL``. A plan's cost is the sum of the chunks' PhaseLat latencies
+(:mod:`stcsim.sparsity.extensor_latency`).
+
+* :func:`greedy_plan` is Algorithm 1 with its bugs fixed: one result per slice (the listing overwrote
+  ``chunks`` for every slice), an integer ``Ntc = max(1, T // n_slices)`` (the listing divides), and
+  coordinates re-based to each merged chunk (the latency table is computed on chunk-relative columns).
+  Like the listing it merges the adjacent pair with the largest positive gain ``lat(a) + lat(b) -
+  lat(a+b)`` while the merged width is ``<= maxL``, and stops when no merge gains or when the slice has
+  no more than ``Ntc`` chunks (``tensor_cores=None`` disables that stop). It optimises the sum of
+  latencies per slice, not the max-per-Tensor-Core objective the paper states.
+* :func:`dp_plan` is the exact optimum of the same sum objective, ``best[j] = min_w best[j-w] +
+  lat(chunk of w blocks ending at block j)`` in ``O(n * maxL/16)``: the oracle for the heuristic.
+
+Every merge the greedy makes lowers the sum, so it is never worse than all-16 chunks, and the DP is never
+worse than the greedy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from stcsim.sparsity.base import pad_to
+from stcsim.sparsity.extensor_latency import BLOCK, BlockSkip, chunk_latencies
+
+SLICE_ROWS = 16
+PLANNERS = ("greedy", "dp", "fixed")
+
+
+@dataclass(frozen=True)
+class SlicePlan:
+    """The chunk widths (in columns, left to right) chosen for one slice and their total latency."""
+
+    widths: tuple[int, ...]
+    latency: int
+
+
+def latency_table(slice_mask: np.ndarray, max_blocks: int, reading: BlockSkip) -> np.ndarray:
+    """``table[b, w-1]``: latency of the chunk of ``w`` blocks starting at block ``b`` (-1 past the end)."""
+    n_blocks = slice_mask.shape[1] // BLOCK
+    table = np.full((n_blocks, max_blocks), -1, dtype=np.int64)
+    for w in range(1, min(max_blocks, n_blocks) + 1):
+        windows = np.stack([slice_mask[:, BLOCK * b : BLOCK * (b + w)] for b in range(n_blocks - w + 1)])
+        table[: n_blocks - w + 1, w - 1] = chunk_latencies(windows, reading)
+    return table
+
+
+def plan_cost(table: np.ndarray, block_widths: list[int]) -> int:
+    """Total latency of consecutive chunks of the given widths (in blocks)."""
+    starts = np.concatenate(([0], np.cumsum(block_widths)[:-1])).astype(int)
+    return int(sum(table[s, w - 1] for s, w in zip(starts, block_widths, strict=True)))
+
+
+def greedy_plan(table: np.ndarray, ntc: int | None = None) -> list[int]:
+    """Algorithm 1 of paper 004 (fixed) on one slice; returns chunk widths in blocks."""
+    max_blocks = table.shape[1]
+    starts = list(range(table.shape[0]))
+    widths = [1] * table.shape[0]
+    while ntc is None or len(widths) > ntc:
+        best_gain, best = 0, -1
+        for i in range(len(widths) - 1):
+            merged = widths[i] + widths[i + 1]
+            if merged > max_blocks:
+                continue
+            gain = table[starts[i], widths[i] - 1] + table[starts[i + 1], widths[i + 1] - 1]
+            gain -= table[starts[i], merged - 1]
+            if gain > best_gain:
+                best_gain, best = gain, i
+        if best < 0:
+            break
+        widths[best] += widths.pop(best + 1)
+        starts.pop(best + 1)
+    return widths
+
+
+def dp_plan(table: np.ndarray) -> list[int]:
+    """Exact minimum-sum plan of one slice; returns chunk widths in blocks."""
+    n_blocks, max_blocks = table.shape
+    best = np.zeros(n_blocks + 1, dtype=np.int64)
+    choice = np.zeros(n_blocks + 1, dtype=np.int64)
+    for j in range(1, n_blocks + 1):
+        options = [best[j - w] + table[j - w, w - 1] for w in range(1, min(max_blocks, j) + 1)]
+        choice[j] = int(np.argmin(options)) + 1
+        best[j] = options[choice[j] - 1]
+    widths = []
+    j = n_blocks
+    while j > 0:
+        widths.append(int(choice[j]))
+        j -= widths[-1]
+    return widths[::-1]
+
+
+def plan_matrix(
+    mask: np.ndarray,
+    max_l: int = 64,
+    reading: BlockSkip = BlockSkip.PHASE_SKIP,
+    planner: str = "greedy",
+    tensor_cores: int | None = None,
+) -> list[SlicePlan]:
+    """One :class:`SlicePlan` per 16-row slice of a non-zero ``mask`` (``planner``: greedy, dp or fixed)."""
+    if max_l < BLOCK or max_l % BLOCK:
+        raise ValueError(f"maxL must be a positive multiple of {BLOCK}, got {max_l}")
+    if planner not in PLANNERS:
+        raise ValueError(f"planner must be one of {PLANNERS}, got {planner!r}")
+    if tensor_cores is not None and tensor_cores < 1:
+        raise ValueError(f"tensor_cores must be >= 1 (or None for no limit), got {tensor_cores}")
+    padded = pad_to(np.asarray(mask, dtype=bool), SLICE_ROWS, BLOCK)
+    n_slices = padded.shape[0] // SLICE_ROWS
+    ntc = None if tensor_cores is None else max(1, tensor_cores // n_slices)
+    plans = []
+    for s in range(n_slices):
+        table = latency_table(padded[SLICE_ROWS * s : SLICE_ROWS * (s + 1)], max_l // BLOCK, reading)
+        if planner == "greedy":
+            blocks = greedy_plan(table, ntc)
+        elif planner == "dp":
+            blocks = dp_plan(table)
+        else:
+            blocks = [1] * table.shape[0]
+        plans.append(SlicePlan(tuple(BLOCK * w for w in blocks), plan_cost(table, blocks)))
+    return plans

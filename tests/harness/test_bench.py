@@ -1,0 +1,24 @@
+"""`invoke bench` measures real launches (smoke test on a small shape)."""
+
+import pandas as pd
+
+from stcsim.harness.bench import MMA, bench_case, format_rows, main, peak_rss_mib
+
+
+def test_bench_case_measures_a_timed_launch():
+    row = bench_case(MMA, (64, 64, 64), "h100")
+    assert row.warp_insts > 0 and row.host_seconds > 0 and row.gpu_sim_cycle > 0
+    assert abs(row.warp_insts_per_second - row.warp_insts / row.host_seconds) < 1e-6 * row.warp_insts_per_second
+    assert MMA in format_rows([row])
+
+
+def test_peak_rss_is_positive():
+    assert peak_rss_mib() > 1
+
+
+def test_main_quick_writes_csv(tmp_path, capsys):
+    out = tmp_path / "bench.csv"
+    assert main(["--quick", "--csv", str(out)]) == 0
+    df = pd.read_csv(out)
+    assert len(df) == 4 and (df["warp_insts"] > 0).all()
+    assert "peak host memory" in capsys.readouterr().out

@@ -1,0 +1,198 @@
+"""Shared machinery of the functional-core tests (imported as `simkit`): the committed PTX of
+tests/sim/cuda, a launcher that runs its kernels on the simulator engine, and exact-comparison helpers.
+
+Each tests/sim/cuda/NAME.cu is compiled with ``nvcc -ptx -arch=sm_80 -O3`` into the committed NAME.ptx that
+the tests load (`compile_ptx` regenerates one; ``python tests/sim/simkit.py`` regenerates them all).
+
+With ``STCSIM_TEST_BACKEND=gpu`` the same tests launch the kernels on a real GPU through CuPy instead: that
+checks the numpy references (and the hardware facts the tests assume) against the hardware itself. Tests
+of simulator-only behaviour (error messages) carry the ``sim_only`` marker and are skipped there.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+CUDA_DIR = Path(__file__).resolve().parent / "cuda"
+NVCC_FLAGS = ("-ptx", "-arch=sm_80", "-O3")
+BACKEND = os.environ.get("STCSIM_TEST_BACKEND", "sim")
+_RELEASE = re.compile(r"release (\d+\.\d+), V([\d.]+)")
+
+Dim = int | Sequence[int]
+
+
+# ---- compiling the CUDA sources --------------------------------------------------------------------------
+def find_nvcc() -> str | None:
+    """Path of nvcc on PATH or under $CUDA_HOME/bin, or None when it is not installed."""
+    found = shutil.which("nvcc")
+    if found:
+        return found
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    candidate = Path(home, "bin", "nvcc") if home else None
+    return str(candidate) if candidate is not None and candidate.is_file() else None
+
+
+def nvcc_version(nvcc: str) -> str:
+    """nvcc's full version, e.g. '13.0.88'."""
+    out = subprocess.run([nvcc, "--version"], check=True, capture_output=True, text=True).stdout
+    match = _RELEASE.search(out)
+    if match is None:
+        raise RuntimeError(f"cannot read the version of {nvcc} from: {out!r}")
+    return match.group(2)
+
+
+def ptx_version(ptx: str) -> str | None:
+    """The nvcc version recorded in a PTX header, or None."""
+    match = _RELEASE.search(ptx)
+    return match.group(2) if match else None
+
+
+def cuda_sources() -> list[Path]:
+    """The CUDA sources of the tests, sorted."""
+    return sorted(CUDA_DIR.glob("*.cu"))
+
+
+def compile_ptx(source: Path, out: Path, nvcc: str) -> str:
+    """Compiles one .cu to PTX at `out` with NVCC_FLAGS; returns nvcc's diagnostics (empty when clean)."""
+    cmd = [nvcc, *NVCC_FLAGS, str(source), "-o", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=source.parent)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr}")
+    return proc.stderr.strip()
+
+
+# ---- launching kernels -----------------------------------------------------------------------------------
+def _dims(d: Dim) -> tuple[int, ...]:
+    return (int(d),) if isinstance(d, int | np.integer) else tuple(int(x) for x in d)
+
+
+class Kernels:
+    """The kernels of one committed PTX file, launched on the simulator engine (or, for reference, a GPU).
+
+    `launch(name, grid, block, *args)` takes numpy arrays (copied to fresh device buffers, passed as
+    pointers, and copied back) and numpy scalars (passed by value with their own width). It returns the
+    arrays as they are after the kernel, in argument order.
+    """
+
+    def __init__(self, ptx: Path) -> None:
+        self.path = ptx
+        if BACKEND == "gpu":
+            import cupy
+
+            self._cp = cupy
+            self._module = cupy.RawModule(path=str(ptx))
+        else:
+            from stcsim.sim import Engine
+
+            self.engine = Engine()
+            self.names = self.engine.load_ptx(ptx)
+        self.last_stats: dict[str, Any] = {}
+
+    def launch(self, name: str, grid: Dim, block: Dim, *args: Any, shared_bytes: int = 0) -> list[np.ndarray]:
+        """Runs kernel `name`; returns the array arguments as the kernel left them."""
+        for a in args:
+            if not isinstance(a, np.ndarray | np.generic):
+                raise TypeError(f"pass numpy arrays or numpy scalars, got {type(a).__name__}")
+        if BACKEND == "gpu":
+            return self._launch_gpu(name, grid, block, args, shared_bytes)
+        e = self.engine
+        addrs: list[int] = []
+        packed: list[int | float] = []
+        for a in args:
+            if isinstance(a, np.ndarray):
+                addr = e.malloc(max(a.nbytes, 1))
+                e.copy_to(addr, a)
+                addrs.append(addr)
+                packed.append(addr)
+            else:
+                packed.append(a.item())
+        self.last_stats = e.launch(
+            name, list(_dims(grid)), list(_dims(block)), packed, shared_bytes=shared_bytes
+        )
+        outs = []
+        arrays = [a for a in args if isinstance(a, np.ndarray)]
+        for addr, a in zip(addrs, arrays, strict=True):
+            outs.append(e.copy_from(addr, a.shape, a.dtype))
+            e.free(addr)
+        return outs
+
+    def _launch_gpu(
+        self, name: str, grid: Dim, block: Dim, args: Sequence[Any], shared: int
+    ) -> list[np.ndarray]:
+        cp = self._cp
+        dev = [cp.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+        fn = self._module.get_function(name)
+        g, b = _dims(grid), _dims(block)
+        fn(g + (1,) * (3 - len(g)), b + (1,) * (3 - len(b)), tuple(dev), shared_mem=shared)
+        cp.cuda.runtime.deviceSynchronize()
+        return [d.get() for d in dev if isinstance(d, cp.ndarray)]
+
+
+_LOADED: dict[str, Kernels] = {}
+
+
+def kernels(stem: str) -> Kernels:
+    """The (cached) kernels of tests/sim/cuda/`stem`.ptx."""
+    if stem not in _LOADED:
+        _LOADED[stem] = Kernels(CUDA_DIR / f"{stem}.ptx")
+    return _LOADED[stem]
+
+
+# ---- comparisons -----------------------------------------------------------------------------------------
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def bits(a: np.ndarray) -> np.ndarray:
+    """The raw bit patterns of an array, as unsigned integers of the same width."""
+    a = np.asarray(a)
+    return a.view(_UINT[a.dtype.itemsize])
+
+
+def assert_bits(got: np.ndarray, want: np.ndarray, what: str = "") -> None:
+    """Bit-exact equality of two arrays of the same shape (floats compared by their bit patterns)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    gb, wb = bits(got), bits(want.astype(got.dtype))
+    bad = np.flatnonzero(gb.reshape(-1) != wb.reshape(-1))
+    if bad.size:
+        i = int(bad[0])
+        raise AssertionError(
+            f"{what}: {bad.size} of {gb.size} differ; first at flat index {i}: got {got.reshape(-1)[i]!r} "
+            f"(0x{int(gb.reshape(-1)[i]):x}), want {want.reshape(-1)[i]!r} (0x{int(wb.reshape(-1)[i]):x})"
+        )
+
+
+def assert_floats(got: np.ndarray, want: np.ndarray, what: str = "") -> None:
+    """Bit-exact equality of float arrays, except that any NaN matches any NaN."""
+    got, want = np.asarray(got), np.asarray(want).astype(np.asarray(got).dtype)
+    nan_g, nan_w = np.isnan(got.astype(np.float64)), np.isnan(want.astype(np.float64))
+    assert np.array_equal(nan_g, nan_w), (
+        f"{what}: NaN positions differ at {np.flatnonzero(nan_g != nan_w)[:8]}"
+    )
+    assert_bits(np.where(nan_g, 0, got).astype(got.dtype), np.where(nan_w, 0, want).astype(got.dtype), what)
+
+
+def check_columns(
+    got: np.ndarray, want: dict[int, np.ndarray], cmp: Callable[..., None] = assert_bits
+) -> None:
+    """Compares column k of `got` (one row per thread) with want[k] for every k."""
+    for k, w in want.items():
+        cmp(got[:, k], w, f"column {k}")
+
+
+if __name__ == "__main__":  # regenerate the committed PTX
+    nvcc = find_nvcc()
+    if nvcc is None:
+        sys.exit("nvcc not found: the committed PTX stays as it is")
+    for src in cuda_sources():
+        diag = compile_ptx(src, src.with_suffix(".ptx"), nvcc)
+        print(f"{src.with_suffix('.ptx').name}{': ' + diag if diag else ''}")

@@ -1,0 +1,58 @@
+"""Tests of N:M sparsity."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from stcsim.sparsity.base import keep_count, pad_to
+from stcsim.sparsity.nm import NM
+
+from .strategies import PROPERTY, masked, sparsities, weight_matrices
+
+
+@PROPERTY
+@given(weight_matrices(), sparsities, st.sampled_from([(1, 2), (2, 4), (1, 4), (2, 8), (4, 8), (3, 5)]))
+def test_round_trip_constraint_and_sparsity(w: np.ndarray, s: float, nm: tuple[int, int]) -> None:
+    """At most N per group of M along K, exact target count, ascending indices, exact round trip."""
+    n, m = nm
+    assume(s >= 1 - n / m)
+    pattern = NM(n, m)
+    mask = pattern.prune(w, s)
+    groups = pad_to(mask, 1, m).reshape(w.shape[0], -1, m)
+    assert groups.sum(axis=-1).max() <= n
+    assert mask.sum() == keep_count(w.size, s)
+    fmt = pattern.encode(w, mask)
+    assert (np.diff(fmt.indices.astype(int), axis=-1) > 0).all()
+    assert np.array_equal(pattern.decode(fmt), masked(w, mask))
+    bits = int(np.ceil(np.log2(m)))
+    assert fmt.nbytes() == 2 * fmt.values.size + -(-fmt.indices.size * bits // 8)
+
+
+def test_two_four_known_answer_and_bytes() -> None:
+    """2:4 keeps the two largest magnitudes of each group; 2-bit indices."""
+    w = np.array([[0.5, -3.0, 2.0, 0.1, 9.0, 8.0, -7.0, 1.0]], dtype=np.float16)
+    mask = NM(2, 4).prune(w, 0.5)
+    assert mask.astype(int).tolist() == [[0, 1, 1, 0, 1, 1, 0, 0]]
+    fmt = NM(2, 4).encode(w, mask)
+    assert fmt.indices.tolist() == [[[1, 2], [0, 1]]] and fmt.values.tolist() == [[[-3.0, 2.0], [9.0, 8.0]]]
+    assert fmt.nbytes() == 4 * 2 + 1  # four fp16 values + four 2-bit indices
+
+
+def test_sparser_than_n_of_m_fills_lowest_unused_positions() -> None:
+    """A group keeping one weight still has two distinct ascending indices (value 0 in the filler)."""
+    w = np.array([[0.0, 0.0, 0.0, 5.0]])
+    fmt = NM(2, 4).encode(w, np.array([[False, False, False, True]]))
+    assert fmt.indices.tolist() == [[[0, 3]]] and fmt.values.tolist() == [[[0.0, 5.0]]]
+
+
+def test_bad_parameters() -> None:
+    """N > M, a target below 1 - N/M and an over-full group are rejected with what is allowed."""
+    with pytest.raises(ValueError, match="1 <= N <= M"):
+        NM(5, 4)
+    with pytest.raises(ValueError, match=r"sparsity must be in \[0.5, 1\)"):
+        NM(2, 4).prune(np.ones((2, 8)), 0.3)
+    with pytest.raises(ValueError, match="more than N=2"):
+        NM(2, 4).encode(np.ones((1, 4)), np.array([[True, True, True, False]]))
