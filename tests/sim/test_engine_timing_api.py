@@ -1,0 +1,96 @@
+"""Engine(config): the timing model behind the Python API (results, determinism, limits, errors)."""
+
+import numpy as np
+import pytest
+
+from stcsim.config import ConfigError
+from stcsim.kernels import GemmProblem, get_kernel, random_operands, run_gemm
+from stcsim.sim import Engine, LaunchError, SimFault
+
+KERNELS = [
+    "gemm_simt_f32_f32_tile64x64x8_warp32x16_thread4x4",
+    "gemm_wmma_f16_f32_tile64x64x32_warp32x32",
+    "gemm_mma_f16_f32_tile64x64x32_warp32x32_stage2",
+]
+
+BARRIER_DEADLOCK = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k()
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<3>;
+  mov.u32 %r1, %tid.x;
+  setp.ge.u32 %p1, %r1, 32;
+  @%p1 bra DONE;
+  bar.sync 1, 64;
+DONE:
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("name", KERNELS)
+@pytest.mark.parametrize("config", ["v100", "h100"])
+def test_results_are_identical_with_and_without_timing(name, config):
+    a, b = random_operands(GemmProblem(72, 40, 48), np.random.default_rng(7))
+    c_func, _ = run_gemm(get_kernel(name), Engine(None), a, b)
+    c_time, st = run_gemm(get_kernel(name), Engine(config), a, b)
+    assert np.array_equal(c_func, c_time)
+    assert st["gpu_sim_cycle"] > 0
+
+
+def test_timing_is_deterministic():
+    k = get_kernel(KERNELS[2])
+    a, b = random_operands(GemmProblem(128, 128, 64), np.random.default_rng(1))
+    s1 = run_gemm(k, Engine("h100"), a, b)[1]
+    s2 = run_gemm(k, Engine("h100"), a, b)[1]
+    assert s1 == s2
+
+
+def test_stats_are_consistent():
+    a, b = random_operands(GemmProblem(128, 128, 64), np.random.default_rng(2))
+    st = run_gemm(get_kernel(KERNELS[1]), Engine("v100"), a, b)[1]
+    assert st["gpu_ipc"] == pytest.approx(st["gpu_sim_insn"] / st["gpu_sim_cycle"])
+    assert st["issue_cycles"] == st["warp_insts"]
+    assert 0 < st["achieved_occupancy"] <= st["theoretical_occupancy"] <= 1
+    # every L1 sector lookup is a hit or a miss; every miss that is not merged goes to L2
+    assert st["l1d_hits"] + st["l1d_misses"] >= st["global_load_sectors"] - 1e-9
+    assert st["dram_read_bytes"] % 32 == 0 and st["dram_read_bytes"] <= 32 * st["l2_misses"]
+
+
+def test_register_override_lowers_occupancy():
+    k = get_kernel(KERNELS[0])
+    a, b = random_operands(GemmProblem(256, 256, 32), np.random.default_rng(3))
+    few = run_gemm(k, Engine("v100"), a, b)[1]
+
+    eng = Engine("v100")
+    launch = eng.launch
+    eng.launch = lambda *args, **kw: launch(*args, **kw, regs_per_thread=255)  # type: ignore[method-assign]
+    many = run_gemm(k, eng, a, b)[1]
+    assert many["regs_per_thread"] == 255
+    assert many["max_ctas_per_sm"] < few["max_ctas_per_sm"]
+
+
+def test_unknown_config_names_the_available_ones():
+    with pytest.raises(ConfigError, match="v100"):
+        Engine("v999")
+
+
+def test_named_barrier_that_never_fills_is_a_deadlock_error():
+    eng = Engine("v100")
+    eng.load_ptx(BARRIER_DEADLOCK)
+    with pytest.raises(SimFault, match="deadlock"):
+        eng.launch("k", 1, 64, [])
+    eng_f = Engine(None)
+    eng_f.load_ptx(BARRIER_DEADLOCK)
+    with pytest.raises(SimFault, match="deadlock"):
+        eng_f.launch("k", 1, 64, [])
+
+
+def test_too_much_shared_memory_for_the_config():
+    eng = Engine("v100")
+    eng.load_ptx(BARRIER_DEADLOCK.replace("bar.sync 1, 64;", ""))
+    with pytest.raises(LaunchError, match="shared memory"):
+        eng.launch("k", 1, 32, [], shared_bytes=100 * 1024)
