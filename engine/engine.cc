@@ -167,6 +167,7 @@ Stats Engine::launch(const LaunchRequest& req) {
     tm.func_stats().export_to(s);
     tm.stats().export_to(s);
   } else {
+    L.record_accesses = false;
     Executor ex(L);
     ex.run_functional();
     ex.stats().export_to(s);

@@ -55,7 +55,7 @@ uint8_t* mem_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int l
     if (space == Space::Global) what += " (" + c.L.mem->describe(addr) + ")";
     raise_fault(c, lane, what, addr, size);
   }
-  c.rec.acc.push_back({addr, size, static_cast<uint8_t>(lane), write, space});
+  if (c.L.record_accesses) c.rec.acc.push_back({addr, size, static_cast<uint8_t>(lane), write, space});
   if (c.rec.space == Space::Generic) c.rec.space = space;
   return p;
 }

@@ -164,6 +164,7 @@ void ex_wmma_mma(ExecCtx& c, const Instr& in) {
 }
 
 // wmma.load / wmma.store: element (r, c) of the 16x16 operand at p + (row-major ? r*stride + c : c*stride + r).
+// Elements of one lane that are adjacent in memory form one access (e.g. the two halves of a register).
 void ex_wmma_ldst(ExecCtx& c, const Instr& in) {
   const bool store = in.sub == W_STORE_D;
   const Operand& frag = in.ops[store ? 1 : 0];
@@ -173,20 +174,30 @@ void ex_wmma_ldst(ExecCtx& c, const Instr& in) {
   const int nelem = in.sub == W_LOAD_A || in.sub == W_LOAD_B ? 16 : 8;
   const int nmem = in.sub == W_LOAD_A || in.sub == W_LOAD_B ? 8 : nelem;  // elements 8..15 duplicate 0..7
   const bool col = in.layout_a == 1;
+  static const FragTable ta = make_table(8, wmma_a), tb = make_table(8, wmma_b), tc = make_table(8, wmma_c);
+  const FragTable& ft = in.sub == W_LOAD_A ? ta : in.sub == W_LOAD_B ? tb : tc;
   for_lanes(c.mask, [&](int lane) {
     const uint64_t base = mem_addr(c, addr, lane);
     const uint64_t stride = in.ops.size() > 2 ? static_cast<uint32_t>(src_bits(c, in.ops[2], lane)) : 16;
+    uint64_t ea[8];
     for (int e = 0; e < nmem; ++e) {
-      const RC p = in.sub == W_LOAD_A ? wmma_a(lane, e) : in.sub == W_LOAD_B ? wmma_b(lane, e) : wmma_c(lane, e);
-      const uint64_t off = col ? static_cast<uint64_t>(p.c) * stride + p.r : static_cast<uint64_t>(p.r) * stride + p.c;
-      uint8_t* ptr = mem_access(c, in.space, base + off * esize, esize, lane, store, esize);
-      if (store) {
-        store_bits(ptr, frag_get(c, frag.vec, lane, e, half), esize);
-      } else {
-        const uint64_t v = load_bits(ptr, esize);
-        frag_set(c, frag.vec, lane, e, half, v);
-        if (nmem < nelem) frag_set(c, frag.vec, lane, e + nmem, half, v);
+      const uint64_t r = ft.r[lane][e], cc = ft.c[lane][e];
+      ea[e] = base + (col ? cc * stride + r : r * stride + cc) * esize;
+    }
+    for (int e = 0; e < nmem;) {
+      int run = 1;
+      while (e + run < nmem && ea[e + run] == ea[e] + run * esize) ++run;
+      uint8_t* ptr = mem_access(c, in.space, ea[e], esize * static_cast<uint32_t>(run), lane, store, esize);
+      for (int j = 0; j < run; ++j, ptr += esize) {
+        if (store) {
+          store_bits(ptr, frag_get(c, frag.vec, lane, e + j, half), esize);
+        } else {
+          const uint64_t v = load_bits(ptr, esize);
+          frag_set(c, frag.vec, lane, e + j, half, v);
+          if (nmem < nelem) frag_set(c, frag.vec, lane, e + j + nmem, half, v);
+        }
       }
+      e += run;
     }
   });
 }

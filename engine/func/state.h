@@ -75,6 +75,7 @@ struct LaunchState {
   uint64_t dynamic_shared = 0;
   uint32_t num_sms = 1;
   uint64_t clock = 0;              // current cycle (timing) or instruction count (functional)
+  bool record_accesses = true;     // fill WarpRecord::acc (the timing model needs it; functional runs do not)
 };
 
 struct ExecCtx {
