@@ -17,9 +17,15 @@ def build_sim(c):
     c.run("pip install --no-build-isolation --no-deps -e . -q", pty=False)
 
 
-@task(help={"kernel": "kernel name (see stcsim.kernels.KERNELS)", "shape": "MxNxK",
-            "config": "GPU config spec (v100, h100, v100+stc, a YAML path) or 'none'",
-            "seed": "operand seed (default: fresh)", "all": "print every statistic"})
+@task(
+    help={
+        "kernel": "kernel name (see stcsim.kernels.KERNELS)",
+        "shape": "MxNxK",
+        "config": "GPU config spec (v100, h100, v100+stc, a YAML path) or 'none'",
+        "seed": "operand seed (default: fresh)",
+        "all": "print every statistic",
+    }
+)
 def run(c, kernel="", shape="", config="", seed=None, all=False):
     """Run one kernel on the simulator, check it against numpy and print its stats."""
     args = []
@@ -51,7 +57,9 @@ def workloads(c):
     _py(c, "stcsim.workloads", "--list")
 
 
-@task(help={"name": "network", "batch": "batch size", "image_size": "image size", "seq_len": "sequence length"})
+@task(
+    help={"name": "network", "batch": "batch size", "image_size": "image size", "seq_len": "sequence length"}
+)
 def workload(c, name, batch=1, image_size=None, seq_len=None):
     """Print a network's GEMM layer table and totals."""
     args = [name, "--batch", str(batch)]

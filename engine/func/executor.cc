@@ -57,11 +57,12 @@ void Executor::step(CtaState& cta, WarpState& w, WarpRecord& rec, uint32_t smid)
     for_lanes(mask, [&](int l) { if ((pr[l] != 0) != in.guard_neg) g |= 1u << l; });
     mask = g;
   }
+  const uint32_t simt_mask = top.mask;  // `top` may dangle once the instruction pushes onto the stack
   rec.reset(&in, pc, mask);
   ExecCtx ctx{L_, cta, w, rec, mask, smid};
   in.fn(ctx, in);
   ++stats_.warp_insts;
-  stats_.thread_insts += static_cast<uint64_t>(__builtin_popcount(top.mask));
+  stats_.thread_insts += static_cast<uint64_t>(__builtin_popcount(simt_mask));
   ++stats_.by_unit[static_cast<size_t>(in.unit)];
   ++stats_.by_op[static_cast<size_t>(in.op)];
   if (!is_control(in)) w.stack.back().pc = pc + 1;

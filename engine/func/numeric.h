@@ -124,6 +124,11 @@ inline uint64_t round_double_to_format(double x, int ebits, int mbits, RoundDir 
 inline uint16_t double_to_half(double x) { return static_cast<uint16_t>(round_double_to_narrow(x, 5, 10)); }
 inline uint16_t double_to_bf16(double x) { return static_cast<uint16_t>(round_double_to_narrow(x, 8, 7)); }
 inline double bf16_to_double(uint16_t b) { return static_cast<double>(f32_from_bits(static_cast<uint32_t>(b) << 16)); }
+// The NaN that NVIDIA GPUs produce for f32 and for f16 / bf16 results (arithmetic, conversions), whatever
+// the input NaN. f64 results keep IEEE propagation (a NaN operand's payload, else 0xfff8000000000000).
+constexpr uint64_t kCanonicalNaN32 = 0x7fffffffu;
+constexpr uint16_t kCanonicalNaN16 = 0x7fff;
+
 // .ftz: subnormal values become zero of the same sign.
 inline float f32_ftz(float f) { return std::fpclassify(f) == FP_SUBNORMAL ? std::copysign(0.0f, f) : f; }
 inline uint16_t half_ftz(uint16_t h) { return (h & 0x7c00) == 0 ? static_cast<uint16_t>(h & 0x8000) : h; }

@@ -111,7 +111,7 @@ V float_op(const Instr& in, V a, V b, V cc) {
     case Op::Copysign: r = std::copysign(b, a); break;
     default: break;
   }
-  if (in.flags & F_SAT) r = std::isnan(r) ? V(0) : r < V(0) ? V(0) : r > V(1) ? V(1) : r;
+  if (in.flags & F_SAT) r = !(r > V(0)) ? V(0) : r > V(1) ? V(1) : r;  // NaN and -0 -> +0
   return r;
 }
 
@@ -122,6 +122,24 @@ int fe_mode(Rnd r) {
     case Rnd::RP: return FE_UPWARD;
     default: return FE_TONEAREST;
   }
+}
+
+// The NaN an f64 operation returns, as an H100 does: a NaN operand is propagated, quieted (the addend of fma
+// first, then the operands in order; neg and abs leave a NaN's sign alone); NaN from numbers (inf - inf,
+// 0 / 0, sqrt(-1), ...) is the default NaN 0xfff8000000000000.
+uint64_t f64_nan_result(Op op, const ExecCtx& c, const Instr& in, int lane, size_t n) {
+  constexpr uint64_t kQuiet = uint64_t{1} << 51, kDefault = 0xfff8000000000000ull;
+  const auto nan_at = [&](size_t i) -> uint64_t {
+    if (i >= n) return 0;
+    const uint64_t v = src_bits(c, in.ops[i], lane);
+    return std::isnan(f64_from_bits(v)) ? v | kQuiet : 0;
+  };
+  if (op == Op::Fma || op == Op::Mad) {
+    if (const uint64_t v = nan_at(3)) return v;
+  }
+  for (size_t i = 1; i < std::min<size_t>(n, 3); ++i)
+    if (const uint64_t v = nan_at(i)) return v;
+  return kDefault;
 }
 
 // f32 / f64: the host computes with the same IEEE semantics; directed rounding via fenv.
@@ -141,10 +159,15 @@ void ex_float(ExecCtx& c, const Instr& in) {
       if (ftz) { a = f32_ftz(a); b = f32_ftz(b); cc = f32_ftz(cc); }
     }
     V r = float_op<V>(in, a, b, cc);
+    uint64_t bits = TT<T>::put(r);
     if constexpr (T == DType::F32) {
-      if (ftz) r = f32_ftz(r);
+      if (ftz) bits = TT<T>::put(f32_ftz(r));
+      if (std::isnan(r) && in.op != Op::Copysign) bits = kCanonicalNaN32;  // the hardware's f32 NaN
+    } else {
+      if (std::isnan(r) && in.op != Op::Copysign && in.op != Op::Min && in.op != Op::Max)
+        bits = f64_nan_result(in.op, c, in, l, n);
     }
-    set_reg(c, in.ops[0].reg, l, TT<T>::put(r));
+    set_reg(c, in.ops[0].reg, l, bits);
   });
   if (directed) std::fesetround(old);
 }
@@ -170,12 +193,20 @@ uint64_t half_op(const Instr& in, uint16_t a, uint16_t b, uint16_t c) {
   if (ftz) { a = half_ftz(a); b = half_ftz(b); c = half_ftz(c); }
   const double x = TT<H>::get(a), y = TT<H>::get(b), z = TT<H>::get(c);
   double r = (in.op == Op::Fma || in.op == Op::Mad) ? fma_to_odd(x, y, z) : float_op<double>(in, x, y, z);
-  if ((in.op == Op::Fma || in.op == Op::Mad) && (in.flags & F_SAT))
-    r = std::isnan(r) ? 0.0 : r < 0 ? 0.0 : r > 1 ? 1.0 : r;
+  if ((in.op == Op::Fma || in.op == Op::Mad) && (in.flags & F_SAT)) r = !(r > 0) ? 0.0 : r > 1 ? 1.0 : r;
   if ((in.flags & F_RELU) && r < 0) r = 0.0;
+  if (std::isnan(r)) return kCanonicalNaN16;  // the hardware's f16 / bf16 NaN
   uint16_t out = static_cast<uint16_t>(TT<H>::put(r));
   if (ftz) out = half_ftz(out);
   return out;
+}
+
+// neg / abs of a 16-bit float: a sign-bit operation, except that a NaN gives the canonical NaN.
+template <DType H>
+uint16_t half_sign_op(Op op, uint16_t a) {
+  const bool nan = H == DType::F16 ? (a & 0x7fff) > 0x7c00 : (a & 0x7fff) > 0x7f80;
+  if (nan) return kCanonicalNaN16;
+  return static_cast<uint16_t>(op == Op::Neg ? a ^ 0x8000u : a & 0x7fffu);
 }
 
 // f16 / bf16 scalars: computed exactly in double, rounded once to the narrow type.
@@ -186,8 +217,8 @@ void ex_half(ExecCtx& c, const Instr& in) {
     const uint16_t a = static_cast<uint16_t>(src_bits(c, in.ops[1], l));
     const uint16_t b = n > 2 ? static_cast<uint16_t>(src_bits(c, in.ops[2], l)) : 0;
     const uint16_t cc = n > 3 ? static_cast<uint16_t>(src_bits(c, in.ops[3], l)) : 0;
-    if (in.op == Op::Neg || in.op == Op::Abs) {  // sign-bit operations, exact for NaN too
-      set_reg(c, in.ops[0].reg, l, in.op == Op::Neg ? a ^ 0x8000u : a & 0x7fffu);
+    if (in.op == Op::Neg || in.op == Op::Abs) {  // sign-bit operations; a NaN becomes the canonical NaN
+      set_reg(c, in.ops[0].reg, l, half_sign_op<T>(in.op, a));
       return;
     }
     set_reg(c, in.ops[0].reg, l, half_op<T>(in, a, b, cc));
@@ -207,8 +238,7 @@ void ex_half2(ExecCtx& c, const Instr& in) {
       const int sh = 16 * h;
       const uint64_t ah = (A >> sh) & 0xffff;
       uint64_t r;
-      if (in.op == Op::Neg) r = ah ^ 0x8000;
-      else if (in.op == Op::Abs) r = ah & 0x7fff;
+      if (in.op == Op::Neg || in.op == Op::Abs) r = half_sign_op<H>(in.op, static_cast<uint16_t>(ah));
       else
         r = half_op<H>(in, static_cast<uint16_t>(ah), static_cast<uint16_t>(B >> sh), static_cast<uint16_t>(C >> sh));
       out |= (r & 0xffff) << sh;

@@ -36,8 +36,14 @@ void ex_exit(ExecCtx& c, const Instr&) {
 
 void ex_trap(ExecCtx& c, const Instr& in) {
   if (!c.mask) { c.w.stack.back().pc += 1; return; }
-  throw SimFault("trap executed in kernel '" + c.L.kernel->name + "' at " + c.L.kernel->file + ":" +
-                 std::to_string(in.line));
+  const int lane = __builtin_ctz(c.mask);
+  const LaunchState& L = c.L;
+  const uint32_t tid = c.w.warp_in_cta * 32 + static_cast<uint32_t>(lane);
+  const uint32_t tx = tid % L.block[0], ty = (tid / L.block[0]) % L.block[1], tz = tid / (L.block[0] * L.block[1]);
+  throw SimFault("trap executed in kernel '" + L.kernel->name + "' by thread (" + std::to_string(tx) + "," +
+                 std::to_string(ty) + "," + std::to_string(tz) + ") of block (" + std::to_string(c.cta.ctaid[0]) +
+                 "," + std::to_string(c.cta.ctaid[1]) + "," + std::to_string(c.cta.ctaid[2]) + ") at " +
+                 L.kernel->file + ":" + std::to_string(in.line));
 }
 
 void ex_bar(ExecCtx& c, const Instr& in) {

@@ -214,7 +214,10 @@ void ex_sfu(ExecCtx& c, const Instr& in) {
       default: break;
     }
     if constexpr (T == DType::F32) if (ftz) r = f32_ftz(r);
-    set_reg(c, in.ops[0].reg, l, TT<T>::put(r));
+    uint64_t bits = TT<T>::put(r);
+    if (std::isnan(r) && T == DType::F32) bits = kCanonicalNaN32;  // the hardware's NaNs
+    if (std::isnan(r) && T == DType::F16) bits = kCanonicalNaN16;
+    set_reg(c, in.ops[0].reg, l, bits);
   });
   if (directed) std::fesetround(old);
 }

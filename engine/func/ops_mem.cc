@@ -26,6 +26,7 @@ uint8_t* mem_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int l
   if (space == Space::Generic) {
     if (addr >= kSharedWindow && addr < kSharedWindow + kWindowSize) { space = Space::Shared; addr -= kSharedWindow; }
     else if (addr >= kLocalWindow && addr < kLocalWindow + kWindowSize) { space = Space::Local; addr -= kLocalWindow; }
+    else if (addr >= kConstWindow && addr < kConstWindow + kWindowSize) { space = Space::Const; addr -= kConstWindow; }
     else space = Space::Global;
   }
   const char* rw = write ? "write" : "read";
@@ -102,13 +103,32 @@ void ex_st(ExecCtx& c, const Instr& in) {
 
 enum AtomOp : uint8_t { A_ADD, A_MIN, A_MAX, A_AND, A_OR, A_XOR, A_EXCH, A_CAS, A_INC, A_DEC };
 
+// a + b of two f16 / bf16 bit patterns (the low 16 bits), rounded to nearest even; the sum of two such values
+// in double is exact or rounded innocuously (53 >= 2 * 11 + 2); NaN gives the canonical NaN.
+uint64_t half_add(DType t, uint64_t a, uint64_t b) {
+  const bool f16 = t == DType::F16;
+  const auto val = [f16](uint64_t x) {
+    return f16 ? half_to_double(static_cast<uint16_t>(x)) : bf16_to_double(static_cast<uint16_t>(x));
+  };
+  const double r = val(a) + val(b);
+  if (std::isnan(r)) return kCanonicalNaN16;
+  return f16 ? double_to_half(r) : double_to_bf16(r);
+}
+
 uint64_t atom_apply(AtomOp op, DType t, uint64_t old, uint64_t b, uint64_t cv) {
   const int bytes = dtype_bytes(t);
   switch (op) {
     case A_ADD:
-      if (t == DType::F32) return bits_from_f32(f32_from_bits(old) + f32_from_bits(b));
+      if (t == DType::F32) {  // flushes subnormal inputs and results to sign-preserving zero (PTX ISA, H100)
+        const float r = f32_ftz(f32_ftz(f32_from_bits(old)) + f32_ftz(f32_from_bits(b)));
+        return std::isnan(r) ? kCanonicalNaN32 : bits_from_f32(r);
+      }
       if (t == DType::F64) return bits_from_f64(f64_from_bits(old) + f64_from_bits(b));
-      if (t == DType::F16) return double_to_half(half_to_double(static_cast<uint16_t>(old)) + half_to_double(static_cast<uint16_t>(b)));
+      if (t == DType::F16 || t == DType::BF16) return half_add(t, old, b);
+      if (t == DType::F16x2 || t == DType::BF16x2) {
+        const DType h = t == DType::F16x2 ? DType::F16 : DType::BF16;
+        return half_add(h, old, b) | (half_add(h, old >> 16, b >> 16) << 16);
+      }
       return zext(old + b, bytes);
     case A_MIN: case A_MAX: {
       bool less;
@@ -182,6 +202,7 @@ void decode_ldst(Instr& in, const Kernel&) {
   bool hint = false;
   for (const auto& m : common_mods(in, types)) {
     if (m == "L2::cache_hint") hint = true;
+    if (m == "cg") in.flags |= F_CG;  // cache at L2, not L1 (the timing model bypasses L1)
     if (!ignorable_ldst_mod(m)) unsupported(in, "modifier ." + m);
   }
   in.flags &= ~(F_NC | F_VOLATILE);
@@ -218,8 +239,8 @@ void decode_atom(Instr& in, const Kernel& k) {
   if (!have_op) throw DecodeError("'" + in.opcode + "' needs an operation (.add, .cas, ...)");
   if (types.size() != 1) throw DecodeError("'" + in.opcode + "' needs one type");
   in.type = types[0];
-  if (in.type == DType::F16x2 || in.type == DType::BF16x2 || in.type == DType::BF16 || in.type == DType::B128)
-    unsupported(in, "atomic type");
+  const bool half = in.type == DType::F16 || in.type == DType::F16x2 || in.type == DType::BF16 || in.type == DType::BF16x2;
+  if (in.type == DType::B128 || (half && in.sub != A_ADD)) unsupported(in, "atomic type");
   const size_t base = in.op == Op::Atom ? 1 : 0;
   need_ops(in, base + (in.sub == A_CAS ? 3 : 2));
   if (in.ops[base].kind != OpndKind::Mem) throw DecodeError("expected an address operand [..]");
@@ -243,6 +264,7 @@ void decode_cpasync(Instr& in, const Kernel& k) {
   }
   if (what == "wait_all") { need_ops(in, 0); in.sub = 3; in.fn = [](ExecCtx&, const Instr&) {}; return; }
   if (what != "ca" && what != "cg") unsupported(in, "cp.async form ." + what);
+  if (what == "cg") in.flags |= F_CG;
   for (size_t i = 2; i < in.mods.size(); ++i) {
     const std::string& m = in.mods[i];
     if (m == "shared" || m == "shared::cta" || m == "global" || m.rfind("L2::", 0) == 0) continue;

@@ -136,7 +136,15 @@ uint64_t to_float(DType d, DType s, const Num& n, Rnd r, bool sat, bool ftz) {
     double v = n.f;
     if (ftz && s == DType::F32) v = f32_ftz(static_cast<float>(v));
     if (is_int_rounding(r)) v = round_int(v, r);
-    if (sat) v = std::isnan(v) ? 0.0 : v < 0 ? 0.0 : v > 1 ? 1.0 : v;
+    if (sat) v = !(v > 0) ? 0.0 : v > 1 ? 1.0 : v;  // NaN and -0 -> +0
+    if (std::isnan(v) && d != DType::F64) {
+      // From f64 the NaN keeps its sign and the top of its payload (quieted); from f16 / f32 the result
+      // is the canonical NaN (as on an H100).
+      if (s != DType::F64) return d == DType::F32 ? kCanonicalNaN32 : kCanonicalNaN16;
+      const uint64_t b = bits_from_f64(v);
+      return (b >> 63 << (eb + mb)) | (((uint64_t{1} << eb) - 1) << mb) | (uint64_t{1} << (mb - 1)) |
+             ((b & ((uint64_t{1} << 52) - 1)) >> (52 - mb));
+    }
     out = d == DType::F64 ? bits_from_f64(v) : round_double_to_format(v, eb, mb, dir_of(r));
   } else {
     const bool neg = n.negative;
@@ -149,17 +157,19 @@ uint64_t to_float(DType d, DType s, const Num& n, Rnd r, bool sat, bool ftz) {
 }
 
 // cvt to an integer type. From floating point: rounded to an integral value (.rni/.rzi/.rmi/.rpi; .rzi when
-// none is given), then saturated to the destination's range, NaN -> 0. Between integers: truncation or
+// none is given), then saturated to the destination's range (NaN: see below). Between integers: truncation or
 // sign / zero extension, saturated with .sat.
-uint64_t to_int(DType d, const Num& n, Rnd r, bool sat) {
+uint64_t to_int(DType d, DType src, const Num& n, Rnd r, bool sat) {
   const int b = dtype_bytes(d);
   const bool s = dtype_is_signed(d);
   if (n.is_float) {
     const Rnd ir = r == Rnd::RN ? Rnd::RNI : r == Rnd::RZ ? Rnd::RZI : r == Rnd::RM ? Rnd::RMI
                  : r == Rnd::RP ? Rnd::RPI : is_int_rounding(r) ? r : Rnd::RZI;
     const double v = round_int(n.f, ir);
-    if (std::isnan(v)) return 0;
     const int bits = 8 * b;
+    // NaN: 0 from f16 / f32 to integers of up to 32 bits; the 64-bit and f64 conversions of the hardware
+    // give the integer indefinite (only the sign bit set) instead.
+    if (std::isnan(v)) return (src == DType::F64 || bits == 64) ? zext(uint64_t{1} << (bits - 1), b) : 0;
     if (s) {
       const double lim = std::ldexp(1.0, bits - 1);  // exactly representable bound
       if (v >= lim) return zext((uint64_t{1} << (bits - 1)) - 1, b);
@@ -192,7 +202,10 @@ void ex_cvt(ExecCtx& c, const Instr& in) {
   for_lanes(c.mask, [&](int l) {
     Num n = read_num(s, src_bits(c, in.ops[1], l));
     if (ftz && s == DType::F32 && !dfloat) n.f = f32_ftz(static_cast<float>(n.f));
-    const uint64_t r = dfloat ? to_float(d, s, n, in.rnd, sat, ftz) : to_int(d, n, in.rnd, sat);
+    uint64_t r = dfloat ? to_float(d, s, n, in.rnd, sat, ftz) : to_int(d, s, n, in.rnd, sat);
+    // A register wider than the destination type receives the value sign-extended for a signed type
+    // (`cvt.s8.s32 %rs1, %r1` fills the 16-bit %rs1), zero-extended otherwise.
+    if (!dfloat && dtype_is_signed(d)) r = sext(r, dtype_bytes(d));
     set_reg(c, in.ops[0].reg, l, r);
   });
 }
@@ -205,8 +218,8 @@ void ex_cvt_pack(ExecCtx& c, const Instr& in) {
     double hi = f32_from_bits(src_bits(c, in.ops[1], l)), lo = f32_from_bits(src_bits(c, in.ops[2], l));
     if (relu) { hi = hi < 0 ? 0 : hi; lo = lo < 0 ? 0 : lo; }
     const RoundDir dir = dir_of(in.rnd);
-    const uint64_t h = round_double_to_format(hi, bf ? 8 : 5, bf ? 7 : 10, dir);
-    const uint64_t w = round_double_to_format(lo, bf ? 8 : 5, bf ? 7 : 10, dir);
+    const uint64_t h = std::isnan(hi) ? kCanonicalNaN16 : round_double_to_format(hi, bf ? 8 : 5, bf ? 7 : 10, dir);
+    const uint64_t w = std::isnan(lo) ? kCanonicalNaN16 : round_double_to_format(lo, bf ? 8 : 5, bf ? 7 : 10, dir);
     set_reg(c, in.ops[0].reg, l, (h << 16) | w);
   });
 }
@@ -214,7 +227,8 @@ void ex_cvt_pack(ExecCtx& c, const Instr& in) {
 // cvta: between generic addresses and state-space addresses (windows defined in memory.h).
 void ex_cvta(ExecCtx& c, const Instr& in) {
   const bool to = in.flags & F_TO;
-  const uint64_t base = in.space == Space::Shared ? kSharedWindow : in.space == Space::Local ? kLocalWindow : 0;
+  const uint64_t base = in.space == Space::Shared ? kSharedWindow : in.space == Space::Local ? kLocalWindow
+                      : in.space == Space::Const ? kConstWindow : 0;
   const int bytes = dtype_bytes(in.type);
   for_lanes(c.mask, [&](int l) {
     const uint64_t a = src_bits(c, in.ops[1], l);
@@ -273,7 +287,7 @@ void decode_cvta(Instr& in, const Kernel&) {
   if (in.space != Space::Global && in.space != Space::Shared && in.space != Space::Local && in.space != Space::Const &&
       in.space != Space::Param)
     throw DecodeError("cvta needs a state space");
-  if (in.space == Space::Const || in.space == Space::Param) unsupported(in, "generic addressing of this space");
+  if (in.space == Space::Param) unsupported(in, "generic addressing of this space");
   in.type = types[0];
   need_ops(in, 2);
   in.unit = Unit::INT;

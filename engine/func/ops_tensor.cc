@@ -328,6 +328,9 @@ void decode_mma(Instr& in) {
     unsupported(in, "mma accumulator type");
   if (in.types[1] == DType::BF16 && (in.types[0] != DType::F32 || in.types[3] != DType::F32))
     unsupported(in, "bf16 mma needs f32 accumulators");
+  if (in.types[0] != in.types[3])  // as ptxas: no mixed accumulators for m16n8k8 / m16n8k16
+    throw DecodeError(std::string("mma .m16n8k") + std::to_string(in.shape_k) + " needs the same .dtype and .ctype (got ." +
+                      dtype_name(in.types[0]) + " and ." + dtype_name(in.types[3]) + ")");
   need_ops(in, 4);
   const size_t nab = in.shape_k == 16 ? 4 : 2;
   need_vec(in, 0, in.types[0] == DType::F32 ? 4 : 2, "D");

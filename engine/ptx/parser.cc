@@ -401,7 +401,7 @@ class Parser {
   void body_directive() {
     const Tok& t = peek();
     const std::string d = t.s;
-    if (d == ".reg") { reg_decl(); return; }
+    if (d == ".reg" || d.rfind(".reg.", 0) == 0) { reg_decl(); return; }
     if (d == ".loc" || d == ".file") { skip_line(t.line); return; }
     if (d == ".pragma") { skip_to_semicolon(); return; }
     if (d == ".shared" || d == ".local" || d == ".global" || d == ".const") {
@@ -423,8 +423,15 @@ class Parser {
     const Tok& start = next();
     DType type = DType::None;
     int vec = 1;
-    while (peek().kind == Tok::Ident && peek().s[0] == '.') {
-      std::string m = next().s;
+    // The modifiers: separate tokens (`.reg .b32`) or glued to the directive (`.reg.b32`, as in cuda_fp16.hpp).
+    std::vector<std::string> mods;
+    for (size_t p = start.s.find('.', 1); p != std::string::npos;) {
+      const size_t q = start.s.find('.', p + 1);
+      mods.push_back(start.s.substr(p, q == std::string::npos ? std::string::npos : q - p));
+      p = q;
+    }
+    while (peek().kind == Tok::Ident && peek().s[0] == '.') mods.push_back(next().s);
+    for (const std::string& m : mods) {
       if (m == ".v2") { vec = 2; continue; }
       if (m == ".v4") { vec = 4; continue; }
       type = dtype_from_name(m.substr(1));
@@ -481,6 +488,24 @@ class Parser {
   }
 
   // ---- instructions ---------------------------------------------------------------------------
+  // The tokens [from, to) as PTX text for messages: `ld.global.f32 %f1, [%rd6+4]`, `@!%p1 bra $L1`.
+  std::string instr_text(size_t from, size_t to) const {
+    std::string out;
+    for (size_t i = from; i < to; ++i) {
+      const std::string& s = toks_[i].s;
+      if (i > from) {
+        const std::string& p = toks_[i - 1].s;
+        const bool tight_after = p == "[" || p == "{" || p == "(" || p == "!" || p == "@" || p == "|" || p == "+" ||
+                                 p == "-";
+        const bool tight_before = s == "," || s == "]" || s == "}" || s == ")" || s == "|" ||
+                                  ((s == "+" || s == "-") && p != ",");
+        if (!tight_after && !tight_before) out += ' ';
+      }
+      out += s;
+    }
+    return out;
+  }
+
   void instruction() {
     Instr in;
     const Tok& first = peek();
@@ -501,18 +526,18 @@ class Parser {
       const Tok& t = peek();
       if (t.kind == Tok::End) fail(first, "missing ';'");
       if (depth == 0 && is(";")) break;
+      // A name or number that starts a new line right after a complete operand: the ';' was forgotten.
+      const Tok& prev = toks_[pos_ - 1];
+      if (depth == 0 && t.line != prev.line && (t.kind == Tok::Ident || t.kind == Tok::Num) &&
+          prev.kind != Tok::Punct)
+        throw PtxError(file_, prev.line, instr_text(start, pos_), "missing ';' at the end of the line");
       if (is("[") || is("{")) ++depth;
       if (is("]") || is("}")) --depth;
       if (depth == 0 && is(",")) { operands.push_back(cur); cur.clear(); next(); continue; }
       cur.push_back(&next());
     }
     if (!cur.empty()) operands.push_back(cur);
-    // Reconstruct the text for messages.
-    for (size_t i = start; i < pos_; ++i) {
-      if (!in.text.empty() && toks_[i].kind != Tok::Punct && toks_[i - 1].kind != Tok::Punct) in.text += ' ';
-      else if (!in.text.empty() && (toks_[i].s == "," || toks_[i - 1].s == ",")) in.text += ' ';
-      in.text += toks_[i].s;
-    }
+    in.text = instr_text(start, pos_);
     next();  // ';'
     const int32_t pc = static_cast<int32_t>(k_->code.size());
     for (auto& toks : operands) in.ops.push_back(operand(toks, in, pc));
@@ -527,7 +552,11 @@ class Parser {
   Operand operand(const std::vector<const Tok*>& t, const Instr& in, int32_t pc) {
     if (t.empty()) throw PtxError(file_, in.line, in.opcode, "empty operand");
     const Tok& f = *t[0];
-    auto bad = [&](const std::string& why) -> Operand { throw PtxError(file_, f.line, f.s, why); };
+    auto bad = [&](const std::string& why) -> Operand {
+      std::string text;
+      for (const Tok* x : t) text += x->s;
+      throw PtxError(file_, f.line, in.text, why + " '" + text + "'");
+    };
     Operand o;
     if (f.s == "{") {
       o.kind = OpndKind::Vec;

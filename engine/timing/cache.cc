@@ -31,6 +31,7 @@ SectorCache::Result SectorCache::access(uint64_t addr, bool write, bool allocate
   }
   if (!allocate) return r;
   r.writeback_sectors = static_cast<uint32_t>(__builtin_popcount(victim->dirty));
+  r.victim_addr = victim->tag * line_;
   victim->tag = line_addr;
   victim->valid = bit;
   victim->dirty = write ? bit : 0;

@@ -13,6 +13,7 @@ class SectorCache {
   struct Result {
     bool hit = false;
     uint32_t writeback_sectors = 0;  // dirty sectors evicted to make room
+    uint64_t victim_addr = 0;        // address of the evicted line (when writeback_sectors > 0)
   };
 
   // Looks up the sector holding `addr`. On a miss with `allocate`, installs it (evicting the LRU line).

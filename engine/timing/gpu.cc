@@ -60,6 +60,7 @@ TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t 
   total_ctas_ = static_cast<uint64_t>(L_.grid[0]) * L_.grid[1] * L_.grid[2];
   L_.num_sms = cfg.num_sms;
   if (!regs_per_thread_) regs_per_thread_ = std::min<uint32_t>(cfg.max_regs_per_thread, std::max<uint32_t>(16, L_.kernel->regs_per_thread));
+  check_supported();
   max_ctas_per_sm_ = ctas_per_sm();
   if (max_ctas_per_sm_ == 0)
     throw LaunchError("kernel '" + L_.kernel->name + "' cannot run on " + cfg.name + ": one block of " +
@@ -74,6 +75,20 @@ TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t 
 }
 
 TimingModel::~TimingModel() = default;
+
+void TimingModel::check_supported() const {
+  const TimingConfig& c = cfg_;
+  for (const Instr& in : L_.kernel->code) {
+    const char* missing = nullptr;
+    if (in.op == Op::Mma && in.shape_k == 16 && !c.has_mma_k16) missing = "mma.sync m16n8k16 (tensor.mma_m16n8k16_f32)";
+    if (in.op == Op::Mma && in.shape_k == 8 && !c.has_mma_k8) missing = "mma.sync m16n8k8 (tensor.mma_m16n8k8_f32)";
+    if (in.op == Op::CpAsync && !c.has_cp_async) missing = "cp.async (cp_async.mode)";
+    if (missing)
+      throw LaunchError("kernel '" + L_.kernel->name + "' uses " + missing + ", which config '" + c.name +
+                        "' has no timing for: the GPU it models does not have the instruction (" +
+                        L_.kernel->file + ":" + std::to_string(in.line) + ")");
+  }
+}
 
 uint32_t TimingModel::ctas_per_sm() const {
   const TimingConfig& c = cfg_;
@@ -122,10 +137,8 @@ bool TimingModel::dispatch(SmT& sm, uint64_t t) {
 }
 
 const TensorTiming& TimingModel::tensor_timing(const Instr& in) const {
-  const bool f16acc = in.types[0] == DType::F16;
-  if (in.op == Op::Wmma) return f16acc ? cfg_.wmma_f16 : cfg_.wmma_f32;
-  if (in.shape_k == 8) return f16acc ? cfg_.mma_k8_f16 : cfg_.mma_k8_f32;
-  return f16acc ? cfg_.mma_k16_f16 : cfg_.mma_k16_f32;
+  if (in.op == Op::Wmma) return in.types[0] == DType::F16 ? cfg_.wmma_f16 : cfg_.wmma_f32;
+  return in.shape_k == 8 ? cfg_.mma_k8_f32 : cfg_.mma_k16_f32;
 }
 
 namespace {
@@ -184,7 +197,7 @@ uint64_t TimingModel::complete_time(const Instr& in, const WarpRecord& rec, Warp
         w.last_done = std::max(w.last_done, done);
         return t + 1;
       }
-      return mem_.load(sm, t, rec.acc, true);
+      return mem_.load(sm, t, rec.acc, !(in.flags & F_CG));
     }
     case Op::CpAsync: {
       if (in.sub == 1) {  // commit_group
@@ -197,7 +210,7 @@ uint64_t TimingModel::complete_time(const Instr& in, const WarpRecord& rec, Warp
       std::vector<MemAccess> global, shared;
       for (const auto& a : rec.acc) (a.space == Space::Shared ? shared : global).push_back(a);
       for (const auto& a : shared) stats_[TStat::CpAsyncBytes] += a.size;
-      uint64_t done = global.empty() ? t : mem_.load(sm, t, global, in.opcode.find(".ca") != std::string::npos);
+      uint64_t done = global.empty() ? t : mem_.load(sm, t, global, !(in.flags & F_CG));
       done = std::max(done, mem_.shared(sm, done, shared));
       if (c.cp_async_sync) done = t + 1;
       w.open_group = std::max(w.open_group, done);

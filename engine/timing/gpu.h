@@ -40,6 +40,8 @@ class TimingModel {
   };
 
   uint32_t ctas_per_sm() const;
+  // Throws LaunchError when the kernel uses an instruction the config has no timing for.
+  void check_supported() const;
   bool dispatch(SmT& sm, uint64_t t);
   Check check(WarpT& w, const SubCore& sub, uint32_t sm, uint64_t t);
   // Issues the warp's next instruction; returns true when the warp finished (and its CTA may be retired).

@@ -13,51 +13,67 @@ MemorySystem::MemorySystem(const TimingConfig& cfg, TimingStats& stats) : cfg_(c
   const uint64_t slice_bytes = std::max<uint64_t>(cfg.l2_line, cfg.l2_size / cfg.l2_slices);
   for (uint32_t i = 0; i < cfg.l2_slices; ++i) l2_.emplace_back(slice_bytes, cfg.l2_assoc, cfg.l2_line, cfg.l2_sector);
   l2_port_.resize(cfg.l2_slices);
+  l2_pending_.resize(cfg.l2_slices);
   dram_.resize(cfg.dram_channels);
 }
 
 void MemorySystem::sectors_of(const std::vector<MemAccess>& acc, uint32_t sector, std::vector<uint64_t>& out) const {
   out.clear();
   for (const auto& a : acc) {
-    if (a.space != Space::Global && a.space != Space::Local) continue;
-    // Local memory is per thread; interleave it by lane so each lane's words map to distinct sectors, as
-    // the hardware's local-memory layout does (4-byte words of consecutive lanes are adjacent).
-    uint64_t first = a.addr, last = a.addr + a.size - 1;
-    if (a.space == Space::Local) {
-      first = (uint64_t{1} << 62) + (a.addr / 4) * 128 + a.lane * 4u;
-      last = first + std::min<uint32_t>(a.size, 4) - 1;
+    if (a.space == Space::Global) {
+      for (uint64_t s = a.addr / sector; s <= (a.addr + a.size - 1) / sector; ++s) out.push_back(s * sector);
+    } else if (a.space == Space::Local) {
+      // Local memory is per thread and interleaved by lane: 4-byte word w of lane l lives at w * 128 + 4 * l
+      // of a private region, so a warp's accesses to the same local word are contiguous.
+      for (uint64_t w = a.addr / 4; w <= (a.addr + a.size - 1) / 4; ++w)
+        out.push_back(((uint64_t{1} << 62) + w * 128 + a.lane * 4u) / sector * sector);
     }
-    for (uint64_t s = first / sector; s <= last / sector; ++s) out.push_back(s * sector);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
 }
 
-uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write, bool l1_path) {
+void MemorySystem::prune(std::unordered_map<uint64_t, uint64_t>& pending, uint64_t t) {
+  if (pending.size() < 8192) return;
+  for (auto it = pending.begin(); it != pending.end();) it = it->second <= t ? pending.erase(it) : std::next(it);
+}
+
+uint32_t MemorySystem::dram_channel(uint64_t addr) const {
+  return static_cast<uint32_t>(((addr / 256) ^ (addr >> 14)) % cfg_.dram_channels);
+}
+
+uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write) {
   const TimingConfig& c = cfg_;
   const uint64_t line = sector_addr / c.l2_line;
   const uint32_t slice = static_cast<uint32_t>((line ^ (line >> 7) ^ (line >> 17)) % c.l2_slices);
   const double arrive = static_cast<double>(t) + c.icnt_latency;
   const double start = l2_port_[slice].reserve(arrive, c.l2_sector / c.l2_slice_bytes_per_cycle);
   const SectorCache::Result r = l2_[slice].access(sector_addr, write, true);
-  if (r.writeback_sectors) {
-    st_[TStat::DramWrite] += static_cast<double>(r.writeback_sectors) * c.l2_sector;
+  const double per_channel = c.dram_bytes_per_cycle / c.dram_channels;
+  if (r.writeback_sectors) {  // dirty victim written back: DRAM write bandwidth on the victim's channel
+    const double bytes = static_cast<double>(r.writeback_sectors) * c.l2_sector;
+    st_[TStat::DramWrite] += bytes;
+    dram_[dram_channel(r.victim_addr)].reserve(start, bytes / per_channel);
   }
+  auto& pending = l2_pending_[slice];
   double ready;
   if (r.hit || write) {
     if (r.hit) st_[TStat::L2Hits] += 1;
     else st_[TStat::L2Misses] += 1;
     ready = start + (c.l2_latency - c.icnt_latency);
+    if (!write) {  // a hit on a sector whose DRAM fill is still in flight waits for the fill
+      auto it = pending.find(sector_addr);
+      if (it != pending.end() && static_cast<double>(it->second) > ready) ready = static_cast<double>(it->second);
+    }
   } else {
     st_[TStat::L2Misses] += 1;
     st_[TStat::DramRead] += c.l2_sector;
-    const uint32_t ch = static_cast<uint32_t>(((sector_addr / 256) ^ (sector_addr >> 14)) % c.dram_channels);
-    const double per_channel = c.dram_bytes_per_cycle / c.dram_channels;
-    const double dstart = dram_[ch].reserve(start, c.l2_sector / per_channel);
+    const double dstart = dram_[dram_channel(sector_addr)].reserve(start, c.l2_sector / per_channel);
     ready = dstart + (c.dram_latency - c.icnt_latency);
+    prune(pending, t);
+    pending[sector_addr] = static_cast<uint64_t>(std::ceil(ready));
   }
   if (write) return static_cast<uint64_t>(std::ceil(start));
-  (void)l1_path;
   const double back = sms_[sm].icnt.reserve(ready, c.l2_sector / c.icnt_bytes_per_cycle_per_sm);
   return static_cast<uint64_t>(std::ceil(back));
 }
@@ -73,26 +89,27 @@ uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess
   const uint64_t t0 = static_cast<uint64_t>(std::ceil(start));
   uint64_t done = t0 + c.l1_latency;
   for (uint64_t sec : scratch_) {
+    // A sector allocated by an earlier miss whose data is still on its way is an MSHR hit: it waits for it.
+    auto it = s.pending.find(sec);
+    if (it != s.pending.end() && it->second > t0) {
+      st_[TStat::L1Misses] += 1;
+      if (l1_allocate) s.l1.access(sec, false, true);  // keep LRU order
+      done = std::max(done, it->second);
+      continue;
+    }
     const SectorCache::Result r = l1_allocate ? s.l1.access(sec, false, true) : SectorCache::Result{};
     if (r.hit) {
       st_[TStat::L1Hits] += 1;
       continue;
     }
     st_[TStat::L1Misses] += 1;
-    auto it = s.pending.find(sec);
-    if (it != s.pending.end() && it->second > t0) {  // merged into an outstanding miss (MSHR hit)
-      done = std::max(done, it->second);
-      continue;
-    }
-    const uint64_t ready = l2_path(sm, t0, sec, false, true);
-    s.pending[sec] = ready;
+    const uint64_t ready = l2_path(sm, t0, sec, false);
+    if (l1_allocate) s.pending[sec] = ready;
     s.outstanding.push_back(ready);
     std::push_heap(s.outstanding.begin(), s.outstanding.end(), std::greater<>());
     done = std::max(done, ready);
   }
-  if (s.pending.size() > 8192) {
-    for (auto it = s.pending.begin(); it != s.pending.end();) it = it->second <= t ? s.pending.erase(it) : std::next(it);
-  }
+  prune(s.pending, t);
   return done;
 }
 
@@ -107,7 +124,7 @@ uint64_t MemorySystem::store(uint32_t sm, uint64_t t, const std::vector<MemAcces
   uint64_t done = t0;
   for (uint64_t sec : scratch_) {
     s.l1.invalidate(sec);  // write-through, write-evict L1
-    done = std::max(done, l2_path(sm, t0, sec, true, true));
+    done = std::max(done, l2_path(sm, t0, sec, true));
   }
   return done;
 }
@@ -120,7 +137,7 @@ uint64_t MemorySystem::atomic(uint32_t sm, uint64_t t, const std::vector<MemAcce
   for (const auto& a : acc) {
     if (a.space != Space::Global) continue;
     sms_[sm].l1.invalidate(a.addr);
-    done = std::max(done, l2_path(sm, t, a.addr / c.l2_sector * c.l2_sector, false, false));
+    done = std::max(done, l2_path(sm, t, a.addr / c.l2_sector * c.l2_sector, false));
   }
   return done;
 }

@@ -42,13 +42,17 @@ class MemorySystem {
     std::unordered_map<uint64_t, uint64_t> pending;  // sector -> data-ready cycle of an outstanding miss
     std::vector<uint64_t> outstanding;               // min-heap of miss completion cycles
   };
-  uint64_t l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write, bool l1_path);
+  uint64_t l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write);
+  uint32_t dram_channel(uint64_t addr) const;
+  // Drops entries of a pending-fill map that completed before `t` (bounded memory).
+  static void prune(std::unordered_map<uint64_t, uint64_t>& pending, uint64_t t);
   void sectors_of(const std::vector<MemAccess>& acc, uint32_t sector, std::vector<uint64_t>& out) const;
 
   const TimingConfig& cfg_;
   TimingStats& st_;
   std::vector<Sm> sms_;
   std::vector<SectorCache> l2_;
+  std::vector<std::unordered_map<uint64_t, uint64_t>> l2_pending_;  // per slice: sector -> DRAM fill done
   std::vector<Calendar> l2_port_;
   std::vector<Calendar> dram_;
   std::vector<uint64_t> scratch_;

@@ -1,14 +1,16 @@
 """Calibration of the simulator against silicon: the same PTX, simulated and measured.
 
-On a GPU machine, ``measure`` runs the calibration suite under Nsight Compute (ncu) and writes one row per case
-with ``gpc__cycles_elapsed.max`` (the kernel's cycles), ``sm__cycles_active.avg``, ``gpu__time_duration.sum``
-and ``smsp__inst_executed.sum``, plus a metadata JSON (date, GPU, driver, clocks). Anywhere, ``compare``
-simulates every case of a measured CSV on a config and reports the error of ``gpu_sim_cycle`` against the
-measured cycles: per case, the mean absolute relative error and the Pearson correlation over the whole suite.
+On a GPU machine, ``run-suite`` runs the calibration suite (every case a warm-up launch and a measured one)
+under Nsight Compute, and ``collect`` joins ncu's rows with the launch order into one row per case:
+``gpc__cycles_elapsed.max`` (the kernel's cycles), ``sm__cycles_active.avg``, ``gpu__time_duration.sum`` and
+``smsp__inst_executed.sum``, under ``#`` header lines that record the date, GPU, driver and clocks.
+Anywhere, ``compare`` simulates every case of such a CSV on a config and reports the error of
+``gpu_sim_cycle`` against the measured cycles per case, their mean absolute relative error and the Pearson
+correlation over the whole suite (never a subset).
 
     ncu --clock-control none --metrics <METRICS> --csv --log-file ncu.csv \
-        python -m stcsim.gpu.calibrate run-suite --order order.csv     # on the GPU
-    python -m stcsim.gpu.calibrate collect --ncu ncu.csv --order order.csv --out h100_calibration.csv
+        python -m stcsim.gpu.calibrate run-suite --order order.csv                      # on the GPU
+    python -m stcsim.gpu.calibrate collect --ncu ncu.csv --order order.csv --out h100.csv --meta "..."
     python -m stcsim.gpu.calibrate compare results/reference/h100_calibration.csv --config h100
 """
 
@@ -24,7 +26,12 @@ import pandas as pd
 
 from stcsim.kernels import GemmProblem, get_kernel, random_operands, run_gemm
 
-METRICS = ("gpc__cycles_elapsed.max", "sm__cycles_active.avg", "gpu__time_duration.sum", "smsp__inst_executed.sum")
+METRICS = (
+    "gpc__cycles_elapsed.max",
+    "sm__cycles_active.avg",
+    "gpu__time_duration.sum",
+    "smsp__inst_executed.sum",
+)
 
 # (kernel, M, N, K): every kernel of the set at sizes from one wave of CTAs to several, plus ragged shapes.
 SUITE: tuple[tuple[str, int, int, int], ...] = (
@@ -61,8 +68,10 @@ class Comparison:
     def __str__(self) -> str:
         cols = ["kernel", "m", "n", "k", "measured_cycles", "sim_cycles", "rel_error"]
         table = self.rows[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}")
-        return (f"{table}\n\nmean absolute relative error {self.mae:.1%}, Pearson correlation {self.pearson:.3f} "
-                f"over {len(self.rows)} cases")
+        return (
+            f"{table}\n\nmean absolute relative error {self.mae:.1%}, Pearson correlation {self.pearson:.3f} "
+            f"over {len(self.rows)} cases"
+        )
 
 
 def run_suite(order_path: str, seed: int = 0) -> None:
@@ -96,18 +105,26 @@ def read_ncu_csv(text: str) -> pd.DataFrame:
 
 def collect(ncu_csv: str, order_csv: str) -> pd.DataFrame:
     """Joins ncu's per-launch metrics with the launch order; keeps the measured launches."""
-    ncu = read_ncu_csv(open(ncu_csv).read())
     order = pd.read_csv(order_csv)
+    ncu = read_ncu_csv(open(ncu_csv).read())
+    ncu = ncu[ncu["kernel_name"].isin(set(order["kernel"]))].reset_index(drop=True)  # drop helper kernels
     if len(ncu) != len(order):
         raise ValueError(f"ncu profiled {len(ncu)} launches but the suite made {len(order)}")
     both = pd.concat([order.reset_index(drop=True), ncu], axis=1)
     bad = both[both["kernel"] != both["kernel_name"]]
     if len(bad):
         raise ValueError(f"launch order mismatch at launch {int(bad.iloc[0]['launch'])}")
-    out = both[both["role"] == "measured"].rename(columns={
-        "gpc__cycles_elapsed.max": "measured_cycles", "sm__cycles_active.avg": "sm_cycles_active_avg",
-        "gpu__time_duration.sum": "gpu_time_ns", "smsp__inst_executed.sum": "inst_executed"})
-    return out[["kernel", "m", "n", "k", "measured_cycles", "sm_cycles_active_avg", "gpu_time_ns", "inst_executed"]]
+    out = both[both["role"] == "measured"].rename(
+        columns={
+            "gpc__cycles_elapsed.max": "measured_cycles",
+            "sm__cycles_active.avg": "sm_cycles_active_avg",
+            "gpu__time_duration.sum": "gpu_time_ns",
+            "smsp__inst_executed.sum": "inst_executed",
+        }
+    )
+    return out[
+        ["kernel", "m", "n", "k", "measured_cycles", "sm_cycles_active_avg", "gpu_time_ns", "inst_executed"]
+    ]
 
 
 def compare(measured_csv: str, config: str = "h100") -> Comparison:
@@ -124,7 +141,11 @@ def compare(measured_csv: str, config: str = "h100") -> Comparison:
     rows["sim_cycles"] = sims
     rows["rel_error"] = (rows["sim_cycles"] - rows["measured_cycles"]) / rows["measured_cycles"]
     mae = float(rows["rel_error"].abs().mean())
-    pearson = float(np.corrcoef(rows["sim_cycles"], rows["measured_cycles"])[0, 1]) if len(rows) > 1 else float("nan")
+    pearson = (
+        float(np.corrcoef(rows["sim_cycles"], rows["measured_cycles"])[0, 1])
+        if len(rows) > 1
+        else float("nan")
+    )
     return Comparison(rows, mae, pearson)
 
 
@@ -138,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ncu", required=True)
     p.add_argument("--order", required=True)
     p.add_argument("--out", required=True)
+    p.add_argument("--meta", action="append", default=[], help="a 'key: value' header line (repeatable)")
     p = sub.add_parser("compare")
     p.add_argument("measured")
     p.add_argument("--config", default="h100")
@@ -145,7 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "run-suite":
         run_suite(a.order)
     elif a.cmd == "collect":
-        collect(a.ncu, a.order).to_csv(a.out, index=False)
+        with open(a.out, "w", newline="") as f:
+            f.writelines(f"# {line}\n" for line in a.meta)
+            collect(a.ncu, a.order).to_csv(f, index=False)
     else:
         print(compare(a.measured, a.config))
     return 0

@@ -14,10 +14,29 @@ DEFAULT_CONFIG = "v100"
 
 # The stats printed by default, in order (every stat is in the returned dict).
 HEADLINE_STATS = (
-    "gpu_sim_cycle", "gpu_sim_insn", "warp_insts", "gpu_ipc", "achieved_occupancy", "max_ctas_per_sm",
-    "regs_per_thread", "tensor_insts", "tensor_busy_cycles", "issue_cycles", "stall_scoreboard",
-    "stall_unit_busy", "stall_barrier", "stall_memory", "stall_control", "stall_idle", "shared_wavefronts",
-    "shared_bank_conflicts", "l1d_hits", "l1d_misses", "l2_hits", "l2_misses", "dram_read_bytes",
+    "gpu_sim_cycle",
+    "gpu_sim_insn",
+    "warp_insts",
+    "gpu_ipc",
+    "achieved_occupancy",
+    "max_ctas_per_sm",
+    "regs_per_thread",
+    "tensor_insts",
+    "tensor_busy_cycles",
+    "issue_cycles",
+    "stall_scoreboard",
+    "stall_unit_busy",
+    "stall_barrier",
+    "stall_memory",
+    "stall_control",
+    "stall_idle",
+    "shared_wavefronts",
+    "shared_bank_conflicts",
+    "l1d_hits",
+    "l1d_misses",
+    "l2_hits",
+    "l2_misses",
+    "dram_read_bytes",
     "dram_write_bytes",
 )
 

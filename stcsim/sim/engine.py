@@ -66,7 +66,9 @@ class Engine:
 
     def load_ptx(self, ptx: str | os.PathLike[str]) -> list[str]:
         """Loads PTX from a file path or from PTX text; returns the names of its entry kernels."""
-        if isinstance(ptx, os.PathLike) or (isinstance(ptx, str) and "\n" not in ptx and ptx.endswith(".ptx")):
+        if isinstance(ptx, os.PathLike) or (
+            isinstance(ptx, str) and "\n" not in ptx and ptx.endswith(".ptx")
+        ):
             path = Path(ptx)
             return list(self._eng.load_ptx(path.read_text(), str(path)))
         return list(self._eng.load_ptx(str(ptx), "<ptx text>"))
@@ -94,7 +96,13 @@ class Engine:
         """
         stats: dict[str, float | str] = dict(
             self._eng.launch(
-                kernel, _dims(grid), _dims(block), list(args), int(shared_bytes), bool(timing), int(regs_per_thread)
+                kernel,
+                _dims(grid),
+                _dims(block),
+                list(args),
+                int(shared_bytes),
+                bool(timing),
+                int(regs_per_thread),
             )
         )
         if self.config is not None:

@@ -8,7 +8,9 @@ from stcsim.harness.bench import MMA, bench_case, format_rows, main, peak_rss_mi
 def test_bench_case_measures_a_timed_launch():
     row = bench_case(MMA, (64, 64, 64), "h100")
     assert row.warp_insts > 0 and row.host_seconds > 0 and row.gpu_sim_cycle > 0
-    assert abs(row.warp_insts_per_second - row.warp_insts / row.host_seconds) < 1e-6 * row.warp_insts_per_second
+    assert (
+        abs(row.warp_insts_per_second - row.warp_insts / row.host_seconds) < 1e-6 * row.warp_insts_per_second
+    )
     assert MMA in format_rows([row])
 
 

@@ -23,8 +23,18 @@ FORMATS: dict[str, tuple[int, int, int, type]] = {
 MODES = ("rn", "rz", "rm", "rp")
 
 
+CANONICAL_NAN = {
+    "f16": 0x7FFF,
+    "bf16": 0x7FFF,
+    "f32": 0x7FFFFFFF,
+}  # what NVIDIA GPUs produce for any NaN result
+
+
 def to_bits(v: float, fmt: str) -> int:
-    """Bit pattern of a Python float that is exactly representable in `fmt` (inf / nan included)."""
+    """Bit pattern of a Python float that is exactly representable in `fmt` (inf included); a NaN gives the
+    GPU's canonical NaN of f16 / bf16 / f32 (f64: numpy's NaN, compare those with NaN-agnostic checks)."""
+    if math.isnan(v) and fmt in CANONICAL_NAN:
+        return CANONICAL_NAN[fmt]
     if fmt == "f64":
         return int(np.array(v, np.float64).view(np.uint64))
     if fmt == "f32":

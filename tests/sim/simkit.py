@@ -16,7 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +96,7 @@ class Kernels:
             self.engine = Engine()
             self.names = self.engine.load_ptx(ptx)
         self.last_stats: dict[str, Any] = {}
+        self.last_addresses: list[int] = []  # device addresses of the array arguments of the last launch
 
     def launch(self, name: str, grid: Dim, block: Dim, *args: Any, shared_bytes: int = 0) -> list[np.ndarray]:
         """Runs kernel `name`; returns the array arguments as the kernel left them."""
@@ -105,25 +106,28 @@ class Kernels:
         if BACKEND == "gpu":
             return self._launch_gpu(name, grid, block, args, shared_bytes)
         e = self.engine
-        addrs: list[int] = []
+        self.last_addresses = []
         packed: list[int | float] = []
-        for a in args:
-            if isinstance(a, np.ndarray):
-                addr = e.malloc(max(a.nbytes, 1))
-                e.copy_to(addr, a)
-                addrs.append(addr)
-                packed.append(addr)
-            else:
-                packed.append(a.item())
-        self.last_stats = e.launch(
-            name, list(_dims(grid)), list(_dims(block)), packed, shared_bytes=shared_bytes
-        )
-        outs = []
-        arrays = [a for a in args if isinstance(a, np.ndarray)]
-        for addr, a in zip(addrs, arrays, strict=True):
-            outs.append(e.copy_from(addr, a.shape, a.dtype))
-            e.free(addr)
-        return outs
+        try:
+            for a in args:
+                if isinstance(a, np.ndarray):
+                    addr = e.malloc(max(a.nbytes, 1))
+                    self.last_addresses.append(addr)
+                    e.copy_to(addr, a)
+                    packed.append(addr)
+                else:
+                    packed.append(a.item())
+            self.last_stats = e.launch(
+                name, list(_dims(grid)), list(_dims(block)), packed, shared_bytes=shared_bytes
+            )
+            arrays = [a for a in args if isinstance(a, np.ndarray)]
+            return [
+                e.copy_from(addr, a.shape, a.dtype)
+                for addr, a in zip(self.last_addresses, arrays, strict=True)
+            ]
+        finally:
+            for addr in self.last_addresses:
+                e.free(addr)
 
     def _launch_gpu(
         self, name: str, grid: Dim, block: Dim, args: Sequence[Any], shared: int
@@ -134,10 +138,20 @@ class Kernels:
         g, b = _dims(grid), _dims(block)
         fn(g + (1,) * (3 - len(g)), b + (1,) * (3 - len(b)), tuple(dev), shared_mem=shared)
         cp.cuda.runtime.deviceSynchronize()
-        return [d.get() for d in dev if isinstance(d, cp.ndarray)]
+        outs = [d.get() for d in dev if isinstance(d, cp.ndarray)]
+        dump = os.environ.get("STCSIM_DUMP_DIR")
+        if dump:  # record the launch for a bit-for-bit replay on the simulator
+            global _DUMPED
+            _DUMPED += 1
+            arrays = {f"arg{i}": np.asarray(a) for i, a in enumerate(args)}
+            arrays.update({f"out{i}": o for i, o in enumerate(outs)})
+            meta = np.asarray([self.path.stem, name, repr(g), repr(b), str(shared)])
+            np.savez(Path(dump, f"{_DUMPED:05d}_{name}.npz"), meta=meta, **arrays)
+        return outs
 
 
 _LOADED: dict[str, Kernels] = {}
+_DUMPED = 0
 
 
 def kernels(stem: str) -> Kernels:
@@ -169,24 +183,6 @@ def assert_bits(got: np.ndarray, want: np.ndarray, what: str = "") -> None:
             f"{what}: {bad.size} of {gb.size} differ; first at flat index {i}: got {got.reshape(-1)[i]!r} "
             f"(0x{int(gb.reshape(-1)[i]):x}), want {want.reshape(-1)[i]!r} (0x{int(wb.reshape(-1)[i]):x})"
         )
-
-
-def assert_floats(got: np.ndarray, want: np.ndarray, what: str = "") -> None:
-    """Bit-exact equality of float arrays, except that any NaN matches any NaN."""
-    got, want = np.asarray(got), np.asarray(want).astype(np.asarray(got).dtype)
-    nan_g, nan_w = np.isnan(got.astype(np.float64)), np.isnan(want.astype(np.float64))
-    assert np.array_equal(nan_g, nan_w), (
-        f"{what}: NaN positions differ at {np.flatnonzero(nan_g != nan_w)[:8]}"
-    )
-    assert_bits(np.where(nan_g, 0, got).astype(got.dtype), np.where(nan_w, 0, want).astype(got.dtype), what)
-
-
-def check_columns(
-    got: np.ndarray, want: dict[int, np.ndarray], cmp: Callable[..., None] = assert_bits
-) -> None:
-    """Compares column k of `got` (one row per thread) with want[k] for every k."""
-    for k, w in want.items():
-        cmp(got[:, k], w, f"column {k}")
 
 
 if __name__ == "__main__":  # regenerate the committed PTX

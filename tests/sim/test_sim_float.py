@@ -12,10 +12,13 @@ from fractions import Fraction
 import fpref
 import numpy as np
 import pytest
-from simkit import assert_bits, assert_floats, kernels
+from simkit import assert_bits, kernels
 
 N = 256
 GRID, BLOCK = 4, 64
+
+# The inputs hold infinities, NaN and extremes on purpose: numpy's overflow / invalid warnings are expected.
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +40,13 @@ def floats(rng: np.random.Generator, dtype: type = np.float32, n: int = N, span:
         [0.0, -0.0, np.inf, -np.inf, np.nan, info.max, -info.max, info.smallest_subnormal], dtype
     )
     v[rng.choice(n, size=len(specials), replace=False)] = specials
+    # NaNs with payloads, negative and signaling ones: the GPU answers all of them with its canonical NaN
+    payloads = (
+        [0x7FC01234, 0xFFC00001, 0x7F800001, 0xFF812345] if dtype == np.float32 else [0xFFF8000000000000]
+    )
+    payloads += [0x7FF0000000000001, 0x7FF8000000001234] if dtype == np.float64 else []
+    idx = rng.choice(n, size=len(payloads), replace=False)
+    v.view(np.uint32 if dtype == np.float32 else np.uint64)[idx] = payloads
     return v
 
 
@@ -62,8 +72,26 @@ def minnum(x: float, y: float, is_max: bool, nan_prop: bool = False) -> float:
     return max(x, y) if is_max else min(x, y)
 
 
+def f64_nan(*operands: np.float64) -> int:
+    """The NaN of an f64 result on an H100: the first NaN operand quieted (sign kept, also by neg / abs;
+    fma looks at its addend first), else the default NaN 0xfff8000000000000."""
+    for v in operands:
+        if np.isnan(v):
+            return int(np.array(v).view(np.uint64)) | (1 << 51)
+    return 0xFFF8000000000000
+
+
 def sat(x: float) -> float:
-    return 0.0 if math.isnan(x) else min(max(x, 0.0), 1.0)
+    """.sat: clamp to [+0, 1]; NaN and -0 give +0."""
+    return 0.0 if math.isnan(x) or x <= 0 else min(x, 1.0)
+
+
+def canon(a: np.ndarray) -> np.ndarray:
+    """The array with every NaN replaced by the GPU's canonical NaN of its type (f32 / f16)."""
+    a = np.array(a)
+    nan_bits = {4: 0x7FFFFFFF, 2: 0x7FFF}[a.dtype.itemsize]
+    a.view(np.uint32 if a.dtype.itemsize == 4 else np.uint16)[np.isnan(a)] = nan_bits
+    return a
 
 
 def test_f32_arithmetic_in_every_rounding_mode(k, rng):
@@ -86,7 +114,7 @@ def test_f32_arithmetic_in_every_rounding_mode(k, rng):
         8: e(lambda x, fmt: -x, f, a),
         9: e(fpref.sqrt, f, a),
         10: e(lambda x, fmt: fpref.div(1.0, x, fmt), f, a),
-        11: e(lambda x, y, fmt: math.copysign(x, y), f, a, b),
+        11: (a.view(np.uint32) & 0x7FFFFFFF) | (b.view(np.uint32) & 0x80000000),  # bits, NaN payload kept
         28: e(lambda x, y, fmt: minnum(x, y, False, True), f, a, b),
         29: e(lambda x, y, fmt: minnum(x, y, True, True), f, a, b),
         31: e(lambda x, fmt: sat(x), f, a),
@@ -102,12 +130,13 @@ def test_f32_arithmetic_in_every_rounding_mode(k, rng):
     want[27] = e(lambda x, fmt, mode: fpref.div(1.0, x, fmt, mode), f, a, mode="rp")
     want[30] = e(lambda x, y, fmt, mode: fpref.add(x, -y, fmt, mode), f, a, b, mode="rz")
     for col, w in sorted(want.items()):
-        assert_floats(got[:, col], w.view(np.float32), f"f32_ops column {col}")
+        assert_bits(got[:, col], w.view(np.float32), f"f32_ops column {col}")
 
 
 def test_f64_arithmetic_in_every_rounding_mode(k, rng):
     a = floats(rng, np.float64, span=300)
     b = paired(rng, a)
+    b[np.isnan(a) & np.isnan(b)] = 1.5  # one NaN operand at most among a, b (their order is not pinned down)
     c = paired(rng, a * b)
     out = np.zeros((N, 24), np.float64)
     *_, got = k.launch("f64_ops", GRID, BLOCK, a, b, c, out, np.int32(N))
@@ -125,7 +154,7 @@ def test_f64_arithmetic_in_every_rounding_mode(k, rng):
         8: e(lambda x, fmt: -x, f, a),
         9: e(fpref.sqrt, f, a),
         10: e(lambda x, fmt: fpref.div(1.0, x, fmt), f, a),
-        11: e(lambda x, y, fmt: math.copysign(x, y), f, a, b),
+        11: (a.view(np.uint64) & ~np.uint64(1 << 63)) | (b.view(np.uint64) & np.uint64(1 << 63)),
         12: e(fpref.add, f, a, b, mode="rz"),
         13: e(fpref.add, f, a, b, mode="rm"),
         14: e(fpref.add, f, a, b, mode="rp"),
@@ -139,8 +168,14 @@ def test_f64_arithmetic_in_every_rounding_mode(k, rng):
         22: e(fpref.sqrt, f, a, mode="rm"),
         23: e(fpref.sqrt, f, a, mode="rp"),
     }
+    unary = {7, 8, 9, 10, 22, 23}
     for col, w in sorted(want.items()):
-        assert_floats(got[:, col], w.view(np.float64), f"f64_ops column {col}")
+        w = w.view(np.uint64).copy()
+        ops = (a,) if col in unary else (c, a, b) if col in (3, 18, 19) else (a, b)
+        for i in np.flatnonzero(np.isnan(w.view(np.float64))):
+            if col not in (11,):
+                w[i] = f64_nan(*(o[i] for o in ops))
+        assert_bits(got[:, col], w.view(np.float64), f"f64_ops column {col}")
 
 
 def test_f32_approximate_functions_within_tolerance(k, rng):
@@ -159,10 +194,11 @@ def test_f32_approximate_functions_within_tolerance(k, rng):
     np.testing.assert_allclose(got[:, 7], 1 / x, rtol=2e-6)
 
 
-def to_int(v: float, mode: str, nbits: int, signed: bool) -> int:
-    """PTX cvt float -> integer: round in `mode`, saturate to the range, NaN -> 0."""
+def to_int(v: float, mode: str, nbits: int, signed: bool, from_f64: bool = False) -> int:
+    """cvt float -> integer: round in `mode`, saturate to the range. NaN gives 0 from f32 to 32 bits and,
+    as on an H100, the integer with only the sign bit set from f64 or to 64 bits."""
     if math.isnan(v):
-        return 0
+        return (1 << (nbits - 1)) if from_f64 or nbits == 64 else 0
     lo, hi = (-(1 << (nbits - 1)), (1 << (nbits - 1)) - 1) if signed else (0, (1 << nbits) - 1)
     if math.isinf(v):
         return hi if v > 0 else lo
@@ -192,7 +228,9 @@ def test_cvt_float_to_integer_rounds_and_saturates(k, rng):
     )
 
     def col(src: np.ndarray, mode: str, nbits: int, signed: bool, dt: type) -> np.ndarray:
-        return np.array([to_int(float(v), mode, nbits, signed) for v in src], dtype=object).astype(dt)
+        f64 = src.dtype == np.float64
+        vals = [to_int(float(v), mode, nbits, signed, f64) & ((1 << nbits) - 1) for v in src]
+        return np.array(vals, dtype=np.uint64).astype(np.uint32 if nbits == 32 else np.uint64).view(dt)
 
     for i, m in enumerate(fpref.MODES):
         assert_bits(gs32[:, i], col(a, m, 32, True, np.int32), f"f32->s32 {m}")
@@ -206,7 +244,7 @@ def test_cvt_float_to_integer_rounds_and_saturates(k, rng):
         assert_bits(gu64[:, 4 + i], col(d, m, 64, False, np.uint64), f"f64->u64 {m}")
     with np.errstate(invalid="ignore"):
         for i, fn in enumerate([np.rint, np.trunc, np.floor, np.ceil]):
-            assert_floats(gfi[:, i], fn(a), f"f32 integral rounding {fn.__name__}")
+            assert_bits(gfi[:, i], canon(fn(a)), f"f32 integral rounding {fn.__name__}")
 
 
 def test_cvt_integer_to_float_in_every_rounding_mode(k, rng):
@@ -245,6 +283,17 @@ def test_cvt_integer_to_float_in_every_rounding_mode(k, rng):
     assert_bits(gd[:, 7], col(q, "f64", "rz"), "u64->f64 rz")
 
 
+def from_f64(d: np.ndarray, want: np.ndarray, ebits: int, mbits: int) -> np.ndarray:
+    """`want` with the NaN results of converting f64 NaNs as an H100 does: sign and the top of the payload
+    kept, quieted (not the canonical NaN that f32 -> f16 gives)."""
+    out = want.copy()
+    for i in np.flatnonzero(np.isnan(d)):
+        b = int(d[i : i + 1].view(np.uint64)[0])
+        out[i] = (b >> 63 << (ebits + mbits)) | (((1 << ebits) - 1) << mbits) | (1 << (mbits - 1))
+        out[i] |= (b & ((1 << 52) - 1)) >> (52 - mbits)
+    return out
+
+
 def half_inputs(rng: np.random.Generator) -> np.ndarray:
     """f32 values across the f16 range: subnormals, overflow, and exact f16 / bf16 rounding ties."""
     v = (rng.standard_normal(N) * np.exp2(rng.integers(-27, 18, size=N))).astype(np.float32)
@@ -260,6 +309,7 @@ def half_inputs(rng: np.random.Generator) -> np.ndarray:
     ]
     ties += [1e9, -1e9, 2.0**-24, 2.0**-26, 1 + 2.0**-8, 1 + 3 * 2.0**-8, np.nan, -np.inf, -0.0, 6.1e-5]
     v[: len(ties)] = ties
+    v.view(np.uint32)[len(ties) : len(ties) + 2] = [0x7FC01234, 0xFF800001]  # NaNs with payloads
     return v
 
 
@@ -284,16 +334,11 @@ def test_cvt_between_f32_f64_and_f16_bf16(k, rng):
         return e(fn, fmt, src, mode=mode)
 
     def half_eq(got: np.ndarray, want: np.ndarray, what: str) -> None:
-        nan_w = (want & 0x7FFF) > (0x7C00 if what.startswith("f16") else 0x7F80)
-        nan_g = (got & 0x7FFF) > (0x7C00 if what.startswith("f16") else 0x7F80)
-        assert np.array_equal(nan_g, nan_w), what
-        assert_bits(
-            np.where(nan_g, 0, got).astype(np.uint16), np.where(nan_w, 0, want).astype(np.uint16), what
-        )
+        assert_bits(got.astype(np.uint16), want.astype(np.uint16), what)  # NaN: the canonical 0x7fff
 
     for i, m in enumerate(fpref.MODES):
         half_eq(g16[:, i], rounded(a, "f16", m), f"f16 from f32 {m}")
-    half_eq(g16[:, 4], rounded(d, "f16"), "f16 from f64")
+    half_eq(g16[:, 4], from_f64(d, rounded(d, "f16"), 5, 10), "f16 from f64 (NaN: payload kept)")
     half_eq(g16[:, 5], rounded(a, "bf16"), "bf16 from f32")
     half_eq(g16[:, 6], rounded(d, "bf16"), "bf16 from f64")
     half_eq(g16[:, 7], rounded(a, "bf16", "rz"), "bf16 from f32 rz")
@@ -303,12 +348,14 @@ def test_cvt_between_f32_f64_and_f16_bf16(k, rng):
     packed_b = rounded(a, "bf16").astype(np.uint32) | (rounded(b, "bf16").astype(np.uint32) << 16)
     half_eq(g32[:, 1] & 0xFFFF, packed_b & 0xFFFF, "bf16x2 low")
     half_eq(g32[:, 1] >> 16, packed_b >> 16, "bf16x2 high")
-    assert_floats(gf[:, 0], h.view(np.float16).astype(np.float32), "f16 -> f32")
-    assert_floats(gf[:, 1], (h.astype(np.uint32) << 16).view(np.float32), "bf16 -> f32")
-    assert_floats(gf[:, 2], rounded(d, "f32").view(np.float32), "f64 -> f32 rn")
-    assert_floats(gf[:, 3], rounded(d, "f32", "rz").view(np.float32), "f64 -> f32 rz")
-    assert_floats(gd[:, 0], a.astype(np.float64), "f32 -> f64")
-    assert_floats(gd[:, 1], h.view(np.float16).astype(np.float64), "f16 -> f64")
+    assert_bits(gf[:, 0], canon(h.view(np.float16).astype(np.float32)), "f16 -> f32: canonical NaN")
+    assert_bits(gf[:, 1], (h.astype(np.uint32) << 16).view(np.float32), "bf16 -> f32: a bit move, NaN kept")
+    assert_bits(gf[:, 2], from_f64(d, rounded(d, "f32"), 8, 23).view(np.float32), "f64 -> f32 rn")
+    assert_bits(gf[:, 3], from_f64(d, rounded(d, "f32", "rz"), 8, 23).view(np.float32), "f64 -> f32 rz")
+    assert_bits(gd[:, 0], a.astype(np.float64), "f32 -> f64: exact, NaN payload kept")
+    assert_bits(
+        gd[:, 1], canon(h.view(np.float16).astype(np.float32)).astype(np.float64), "f16 -> f32 -> f64"
+    )
 
 
 def half_words(rng: np.random.Generator, fmt: str) -> np.ndarray:
@@ -356,7 +403,7 @@ def test_packed_and_scalar_half_arithmetic(k, rng):
         a[lane] = (a[lane] & 0xFFFF0000) | neg | 0x3F80 | (ma - 128)
         b[lane] = (b[lane] & 0xFFFF0000) | 0x3F80 | (mb - 128)
         c[lane] = (c[lane] & 0xFFFF0000) | neg | (57 << 7)  # +-2^-70
-    out = np.zeros((N, 14), np.uint32)
+    out = np.zeros((N, 15), np.uint32)
     *_, got = k.launch("half_ops", GRID, BLOCK, a, b, c, out, np.int32(N))
 
     def per_half(fn, fmt: str, *words: np.ndarray) -> np.ndarray:
@@ -367,20 +414,24 @@ def test_packed_and_scalar_half_arithmetic(k, rng):
         return res[0] | (res[1] << 16)
 
     def heq(got_w: np.ndarray, want_w: np.ndarray, fmt: str, what: str) -> None:
-        inf = 0x7C00 if fmt == "f16" else 0x7F80
+        assert_bits(got_w, want_w.astype(np.uint32), f"{what} ({fmt}; NaN: the canonical 0x7fff)")
+
+    def sign_op(words: np.ndarray, flip: bool) -> np.ndarray:
+        """neg / abs of f16 halves: a sign-bit operation, except that a NaN becomes 0x7fff."""
+        out = np.zeros_like(words)
         for h in range(2):
-            g, w = (got_w >> (16 * h)) & 0xFFFF, (want_w >> (16 * h)) & 0xFFFF
-            ng, nw = (g & 0x7FFF) > inf, (w & 0x7FFF) > inf
-            assert np.array_equal(ng, nw), f"{what} half {h}: NaN positions"
-            assert_bits(np.where(ng, 0, g), np.where(nw, 0, w), f"{what} half {h}")
+            x = (words >> (16 * h)) & 0xFFFF
+            r = x ^ 0x8000 if flip else x & 0x7FFF
+            out |= np.where((x & 0x7FFF) > 0x7C00, 0x7FFF, r).astype(np.uint32) << (16 * h)
+        return out
 
     f = "f16"
     heq(got[:, 0], per_half(fpref.add, f, a, b), f, "hadd2")
     heq(got[:, 1], per_half(lambda x, y, fmt: fpref.add(x, -y, fmt), f, a, b), f, "hsub2")
     heq(got[:, 2], per_half(fpref.mul, f, a, b), f, "hmul2")
     heq(got[:, 3], per_half(fpref.fma, f, a, b, c), f, "hfma2")
-    assert_bits(got[:, 4], a ^ 0x80008000, "hneg2")
-    assert_bits(got[:, 5], a & 0x7FFF7FFF, "habs2")
+    assert_bits(got[:, 4], sign_op(a, True), "hneg2")
+    assert_bits(got[:, 5], sign_op(a, False), "habs2")
     heq(got[:, 6], per_half(lambda x, y, fmt: minnum(x, y, False), f, a, b), f, "hmin2")
     heq(got[:, 7], per_half(lambda x, y, fmt: minnum(x, y, True), f, a, b), f, "hmax2")
     bf = "bf16"
@@ -393,6 +444,11 @@ def test_packed_and_scalar_half_arithmetic(k, rng):
     heq(got[:, 11], fpref.elementwise(fpref.fma, f, lo_a, lo_b, hi_c).astype(np.uint32), f, "hfma")
     heq(got[:, 12], fpref.elementwise(fpref.add, f, hi_a, lo_b).astype(np.uint32), f, "hadd")
     heq(got[:, 13], fpref.elementwise(fpref.mul, f, hi_a, hi_b).astype(np.uint32), f, "hmul")
+    hexp = (got[:, 14] & 0xFFFF).astype(np.uint16).view(np.float16).astype(np.float64)
+    want = np.exp(lo_a)
+    fin = np.isfinite(want) & (want < 60000) & (want > 1e-4)
+    np.testing.assert_allclose(hexp[fin], want[fin], rtol=2e-3)  # approximate: ex2.approx, then f16
+    assert np.isnan(hexp[np.isnan(lo_a)]).all()
 
 
 CMPS = {
@@ -437,10 +493,8 @@ def test_setp_set_selp_slct_with_nan(k, rng):
     assert_bits(got[:, 16], 2 * col(CMPS["le"], x, y) + (1 - col(CMPS["le"], x, y)), "setp p|q")
     assert_bits(got[:, 17], col(CMPS["gtu"], x, y) * np.uint32(0xFFFFFFFF), "set.gtu.u32.f32")
     assert_bits(gf[:, 0], col(CMPS["eq"], x, y).astype(np.float32), "set.eq.or.f32.f32")
-    assert_floats(gf[:, 1], np.where(a < b, a, b * np.float32(2)), "selp")
-    with np.errstate(invalid="ignore"):
-        diff = a - b
-        assert_floats(gf[:, 2], np.where(diff >= 0, a, b), "slct.f32.f32")
+    assert_bits(gf[:, 1], np.where(a < b, a, canon(b * np.float32(2))), "selp (NaN from the mul: canonical)")
+    assert_bits(gf[:, 2], np.where(canon(a - b) >= 0, a, b), "slct.f32.f32 (selected operand unchanged)")
     hx, hy = a.astype(np.float16).astype(np.float64), b.astype(np.float16).astype(np.float64)
     assert_bits(got[:, 18], col(CMPS["lt"], hx, hy), "__hlt")
     assert_bits(got[:, 19], col(CMPS["geu"], hx, hy), "__hgeu")

@@ -318,3 +318,35 @@ def test_bfe_bfi(k, rng):
         g64[:, 1], per_thread(lambda x, y, u, v, p, n: bfe(u, p, n, 64, True), *cols, dtype=np.uint64)
     )
     assert_bits(g64[:, 2], per_thread(lambda x, y, u, v, p, n: bfi(u, v, p, n, 64), *cols, dtype=np.uint64))
+
+
+def s16(v: int) -> int:
+    return wrap(v, 16, True)
+
+
+def test_16_bit_saturating_and_widening_integer_ops(k, rng):
+    a, b, c = ints(rng, np.int32), ints(rng, np.int32), ints(rng, np.int32)
+    a[6:12] = [300, -200, 127, -128, 65536 + 5, -70000]
+    out = np.zeros((N, 16), np.uint64)
+    *_, got = k.launch("narrow_ops", GRID, BLOCK, a, b, c, out, np.int32(N))
+    m64 = (1 << 64) - 1
+    ref = {
+        0: lambda x, y, z: max(-(2**31), min(2**31 - 1, x + y)) & M32,
+        1: lambda x, y, z: max(-(2**31), min(2**31 - 1, x - y)) & M32,
+        2: lambda x, y, z: (x * y + 7 * z) & m64,
+        3: lambda x, y, z: ((((x & M32) * (y & M32)) >> 32) + (z & M32)) & M32,
+        4: lambda x, y, z: (s16(x) * s16(y)) & M32,
+        5: lambda x, y, z: ((x & 0xFFFF) * (y & 0xFFFF)) & 0xFFFF,
+        6: lambda x, y, z: max(-128, min(127, x)) & 0xFFFF,  # sign-extended into the 16-bit register
+        7: lambda x, y, z: max(0, min(65535, x)),
+        8: lambda x, y, z: wrap(x, 8, True) & 0xFFFF,
+        9: lambda x, y, z: min(s16(x), s16(y)) & 0xFFFF,
+        10: lambda x, y, z: abs(s16(x)) & 0xFFFF,
+        11: lambda x, y, z: tdiv(s16(x), s16(y | 1)) & 0xFFFF,
+        12: lambda x, y, z: (x & 0xFFFF) % ((y | 1) & 0xFFFF),
+        13: lambda x, y, z: x & 0xFF,
+        14: lambda x, y, z: (s16(x) * s16(y) + s16(z)) & 0xFFFF,
+        15: lambda x, y, z: s16(x) & m64,
+    }
+    for col, fn in ref.items():
+        assert_bits(got[:, col], per_thread(fn, a, b, c, dtype=np.uint64), f"narrow_ops column {col}")

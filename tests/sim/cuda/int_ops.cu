@@ -198,10 +198,58 @@ extern "C" __global__ void bfe_bfi(const unsigned* a, const unsigned* b, const u
     o32[i * 3 + 1] = r;
     asm("bfi.b32 %0, %1, %2, %3, %4;" : "=r"(r) : "r"(x), "r"(y), "r"(p), "r"(l));
     o32[i * 3 + 2] = r;
-    asm("bfe.u64 %0, %1, %2, %3;" : "=l"(q) : "l"(u), "r"(p), "r"(l));
+    // The ISA takes bits 7:0 of the position, but an H100 gives 0 from bfe.u64 / bfe.s64 for a position of
+    // 256 or more: those get positions below 256 here.
+    asm("bfe.u64 %0, %1, %2, %3;" : "=l"(q) : "l"(u), "r"(p & 0xffu), "r"(l));
     o64[i * 3 + 0] = q;
-    asm("bfe.s64 %0, %1, %2, %3;" : "=l"(q) : "l"(u), "r"(p), "r"(l));
+    asm("bfe.s64 %0, %1, %2, %3;" : "=l"(q) : "l"(u), "r"(p & 0xffu), "r"(l));
     o64[i * 3 + 1] = q;
     asm("bfi.b64 %0, %1, %2, %3, %4;" : "=l"(q) : "l"(u), "l"(v), "r"(p), "r"(l));
     o64[i * 3 + 2] = q;
+}
+
+// 16-bit arithmetic, saturating add / sub, mad.wide / mad.hi, and cvt between integer widths (with
+// saturation, and a narrow signed result sign-extended into its wider register).
+extern "C" __global__ void narrow_ops(const int* a, const int* b, const int* c, unsigned long long* out, int n)
+{
+    const int i = TID;
+    if (i >= n) return;
+    const int x = a[i], y = b[i], z = c[i];
+    unsigned long long* q = out + i * 16;
+    int r;
+    long long w;
+    short h;
+    unsigned short u;
+    asm("add.sat.s32 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(y));
+    q[0] = (unsigned)r;
+    asm("sub.sat.s32 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(y));
+    q[1] = (unsigned)r;
+    asm("mad.wide.s32 %0, %1, %2, %3;" : "=l"(w) : "r"(x), "r"(y), "l"((long long)z * 7));
+    q[2] = w;
+    asm("mad.hi.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(z));
+    q[3] = (unsigned)r;
+    asm("mul.wide.s16 %0, %1, %2;" : "=r"(r) : "h"((short)x), "h"((short)y));
+    q[4] = (unsigned)r;
+    asm("mul.lo.u16 %0, %1, %2;" : "=h"(u) : "h"((unsigned short)x), "h"((unsigned short)y));
+    q[5] = u;
+    asm("{\n\t.reg .b16 t;\n\tcvt.sat.s8.s32 t, %1;\n\tmov.b16 %0, t;\n\t}" : "=h"(u) : "r"(x));
+    q[6] = u;  // all 16 bits of the register: the s8 result sign-extended
+    asm("cvt.sat.u16.s32 %0, %1;" : "=h"(u) : "r"(x));
+    q[7] = u;
+    asm("cvt.s16.s8 %0, %1;" : "=h"(h) : "h"((short)x));
+    q[8] = (unsigned short)h;
+    asm("min.s16 %0, %1, %2;" : "=h"(h) : "h"((short)x), "h"((short)y));
+    q[9] = (unsigned short)h;
+    asm("abs.s16 %0, %1;" : "=h"(h) : "h"((short)x));
+    q[10] = (unsigned short)h;
+    asm("div.s16 %0, %1, %2;" : "=h"(h) : "h"((short)x), "h"((short)(y | 1)));
+    q[11] = (unsigned short)h;
+    asm("rem.u16 %0, %1, %2;" : "=h"(u) : "h"((unsigned short)x), "h"((unsigned short)(y | 1)));
+    q[12] = u;
+    asm("cvt.u32.u8 %0, %1;" : "=r"(r) : "h"((short)x));
+    q[13] = (unsigned)r;
+    asm("mad.lo.s16 %0, %1, %2, %3;" : "=h"(h) : "h"((short)x), "h"((short)y), "h"((short)z));
+    q[14] = (unsigned short)h;
+    asm("cvt.s64.s16 %0, %1;" : "=l"(w) : "h"((short)x));
+    q[15] = w;
 }

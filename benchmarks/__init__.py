@@ -1,0 +1,1 @@
+"""Benchmarks of the stcsim timing model (see benchmarks/micro for the microbenchmarks)."""
