@@ -21,5 +21,8 @@ python3 -m stcsim.gpu.calibrate collect --ncu "$OUT/ncu.csv" --order "$OUT/order
   --out "$OUT/h100_calibration.csv" --meta "date: $(date -u +%Y-%m-%d)" --meta "gpu: $GPU" \
   --meta "driver: $DRV" --meta "max sm clock: $CLK" --meta "ncu: --clock-control none" \
   --meta "metric: measured_cycles = gpc__cycles_elapsed.max (second launch of each case)"
+ncu --clock-control none --metrics "$METRICS" --csv --log-file "$OUT/ncu_empty.csv" \
+  python3 -m benchmarks.calibration.empty_kernel > /dev/null 2>&1 || echo "empty-kernel ncu run failed"
+grep -E "gpc__cycles_elapsed.max|gpu__time_duration" "$OUT/ncu_empty.csv" | cut -d, -f5,8,13,15 || true
 python3 -m benchmarks.micro.silicon --out "$OUT/silicon.csv" --config h100
 cat "$OUT/h100_calibration.csv"

@@ -79,8 +79,8 @@ class Run:
 
     @property
     def cycles(self) -> float:
-        """gpu_sim_cycle of the launch."""
-        return float(self.stats["gpu_sim_cycle"])
+        """kernel_cycles of the launch (gpu_sim_cycle without the config's fixed launch overhead)."""
+        return float(self.stats["kernel_cycles"])
 
     def stat(self, name: str) -> float:
         """One statistic as a float."""
@@ -613,7 +613,7 @@ def _completion(body: str) -> Callable[[str], Result]:
 _add(
     "end.ret",
     "latency",
-    "gpu_sim_cycle of a kernel that is only `ret` = branch latency (the last completion)",
+    "kernel_cycles of a kernel that is only `ret` = branch latency (the last completion)",
     ("units.branch.latency",),
     "completion",
     _completion(""),
@@ -621,7 +621,7 @@ _add(
 _add(
     "end.sqrt+ret",
     "latency",
-    "gpu_sim_cycle of `sqrt; ret` = max(SFU latency, 1 + branch latency): the last completion, not issue",
+    "kernel_cycles of `sqrt; ret` = max(SFU latency, 1 + branch latency): the last completion, not issue",
     ("units.sfu.latency", "units.branch.latency"),
     "completion",
     _completion("sqrt.approx.f32 %f1, %f2;"),
@@ -1194,8 +1194,13 @@ def _icnt(config: str) -> Result:
     r1, r2 = launch(2), launch(4)
     hits = r2.stat("l2_hits") - r1.stat("l2_hits")
     bw = hits * int(cfg["l2.sector_bytes"]) / (r2.cycles - r1.cycles)
+    # Little's law: one SM keeps at most l1d.mshr_entries sector misses in flight for l2.hit_latency each.
+    mshr_bound = int(cfg["l1d.mshr_entries"]) * int(cfg["l2.sector_bytes"]) / float(cfg["l2.hit_latency"])
     expected = min(
-        float(cfg["icnt.bytes_per_cycle_per_sm"]), port_bytes_per_cycle(cfg), l2_bytes_per_cycle(cfg)
+        float(cfg["icnt.bytes_per_cycle_per_sm"]),
+        port_bytes_per_cycle(cfg),
+        l2_bytes_per_cycle(cfg),
+        mshr_bound,
     )
     return Result(
         "bw.icnt.sm",
@@ -1228,8 +1233,8 @@ _add(
 _add(
     "bw.icnt.sm",
     "bandwidth",
-    "one SM's L2 read bandwidth (interconnect port): one CTA re-reading 4 x L1 size",
-    ("icnt.bytes_per_cycle_per_sm",),
+    "one SM's L2 read bandwidth (interconnect port, or MSHRs x sector / L2 latency): one CTA, 4 x L1",
+    ("icnt.bytes_per_cycle_per_sm", "l1d.mshr_entries", "l2.hit_latency"),
     "l2_read",
     _icnt,
 )

@@ -53,6 +53,7 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   TimingConfig c;
   c.name = r.has("gpu.name") ? r.str("gpu.name") : "gpu";
   c.clock_mhz = r.num("gpu.core_clock_mhz");
+  c.launch_overhead = r.u32_or("gpu.launch_overhead_cycles", 0);
   c.num_sms = r.has("gpu.num_sms") ? r.u32("gpu.num_sms") : r.u32("gpu.n_clusters") * r.u32("gpu.n_cores_per_cluster");
   c.sub_cores = r.u32("sm.sub_cores");
   const std::string pol = r.str("sched.policy");

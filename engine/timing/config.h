@@ -28,6 +28,7 @@ struct TensorTiming {
 struct TimingConfig {
   std::string name;
   double clock_mhz = 1000;
+  uint32_t launch_overhead = 0;  // cycles added to every launch (gpu.launch_overhead_cycles)
   uint32_t num_sms = 1;
   uint32_t sub_cores = 4;
   bool gto = true;

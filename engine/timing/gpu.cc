@@ -331,11 +331,13 @@ void TimingModel::run() {
   }
   mem_.flush_stats();
   const FuncStats& f = exec_.stats();
-  stats_[TStat::Cycles] = static_cast<double>(end);
+  const double cycles = static_cast<double>(end + cfg_.launch_overhead);
+  stats_[TStat::Cycles] = cycles;
+  stats_[TStat::KernelCycles] = static_cast<double>(end);
   stats_[TStat::ThreadInsts] = static_cast<double>(f.thread_insts);
   stats_[TStat::WarpInsts] = static_cast<double>(f.warp_insts);
-  stats_[TStat::Ipc] = end ? static_cast<double>(f.thread_insts) / static_cast<double>(end) : 0.0;
-  stats_[TStat::WarpIpc] = end ? static_cast<double>(f.warp_insts) / static_cast<double>(end) : 0.0;
+  stats_[TStat::Ipc] = cycles > 0 ? static_cast<double>(f.thread_insts) / cycles : 0.0;
+  stats_[TStat::WarpIpc] = cycles > 0 ? static_cast<double>(f.warp_insts) / cycles : 0.0;
   const double max_warps = static_cast<double>(cfg_.max_threads / 32);
   stats_[TStat::AchievedOccupancy] =
       stats_[TStat::ActiveSmCycles] > 0 ? stats_[TStat::ActiveWarpCycles] / stats_[TStat::ActiveSmCycles] / max_warps : 0.0;

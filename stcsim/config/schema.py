@@ -34,6 +34,7 @@ _P001 = "paper 001 (Zhu et al., MICRO'19)"
 _P001_TC = f"{_P001} Sec. 4.1, Fig. 13(a)"
 _P004 = "paper 004 (Zhu & Xie, ExTensor), PhaseLat model"
 _MB = "microbenchmark literature (see each config's comments)"
+_CAL = "calibration on silicon (results/reference/)"
 
 
 def _unit(doc: str) -> Group:
@@ -88,6 +89,9 @@ TREE: dict[str, Param | Group] = {
                           hi=1024),
         "n_cores_per_cluster": Int("SMs per cluster (GPGPU-Sim -gpgpu_n_cores_per_cluster)", "count", _DS, 1,
                                    hi=16),
+        "launch_overhead_cycles": Int("Fixed cycles of a kernel launch on the GPU (launch set-up and drain), "
+                                      "added to gpu_sim_cycle; measured as an empty kernel's "
+                                      "gpc__cycles_elapsed.max", "cycles", _CAL, 0, lo=0, hi=1_000_000),
     }),
     "sm": Group("Per-SM organisation and occupancy limits (CTA dispatcher)", {
         "sub_cores": Int("Processing blocks (sub-cores) per SM, each with its own scheduler and units",
