@@ -6,6 +6,7 @@
 
 #include "func/executor.h"
 #include "func/numeric.h"
+#include "func/schedule.h"
 #include "ptx/errors.h"
 #include "ptx/parser.h"
 #include "timing/gpu.h"
@@ -21,6 +22,10 @@ std::vector<std::string> Engine::load_ptx(const std::string& text, const std::st
   auto seen = loaded_.find(h);
   if (seen != loaded_.end() && seen->second.first == text) return seen->second.second;  // same module again
   std::unique_ptr<Module> m = parse_ptx(text, file);
+  // The register estimate (occupancy) stays the one of the PTX order: like ptxas, the schedule trades
+  // register pressure for latency, which a pure hoisting schedule would overstate.
+  if (schedule_loads_)
+    for (auto& k : m->kernels) schedule_loads_early(*k);
   std::vector<std::string> names;
   for (auto& k : m->kernels)
     if (k->is_entry) names.push_back(k->name);  // a kernel of the same name loaded earlier is replaced

@@ -30,7 +30,8 @@ struct LaunchRequest {
 
 class Engine {
  public:
-  Engine() = default;
+  // `schedule_loads`: reorder each basic block so loads issue early, as ptxas does (see func/schedule.h).
+  explicit Engine(bool schedule_loads = true) : schedule_loads_(schedule_loads) {}
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
@@ -40,7 +41,7 @@ class Engine {
   void set_config(const FlatConfig& flat);
   bool has_config() const { return has_config_; }
 
-  // Parses and links a PTX module; its .entry kernels become launchable by name (replacing kernels of the
+  // Parses, schedules and links a PTX module; its .entry kernels become launchable by name (replacing kernels of the
   // same name loaded before). Loading the same text again is a no-op. Returns the kernel names.
   std::vector<std::string> load_ptx(const std::string& text, const std::string& file);
 
@@ -61,6 +62,7 @@ class Engine {
   DeviceMemory mem_;
   TimingConfig cfg_;
   bool has_config_ = false;
+  bool schedule_loads_ = true;
   std::vector<uint8_t> const_bank_;
   std::vector<std::unique_ptr<Module>> modules_;
   std::map<std::string, std::pair<Module*, Kernel*>> kernels_;

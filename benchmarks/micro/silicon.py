@@ -6,9 +6,9 @@ on the GPU, assembled by ``ptxas -O3`` and launched through CuPy. So that ptxas 
 constant initial values of the execution-unit and Tensor Core benchmarks are made opaque (``mov %x, imm``
 becomes ``or``/``add`` of ``%laneid`` and imm: the same value in lane 0); the SASS instruction counts of the
 k-step and 2k-step kernels are recorded to show that every step survived, and every register is folded into
-a word stored at the end, so that no chain is dead code. Benchmarks that read simulator
-statistics or rely on cold caches at launch (DRAM chase, merges, bandwidth, occupancy) are not silicon
-benchmarks.
+a word stored at the end, so that no chain is dead code. Between a warm-up launch and the measured one the
+runner writes 256 MB, so data caches start cold as at a simulated launch (the DRAM chase relies on it).
+Benchmarks that read simulator statistics (merges, bandwidth, occupancy) are not silicon benchmarks.
 
     python -m benchmarks.micro.silicon --out silicon.csv          # on a GPU machine, beside the config it
                                                                    # is compared with (default h100)
@@ -34,7 +34,8 @@ from stcsim.kernels.ptx_info import entry_params
 
 # Benchmarks whose value is a %clock64 difference, valid on silicon.
 SILICON_GROUPS = ("latency", "throughput", "tensor", "shared")
-SILICON_EXTRA = ("chase.l1", "chase.l1.cg", "chase.const", "chase.local.u32")
+SILICON_EXTRA = ("chase.l1", "chase.l1.cg", "chase.dram", "chase.const", "chase.local.u32")
+_FLUSH_BYTES = 256 << 20  # written between the warm-up and the measured launch: evicts L2 (and TLB entries)
 NOT_ON_SILICON = ("param.waw", "param.ii", "end.ret", "end.sqrt+ret", "warps.cta_slots")
 
 
@@ -174,10 +175,19 @@ class SiliconEngine:
         if shared_bytes > 48 * 1024:
             func.max_dynamic_shared_size_bytes = shared_bytes
         packed = tuple(pack_args(params, list(args)))
-        for _ in range(2):  # the second launch runs with a warm instruction cache
-            func(g, b, packed, shared_mem=shared_bytes)
-            self._cp.cuda.runtime.deviceSynchronize()
+        rt = self._cp.cuda.runtime
+        func(g, b, packed, shared_mem=shared_bytes)  # warm-up: instruction cache
+        rt.deviceSynchronize()
+        rt.memset(self._flush_buffer(), 1, _FLUSH_BYTES)  # data caches cold again, as at a simulated launch
+        rt.deviceSynchronize()
+        func(g, b, packed, shared_mem=shared_bytes)
+        rt.deviceSynchronize()
         return _stats()
+
+    def _flush_buffer(self) -> int:
+        if not hasattr(self, "_flush"):
+            SiliconEngine._flush = self._cp.cuda.alloc(_FLUSH_BYTES)
+        return int(self._flush.ptr)
 
 
 def silicon_ids() -> list[str]:
@@ -194,10 +204,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--config", default="h100", help="the config whose expectations are listed beside")
+    ap.add_argument("--only", default="", help="comma-separated benchmark ids (default: every silicon one)")
     a = ap.parse_args(argv)
     bench.Engine = SiliconEngine  # type: ignore[misc,assignment]  # same runners, silicon underneath
     rows = []
-    for bid in silicon_ids():
+    for bid in a.only.split(",") if a.only else silicon_ids():
         SiliconEngine.loaded.clear()
         try:
             r = bench.by_id(bid).runner(a.config)

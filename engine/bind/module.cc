@@ -64,7 +64,8 @@ NB_MODULE(_engine, m) {
   nb::exception<stc::SimFault>(m, "SimFault", PyExc_RuntimeError);
 
   nb::class_<stc::Engine>(m, "Engine")
-      .def(nb::init<>())
+      .def(nb::init<bool>(), "schedule_loads"_a = true,
+           "schedule_loads: hoist loads within basic blocks as ptxas does (False: execute PTX order)")
       .def("malloc", [](stc::Engine& e, int64_t n) {
             if (n < 0) throw stc::LaunchError("malloc size must be >= 0");
             return e.memory().malloc(static_cast<uint64_t>(n));

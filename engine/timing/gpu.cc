@@ -142,6 +142,33 @@ const TensorTiming& TimingModel::tensor_timing(const Instr& in) const {
 }
 
 namespace {
+
+// SASS memory instructions a PTX memory instruction becomes: each moves at most 16 bytes per thread, so a
+// thread's accesses, merged where contiguous, need ceil(bytes / 16) of them (the most of any thread).
+// wmma A/B fragments from shared memory load with one ldmatrix-like instruction.
+uint32_t memory_instructions(const Instr& in, const WarpRecord& rec) {
+  if (rec.acc.empty()) return 1;
+  if (in.op == Op::Wmma && in.sub <= 1 && rec.space == Space::Shared) return 1;
+  uint32_t most = 1, count = 0;
+  int lane = -1;
+  uint64_t run_end = 0, run_bytes = 0;
+  for (const MemAccess& a : rec.acc) {
+    if (a.space != rec.space && rec.space != Space::Generic) continue;  // cp.async: count the global side
+    if (a.lane != lane) {
+      if (lane >= 0) most = std::max(most, count + static_cast<uint32_t>((run_bytes + 15) / 16));
+      lane = a.lane;
+      count = 0;
+      run_bytes = 0;
+    } else if (a.addr != run_end) {
+      count += static_cast<uint32_t>((run_bytes + 15) / 16);
+      run_bytes = 0;
+    }
+    run_bytes += a.size;
+    run_end = a.addr + a.size;
+  }
+  return std::max(most, count + static_cast<uint32_t>((run_bytes + 15) / 16));
+}
+
 bool is_tensor_math(const Instr& in) { return in.op == Op::Mma || (in.op == Op::Wmma && in.sub == 4); }
 bool touches_global(const Instr& in) {
   return (in.op == Op::Ld || in.op == Op::Ldu || in.op == Op::St || in.op == Op::Atom || in.op == Op::Red ||
@@ -227,7 +254,8 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   exec_.step(w.cta->cta, *w.w, rec_, sm.id);
   const Instr& in = *rec_.in;
   const size_t ui = static_cast<size_t>(in.unit);
-  const uint32_t interval = is_tensor_math(in) ? tensor_timing(in).interval : cfg_.unit[ui].interval;
+  uint32_t interval = is_tensor_math(in) ? tensor_timing(in).interval : cfg_.unit[ui].interval;
+  if (in.unit == Unit::LDST) interval *= memory_instructions(in, rec_);
   sub.unit_free[ui] = t + interval;
   stats_.v[static_cast<size_t>(TStat::BusyINT) + std::min<size_t>(ui, 8)] += interval;
   const uint64_t done = complete_time(in, rec_, w, sm.id, t);

@@ -32,11 +32,13 @@ class Engine:
 
     `config` is a GPU config spec for the cycle-level timing model (e.g. ``"v100"``, ``"h100"``,
     ``"v100+stc-pingpong"`` or a YAML path; see docs/configs.md). With ``config=None`` launches are
-    functional only (results and instruction counts, no cycles).
+    functional only (results and instruction counts, no cycles). With `schedule_loads` (the default) each
+    basic block of loaded PTX is reordered so loads issue as early as their dependencies allow, as ptxas
+    schedules the SASS that real GPUs run; False executes the PTX in its written order.
     """
 
-    def __init__(self, config: str | os.PathLike[str] | None = None) -> None:
-        self._eng = _engine.Engine()
+    def __init__(self, config: str | os.PathLike[str] | None = None, *, schedule_loads: bool = True) -> None:
+        self._eng = _engine.Engine(schedule_loads)
         self.config: str | None = None
         if config is not None:
             from stcsim.config import load_config

@@ -1,0 +1,24 @@
+// Instruction scheduling within basic blocks, as ptxas does before the hardware sees the code: long-latency
+// loads are issued as early as their dependencies allow. PTX as nvcc writes it interleaves each load with
+// its use; executed in that order by an in-order issue model, every load would stall the warp that ptxas's
+// schedule keeps busy.
+#pragma once
+
+#include "../ptx/ir.h"
+
+namespace stc {
+
+// Reorders each basic block of `k` by list scheduling on its dependency graph (registers read/written,
+// guard predicates, memory order of stores/atomics/async copies, barriers, fences, clock reads and control
+// flow stay ordered): the ready instruction with the longest path to the block's end goes first, loads
+// weighing much more than other instructions, ties in program order. Block boundaries, labels and branch
+// targets do not move, so the semantics are unchanged.
+// First if-converts short forward branches (a guarded `bra` over at most 8 straight-line instructions becomes
+// those instructions guarded by the negated predicate, as ptxas predicates them), so that loads in bounds-
+// checked blocks can be scheduled with their neighbours.
+void schedule_loads_early(Kernel& k);
+
+// The if-conversion step alone (re-computes reconvergence points).
+void if_convert(Kernel& k);
+
+}  // namespace stc
