@@ -1313,7 +1313,7 @@ def _smem(p: SmemPattern) -> Callable[[str], Result]:
         waves, ideal = smem_wavefronts(cfg, p.stride, p.vec)
         k = K_MEM
         clock, _, r1, r2 = per_step(config, "smem", k, stride=p.stride, vec=p.vec)
-        expected = int(cfg["smem.latency"]) + (waves - 1) * int(cfg["smem.cycles_per_wavefront"])
+        expected = int(cfg["smem.latency"]) + (waves - 1) * int(cfg["smem.wavefront_latency"])
         return Result(
             f"smem.{p.name}",
             config,
@@ -1342,7 +1342,7 @@ for _p in SMEM_PATTERNS:
         f"smem.{_p.name}",
         "shared",
         f"ld.shared {_p.what}: latency, shared_wavefronts, shared_bank_conflicts",
-        ("smem.latency", "smem.cycles_per_wavefront", "smem.banks"),
+        ("smem.latency", "smem.wavefront_latency", "smem.banks"),
         "smem",
         _smem(_p),
     )

@@ -96,6 +96,7 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   c.smem_bank_bytes = r.u32("smem.bank_width_bytes");
   c.smem_latency = r.u32("smem.latency");
   c.smem_cycles_per_wavefront = r.u32("smem.cycles_per_wavefront");
+  c.smem_wavefront_latency = r.u32_or("smem.wavefront_latency", c.smem_cycles_per_wavefront);
   c.l1_size = r.u32("l1d.size_bytes");
   c.l1_assoc = r.u32("l1d.assoc");
   c.l1_line = r.u32("l1d.line_bytes");

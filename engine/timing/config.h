@@ -42,7 +42,8 @@ struct TimingConfig {
   TensorTiming wmma_f32, wmma_f16, mma_k8_f32, mma_k16_f32;  // f16-accumulator mma uses the f32 timing
   bool has_mma_k8 = false, has_mma_k16 = false, has_cp_async = false;
   // shared memory
-  uint32_t smem_banks = 32, smem_bank_bytes = 4, smem_latency = 20, smem_cycles_per_wavefront = 1;
+  uint32_t smem_banks = 32, smem_bank_bytes = 4, smem_latency = 20, smem_cycles_per_wavefront = 1,
+           smem_wavefront_latency = 1;
   // L1D
   uint64_t l1_size = 32768;
   uint32_t l1_assoc = 4, l1_line = 128, l1_sector = 32, l1_latency = 28, l1_mshr = 256;

@@ -163,7 +163,7 @@ uint64_t MemorySystem::shared(uint32_t sm, uint64_t t, const std::vector<MemAcce
   st_[TStat::SmemWavefronts] += waves;
   st_[TStat::SmemBankConflicts] += waves - std::min(waves, std::max(1u, ideal));
   const double start = sms_[sm].l1_port.reserve(static_cast<double>(t), static_cast<double>(waves) * c.smem_cycles_per_wavefront);
-  return static_cast<uint64_t>(std::ceil(start)) + c.smem_latency + (waves - 1) * c.smem_cycles_per_wavefront;
+  return static_cast<uint64_t>(std::ceil(start)) + c.smem_latency + (waves - 1) * c.smem_wavefront_latency;
 }
 
 uint32_t MemorySystem::mshr_in_use(uint32_t sm, uint64_t t) {

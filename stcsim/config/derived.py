@@ -61,10 +61,10 @@ def _ldmatrix_latency(n: int) -> Derived:
     def fn(v: Values) -> int | None:
         if _i(v, "gpu.sm_version") < LDMATRIX_MIN_SM:
             return None
-        return _i(v, "smem.latency") + (n - 1) * _i(v, "smem.cycles_per_wavefront")
+        return _i(v, "smem.latency") + (n - 1) * _i(v, "smem.wavefront_latency")
 
     return Derived("cycles", f"ldmatrix .x{n} ({n} 8x8 b16 matrices, one wavefront each): smem.latency + "
-                   f"{n - 1} x smem.cycles_per_wavefront; sm_75+", fn)
+                   f"{n - 1} x smem.wavefront_latency; sm_75+", fn)
 
 
 def _ldmatrix_interval(n: int) -> Derived:
