@@ -128,6 +128,8 @@ def deviations(
     ]
     if unexpected:
         out.append("- Not yet triaged (failing, not marked xfail): " + ", ".join(unexpected) + ".")
+    if len(out) == 1:
+        out.append("None: every microbenchmark matches its contract on every config where it applies.")
     return "\n".join(out) + "\n"
 
 

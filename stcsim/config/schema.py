@@ -146,8 +146,9 @@ TREE: dict[str, Param | Group] = {
         "banks": Int("Shared-memory banks", "count", _PG, 32, hi=64),
         "bank_width_bytes": Int("Bytes per bank per cycle", "bytes", _PG, 4, hi=16),
         "latency": Int("Load-to-use latency of a conflict-free 32-bit ld.shared", "cycles", _MB, hi=10_000),
-        "cycles_per_wavefront": Int("Cycles the shared-memory pipe is busy per wavefront (its bandwidth: banks x "
-                                    "bank_width_bytes per this many cycles)", "cycles", _DS, 1, hi=64),
+        "cycles_per_wavefront": Int("Cycles the shared-memory pipe is busy per wavefront (its bandwidth: "
+                                    "banks x bank_width_bytes per this many cycles)", "cycles", _DS, 1,
+                                    hi=64),
         "wavefront_latency": Int("Cycles each wavefront beyond the first adds to an access's latency (bank-"
                                  "conflict replays, vector and ldmatrix passes)", "cycles", _MB, 1, hi=64),
     }),

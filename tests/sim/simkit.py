@@ -12,9 +12,6 @@ of simulator-only behaviour (error messages) carry the ``sim_only`` marker and a
 from __future__ import annotations
 
 import os
-import re
-import shutil
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,52 +19,21 @@ from typing import Any
 
 import numpy as np
 
+from stcsim.kernels.build import NVCC_FLAGS, compile_ptx, find_nvcc, nvcc_version
+from stcsim.kernels.build import ptx_compiler_version as ptx_version
+
+__all__ = ["NVCC_FLAGS", "compile_ptx", "find_nvcc", "nvcc_version", "ptx_version"]
+
 CUDA_DIR = Path(__file__).resolve().parent / "cuda"
-NVCC_FLAGS = ("-ptx", "-arch=sm_80", "-O3")
 BACKEND = os.environ.get("STCSIM_TEST_BACKEND", "sim")
-_RELEASE = re.compile(r"release (\d+\.\d+), V([\d.]+)")
 
 Dim = int | Sequence[int]
 
 
-# ---- compiling the CUDA sources --------------------------------------------------------------------------
-def find_nvcc() -> str | None:
-    """Path of nvcc on PATH or under $CUDA_HOME/bin, or None when it is not installed."""
-    found = shutil.which("nvcc")
-    if found:
-        return found
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    candidate = Path(home, "bin", "nvcc") if home else None
-    return str(candidate) if candidate is not None and candidate.is_file() else None
-
-
-def nvcc_version(nvcc: str) -> str:
-    """nvcc's full version, e.g. '13.0.88'."""
-    out = subprocess.run([nvcc, "--version"], check=True, capture_output=True, text=True).stdout
-    match = _RELEASE.search(out)
-    if match is None:
-        raise RuntimeError(f"cannot read the version of {nvcc} from: {out!r}")
-    return match.group(2)
-
-
-def ptx_version(ptx: str) -> str | None:
-    """The nvcc version recorded in a PTX header, or None."""
-    match = _RELEASE.search(ptx)
-    return match.group(2) if match else None
-
-
+# ---- compiling the CUDA sources (the kernel set's nvcc helpers, same flags) -----------------------------
 def cuda_sources() -> list[Path]:
     """The CUDA sources of the tests, sorted."""
     return sorted(CUDA_DIR.glob("*.cu"))
-
-
-def compile_ptx(source: Path, out: Path, nvcc: str) -> str:
-    """Compiles one .cu to PTX at `out` with NVCC_FLAGS; returns nvcc's diagnostics (empty when clean)."""
-    cmd = [nvcc, *NVCC_FLAGS, str(source), "-o", str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=source.parent)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr}")
-    return proc.stderr.strip()
 
 
 # ---- launching kernels -----------------------------------------------------------------------------------
