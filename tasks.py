@@ -44,6 +44,12 @@ def bench(c, quick=False, csv=""):
     _py(c, "stcsim.harness.bench", *args)
 
 
+@task(help={"measured": "CSV of measured cycles", "config": "GPU config spec"})
+def calibrate(c, measured="results/reference/h100_calibration.csv", config="h100"):
+    """Simulate every case of a measured calibration CSV; per-case error, MAE and Pearson correlation."""
+    _py(c, "stcsim.gpu.calibrate", "compare", measured, "--config", config)
+
+
 @task
 def test(c, k="", x=False):
     """Run the test suite (`-k` to select, `-x` to stop at the first failure)."""

@@ -48,6 +48,7 @@ struct TimingModel::SubCore {
 struct TimingModel::SmT {
   uint32_t id = 0;
   std::vector<std::unique_ptr<CtaSlot>> ctas;
+  std::vector<std::unique_ptr<CtaSlot>> spare;  // retired CTA slots, reused so their buffers stay allocated
   std::vector<SubCore> subs;
   uint32_t warp_slot = 0;
   uint32_t resident_warps = 0;
@@ -113,7 +114,13 @@ void TimingModel::occupancy_tick(SmT& sm, uint64_t t) {
 bool TimingModel::dispatch(SmT& sm, uint64_t t) {
   if (next_cta_ >= total_ctas_ || sm.ctas.size() >= max_ctas_per_sm_) return false;
   occupancy_tick(sm, t);
-  auto slot = std::make_unique<CtaSlot>();
+  std::unique_ptr<CtaSlot> slot;
+  if (sm.spare.empty()) {
+    slot = std::make_unique<CtaSlot>();
+  } else {
+    slot = std::move(sm.spare.back());
+    sm.spare.pop_back();
+  }
   exec_.init_cta(slot->cta, static_cast<uint32_t>(next_cta_++));
   slot->warps.resize(slot->cta.warps.size());
   slot->live = static_cast<uint32_t>(slot->warps.size());
@@ -124,7 +131,12 @@ bool TimingModel::dispatch(SmT& sm, uint64_t t) {
     w.w = &slot->cta.warps[i];
     w.age = age_++;
     w.next_issue = t;
+    w.after_branch = false;
     w.reg_ready.assign(nregs, 0);
+    w.groups.clear();
+    w.open_group = 0;
+    w.last_done = 0;
+    w.hint = 0;
     SubCore& sub = sm.subs[sm.warp_slot++ % sm.subs.size()];
     sub.warps.push_back(&w);
     sub.wake = std::min(sub.wake, t);
@@ -283,7 +295,9 @@ void TimingModel::retire_cta(SmT& sm, CtaSlot& cta, uint64_t t) {
     sub.warps.erase(std::remove_if(sub.warps.begin(), sub.warps.end(), [&](WarpT* p) { return p->cta == &cta; }), sub.warps.end());
   for (auto& sub : sm.subs) if (sub.last && sub.last->cta == &cta) sub.last = nullptr;
   sm.resident_warps -= static_cast<uint32_t>(cta.warps.size());
-  sm.ctas.erase(std::find_if(sm.ctas.begin(), sm.ctas.end(), [&](const auto& p) { return p.get() == &cta; }));
+  auto it = std::find_if(sm.ctas.begin(), sm.ctas.end(), [&](const auto& p) { return p.get() == &cta; });
+  sm.spare.push_back(std::move(*it));
+  sm.ctas.erase(it);
   --resident_ctas_;
   for (auto& sub : sm.subs) sub.wake = std::min(sub.wake, t + 1);
 }
