@@ -59,8 +59,11 @@ bool depends(const Instr& i, Kind ki, const Instr& j, Kind kj) {
   return mi && mj && (ki == Kind::Ordered || kj == Kind::Ordered) && may_alias(i, j);
 }
 
+// Whether an instruction may move under a guard: not control, barriers or clock reads, and not activemask
+// (it reports the SIMT mask, which predication would widen).
 bool convertible(const Instr& in) {
-  return in.guard < 0 && kind_of(in) != Kind::Barrier && !(in.op == Op::CpAsync && in.sub != 0);
+  return in.guard < 0 && kind_of(in) != Kind::Barrier && !(in.op == Op::CpAsync && in.sub != 0) &&
+         in.op != Op::Activemask;
 }
 
 void schedule_block(std::vector<Instr>& code, size_t b, size_t e) {

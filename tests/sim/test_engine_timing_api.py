@@ -115,3 +115,38 @@ def test_load_scheduling_keeps_results_and_hides_latency(name):
     assert st_sched["gpu_sim_cycle"] <= st_ptx["gpu_sim_cycle"]
     if name.startswith("gemm_naive"):  # its loop interleaves every load with its fma: hoisting must help
         assert st_sched["gpu_sim_cycle"] < 0.8 * st_ptx["gpu_sim_cycle"]
+
+
+ACTIVEMASK_UNDER_BRANCH = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry am(.param .u64 out)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<6>;
+  .reg .b64 %rd<6>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, 0;
+  setp.ge.u32 %p1, %r1, 8;
+  @%p1 bra SKIP;
+  activemask.b32 %r2;
+SKIP:
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r2;
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", [False, True])
+def test_scheduling_keeps_divergent_semantics(schedule):
+    """activemask under a short forward branch still sees only the lanes that did not branch."""
+    eng = Engine(None, schedule_loads=schedule)
+    eng.load_ptx(ACTIVEMASK_UNDER_BRANCH)
+    out = eng.malloc(128)
+    eng.launch("am", 1, 32, [out])
+    got = eng.copy_from(out, 32, np.uint32)
+    assert list(got[:8]) == [0xFF] * 8 and not got[8:].any()
