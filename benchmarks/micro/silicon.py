@@ -67,13 +67,42 @@ _LANES = """  .reg .b32 %stc_lane;
 
 
 def make_opaque(ptx: str) -> str:
-    """Rewrites the constant register initialisations of a chain/stream kernel into lane-dependent ones."""
+    """Rewrites the constant register initialisations of a chain/stream kernel into lane-dependent ones.
+
+    32-bit integer registers also get distinct values (bit 16 and up hold a counter), so that independent
+    instructions on different registers (e.g. a stream of mma into distinct accumulators) are not merged as
+    common subexpressions."""
     first = _INIT.search(ptx)
     if not first:
         return ptx
-    body = _INIT.sub(lambda m: f"{m[1]}{_OPAQUE[m[2]][0]} {m[3]}, {_OPAQUE[m[2]][1]}, {m[4]};", ptx)
+    counter = iter(range(1, 1 << 15))
+
+    def opaque(m: re.Match[str]) -> str:
+        op, lane = _OPAQUE[m[2]]
+        imm = m[4]
+        if m[2] == "b32" and re.fullmatch(r"-?(0[xX][0-9a-fA-F]+|\d+)", imm):
+            imm = str((int(imm, 0) ^ (next(counter) << 16)) & 0xFFFFFFFF)
+        return f"{m[1]}{op} {m[3]}, {lane}, {imm};"
+
+    body = _INIT.sub(opaque, ptx)
     at = first.start()
     return body[:at] + _LANES + body[at:]
+
+
+_MMA_C = re.compile(r"(\{%acc[^}]*\}), (\{%a[^}]*\}), (\{%b[^}]*\}), \{%z[^}]*\};")
+_ACC_DECL = re.compile(r"\.reg \S+ %acc<(\d+)>;")
+
+
+def distinct_accumulators(ptx: str) -> str:
+    """A tensor stream whose instructions all add the same C would be one instruction after ptxas's common
+    subexpression elimination: make each accumulate into its own, distinctly initialised, D."""
+    decl = _ACC_DECL.search(ptx)
+    if not decl:
+        return ptx
+    ptx = _MMA_C.sub(r"\1, \2, \3, \1;", ptx)
+    inits = "".join(f"  mov.b32 %acc{j}, 0;\n" for j in range(int(decl[1])))
+    at = ptx.index("  mov.u64 %rd2, %clock64;")
+    return ptx[:at] + inits + ptx[at:]
 
 
 _REGDECL = re.compile(
@@ -135,6 +164,8 @@ class SiliconEngine:
     def load_ptx(self, text: str) -> list[str]:
         """Assembles (ptxas -O3, opaque initial values for alu_*/tensor_* kernels) and loads a module."""
         names = list(entry_params(text))
+        if "tensor_stream" in names:
+            text = distinct_accumulators(text)
         if any(n.startswith(("alu_", "tensor_")) for n in names):
             text = make_opaque(text)
         text = keep_alive(text)
