@@ -17,20 +17,23 @@ MemorySystem::MemorySystem(const TimingConfig& cfg, TimingStats& stats) : cfg_(c
   dram_.resize(cfg.dram_channels);
 }
 
-void MemorySystem::sectors_of(const std::vector<MemAccess>& acc, uint32_t sector, std::vector<uint64_t>& out) const {
+void MemorySystem::sectors_of(const std::vector<MemAccess>& acc, uint32_t sector, std::vector<uint64_t>& out) {
   out.clear();
+  distinct_.clear();
+  auto add = [&](uint64_t s) {
+    if (distinct_.insert(s)) out.push_back(s);
+  };
   for (const auto& a : acc) {
     if (a.space == Space::Global) {
-      for (uint64_t s = a.addr / sector; s <= (a.addr + a.size - 1) / sector; ++s) out.push_back(s * sector);
+      for (uint64_t s = a.addr / sector; s <= (a.addr + a.size - 1) / sector; ++s) add(s * sector);
     } else if (a.space == Space::Local) {
       // Local memory is per thread and interleaved by lane: 4-byte word w of lane l lives at w * 128 + 4 * l
       // of a private region, so a warp's accesses to the same local word are contiguous.
       for (uint64_t w = a.addr / 4; w <= (a.addr + a.size - 1) / 4; ++w)
-        out.push_back(((uint64_t{1} << 62) + w * 128 + a.lane * 4u) / sector * sector);
+        add(((uint64_t{1} << 62) + w * 128 + a.lane * 4u) / sector * sector);
     }
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  std::sort(out.begin(), out.end());  // address order: the order the sectors are requested in
 }
 
 void MemorySystem::prune(std::unordered_map<uint64_t, uint64_t>& pending, uint64_t t) {
@@ -145,18 +148,15 @@ uint64_t MemorySystem::atomic(uint32_t sm, uint64_t t, const std::vector<MemAcce
 uint64_t MemorySystem::shared(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc) {
   const TimingConfig& c = cfg_;
   // Wavefronts = the largest number of distinct bank-width words any bank must deliver.
-  scratch_.clear();
-  uint64_t bytes = 0;
-  for (const auto& a : acc) {
-    if (a.space != Space::Shared) continue;
-    for (uint64_t w = a.addr / c.smem_bank_bytes; w <= (a.addr + a.size - 1) / c.smem_bank_bytes; ++w) scratch_.push_back(w);
-  }
-  std::sort(scratch_.begin(), scratch_.end());
-  scratch_.erase(std::unique(scratch_.begin(), scratch_.end()), scratch_.end());
+  distinct_.clear();
   uint32_t per_bank[256] = {};
   uint32_t waves = 0;
-  for (uint64_t w : scratch_) waves = std::max(waves, ++per_bank[w % c.smem_banks]);
-  bytes = scratch_.size() * c.smem_bank_bytes;
+  for (const auto& a : acc) {
+    if (a.space != Space::Shared) continue;
+    for (uint64_t w = a.addr / c.smem_bank_bytes; w <= (a.addr + a.size - 1) / c.smem_bank_bytes; ++w)
+      if (distinct_.insert(w)) waves = std::max(waves, ++per_bank[w % c.smem_banks]);
+  }
+  const uint64_t bytes = uint64_t{distinct_.size()} * c.smem_bank_bytes;
   const uint32_t ideal = static_cast<uint32_t>((bytes + c.smem_banks * c.smem_bank_bytes - 1) / (c.smem_banks * c.smem_bank_bytes));
   if (waves == 0) waves = 1;
   st_[TStat::SmemAccesses] += 1;

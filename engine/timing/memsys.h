@@ -10,6 +10,7 @@
 #include "../func/state.h"
 #include "cache.h"
 #include "calendar.h"
+#include "distinct.h"
 #include "config.h"
 #include "stats.h"
 
@@ -46,7 +47,7 @@ class MemorySystem {
   uint32_t dram_channel(uint64_t addr) const;
   // Drops entries of a pending-fill map that completed before `t` (bounded memory).
   static void prune(std::unordered_map<uint64_t, uint64_t>& pending, uint64_t t);
-  void sectors_of(const std::vector<MemAccess>& acc, uint32_t sector, std::vector<uint64_t>& out) const;
+  void sectors_of(const std::vector<MemAccess>& acc, uint32_t sector, std::vector<uint64_t>& out);
 
   const TimingConfig& cfg_;
   TimingStats& st_;
@@ -56,6 +57,7 @@ class MemorySystem {
   std::vector<Calendar> l2_port_;
   std::vector<Calendar> dram_;
   std::vector<uint64_t> scratch_;
+  DistinctSet distinct_;
 };
 
 }  // namespace stc
