@@ -223,7 +223,7 @@ void decode_ldst(Instr& in, const Kernel&) {
   in.fn = load ? &ex_ld : &ex_st;
 }
 
-void decode_atom(Instr& in, const Kernel& k) {
+void decode_atom(Instr& in, const Kernel&) {
   std::vector<DType> types;
   static const std::pair<const char*, AtomOp> ops[] = {
       {"add", A_ADD}, {"min", A_MIN}, {"max", A_MAX}, {"and", A_AND}, {"or", A_OR}, {"xor", A_XOR},
@@ -235,7 +235,6 @@ void decode_atom(Instr& in, const Kernel& k) {
       if (m == n) { in.sub = o; have_op = matched = true; }
     if (!matched && !ignorable_ldst_mod(m) && m != "noftz") unsupported(in, "modifier ." + m);
   }
-  (void)k;
   if (!have_op) throw DecodeError("'" + in.opcode + "' needs an operation (.add, .cas, ...)");
   if (types.size() != 1) throw DecodeError("'" + in.opcode + "' needs one type");
   in.type = types[0];

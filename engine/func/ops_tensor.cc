@@ -1,6 +1,7 @@
-// Warp-level matrix instructions: wmma.load/store/mma (m16n16k16), mma.sync (m16n8k8, m16n8k16) and
-// ldmatrix. Fragment layouts: mma.sync and ldmatrix follow the PTX ISA exactly; the wmma layout (which the
-// ISA leaves unspecified) is built from the mma.sync m16n8k16 fragments and documented in docs/isa.md.
+// Warp-level matrix instructions: wmma.load/store/mma (m16n16k16), mma.sync (m16n8k8, m16n8k16), the 2:4
+// sparse mma.sp (m16n8k32) and ldmatrix. Fragment layouts: mma.sync, mma.sp and ldmatrix follow the PTX ISA
+// exactly; the wmma layout (which the ISA leaves unspecified) is built from the mma.sync m16n8k16 fragments
+// and documented in docs/isa.md.
 #include <array>
 
 #include "decode.h"
@@ -10,6 +11,8 @@ namespace stc {
 namespace {
 
 enum WmmaSub : uint8_t { W_LOAD_A, W_LOAD_B, W_LOAD_C, W_STORE_D, W_MMA };
+// Instr::sub of mma: dense mma.sync or 2:4 sparse mma.sp (timing/gpu.cc picks the timing by it).
+enum MmaSub : uint8_t { MMA_DENSE = 0, MMA_SPARSE = 1 };
 
 struct RC {
   int r, c;
@@ -21,7 +24,7 @@ RC mma_a(int k, int lane, int i) {  // A: 16 x k (k = 8 or 16), f16/bf16
   if (k == 8) return {g + 8 * (i >> 1), 2 * t + (i & 1)};
   return {g + 8 * ((i >> 1) & 1), 2 * t + (i & 1) + 8 * (i >> 2)};
 }
-RC mma_b(int k, int lane, int i) {  // B: k x 8
+RC mma_b(int k, int lane, int i) {  // B: k x 8 (k = 8, 16, or 32 for mma.sp m16n8k32: elements 0..7)
   const int g = lane >> 2, t = lane & 3;
   if (k == 8) return {2 * t + i, g};
   return {2 * t + (i & 1) + 8 * (i >> 1), g};
@@ -154,6 +157,62 @@ void ex_mma(ExecCtx& c, const Instr& in) {
   static const FragTable cd = make_table(4, mma_c);
   const bool k16 = in.shape_k == 16;
   warp_mma(c, in, 16, 8, in.shape_k, k16 ? a16 : a8, k16 ? b16 : b8, cd);
+}
+
+// ---- mma.sp m16n8k32 (.f16 / .bf16): operands d, a, b, c, e (metadata register), f (sparsity selector) --
+// A is the compressed 16 x 16 tile (two kept elements per four-wide chunk of the dense 16 x 32 row) in the
+// dense m16n8k16 A layout: compressed column 2*ch + s is the s-th kept element of chunk ch. The metadata of
+// group g (lanes 4g..4g+3) comes from lanes 4g + 2f + j, j = 0, 1: lane j covers chunks 4j..4j+3, and
+// bits [4c+3:4c] of its word hold the two 2-bit column indices (low pair first) of chunk 4j + c of row g,
+// bits [16+4c+3:16+4c] those of row g + 8 (PTX ISA "Sparse matrix storage" and the m16n8k32 .f16 metadata
+// figure; the same layout as stcsim/sparsity/mma_sp.py).
+struct SparseRow {
+  int k[16];    // dense column of each kept element, chunk by chunk (ascending k for ordered metadata)
+  float a[16];  // its value
+};
+
+// The 16 rows of the dense A, as the kept (column, value) pairs the metadata selects.
+void expand_sparse_a(const ExecCtx& c, const Instr& in, SparseRow (&rows)[16]) {
+  static const FragTable a16 = make_table(8, [](int l, int i) { return mma_a(16, l, i); });
+  float V[16][16];
+  gather(c, in.ops[1].vec, in.types[1], a16, V);
+  const uint64_t* e = &c.w.regs[static_cast<size_t>(in.ops[4].reg) * 32];
+  const int sel = static_cast<int>(in.ops[5].imm);
+  for (int m = 0; m < 16; ++m) {
+    const int g = m & 7, half = m >> 3;
+    for (int ch = 0; ch < 8; ++ch) {
+      const uint32_t word = static_cast<uint32_t>(e[4 * g + 2 * sel + ch / 4]);
+      const uint32_t nib = (word >> (16 * half + 4 * (ch % 4))) & 0xfu;
+      for (int s = 0; s < 2; ++s) {
+        rows[m].k[2 * ch + s] = 4 * ch + static_cast<int>((nib >> (2 * s)) & 3u);
+        rows[m].a[2 * ch + s] = V[m][2 * ch + s];
+      }
+    }
+  }
+}
+
+// D = A * B + C for m16n8k32 with A 2:4 sparse: only the kept elements are multiplied (as the hardware, which
+// selects rows of B by the metadata), exactly in fp32, and accumulated in fp32 in order of the kept elements.
+void ex_mma_sp(ExecCtx& c, const Instr& in) {
+  static const FragTable b32 = make_table(8, [](int l, int i) { return mma_b(32, l, i); });
+  static const FragTable cd = make_table(4, mma_c);
+  SparseRow rows[16];
+  float B[32][16], C[16][16];
+  expand_sparse_a(c, in, rows);
+  gather(c, in.ops[2].vec, in.types[2], b32, B);
+  gather(c, in.ops[3].vec, in.types[3], cd, C);
+  for (int m = 0; m < 16; ++m)
+    for (int n = 0; n < 8; ++n) {
+      float acc = C[m][n];
+      for (int i = 0; i < 16; ++i) acc += rows[m].a[i] * B[rows[m].k[i]][n];
+      C[m][n] = acc;
+    }
+  const DType td = in.types[0];
+  const auto& rd = in.ops[0].vec;
+  for_lanes(c.mask, [&](int lane) {
+    for (int i = 0; i < cd.n; ++i)
+      frag_set(c, rd, lane, i, is_half(td), elem_bits(td, C[cd.r[lane][i]][cd.c[lane][i]]));
+  });
 }
 
 void ex_wmma_mma(ExecCtx& c, const Instr& in) {
@@ -302,9 +361,23 @@ void decode_wmma(Instr& in) {
   in.fn = &ex_wmma_ldst;
 }
 
+// The operands of mma.sp m16n8k32 beyond those of mma.sync: e (a register) and f (0 or 1).
+void check_sparse_operands(const Instr& in) {
+  need_ops(in, 6);
+  if (in.ops[4].kind != OpndKind::Reg || in.ops[4].reg < 0)
+    throw DecodeError("mma.sp metadata operand e must be a 32-bit register");
+  if (in.ops[5].kind != OpndKind::Imm || in.ops[5].imm_kind != ImmKind::Int)
+    throw DecodeError("mma.sp sparsity selector f must be an integer constant");
+  if (in.ops[5].imm > 1)  // PTX ISA: a thread pair of each group of four holds the metadata; others undefined
+    throw DecodeError("mma.sp .m16n8k32 with .f16/.bf16 takes sparsity selector 0 or 1 (threads T0,T1 or T2,T3 "
+                      "of each group of four), got " + std::to_string(static_cast<int64_t>(in.ops[5].imm)));
+}
+
+// mma.sync.aligned.m16n8k{8,16}.row.col.dtype.atype.btype.ctype d, a, b, c;
+// mma.sp{::ordered_metadata}.sync.aligned.m16n8k32.row.col.dtype.atype.btype.ctype d, a, b, c, e, f;
 void decode_mma(Instr& in) {
   std::vector<DType> types;
-  bool row = false, col = false, sync = false;
+  bool row = false, col = false, sync = false, sparse = false;
   for (const auto& m : in.mods) {
     if (m == "sync") sync = true;
     else if (m == "aligned") {}
@@ -312,13 +385,16 @@ void decode_mma(Instr& in) {
     else if (m == "col") col = true;
     else if (m == "m16n8k16") { in.shape_m = 16; in.shape_n = 8; in.shape_k = 16; }
     else if (m == "m16n8k8") { in.shape_m = 16; in.shape_n = 8; in.shape_k = 8; }
-    else if (m == "sp" || m == "sp::ordered_metadata") unsupported(in, "mma.sp (sparse mma is not supported yet)");
+    else if (m == "m16n8k32") { in.shape_m = 16; in.shape_n = 8; in.shape_k = 32; }
+    else if (m == "sp" || m == "sp::ordered_metadata") sparse = true;
     else if (m[0] == 'm' && m.find('n') != std::string::npos && m.find('k') != std::string::npos)
-      unsupported(in, "mma shape ." + m + " (m16n8k8 and m16n8k16 are supported)");
+      unsupported(in, "mma shape ." + m + " (m16n8k8 and m16n8k16, and m16n8k32 with .sp, are supported)");
     else if (dtype_from_name(m) != DType::None) types.push_back(dtype_from_name(m));
     else unsupported(in, "modifier ." + m);
   }
   if (!sync || !in.shape_k) throw DecodeError("mma needs .sync.aligned and a shape");
+  if (sparse && in.shape_k != 32) unsupported(in, "mma.sp shape (only .m16n8k32 with .f16/.bf16)");
+  if (!sparse && in.shape_k == 32) unsupported(in, "mma shape .m16n8k32 without .sp (dense m16n8k32 is integer/fp8)");
   if (!row || !col) throw DecodeError("mma with f16/bf16 inputs needs .row.col");
   if (types.size() != 4) throw DecodeError("mma needs .dtype.atype.btype.ctype");
   for (int i = 0; i < 4; ++i) in.types[i] = types[static_cast<size_t>(i)];
@@ -328,16 +404,18 @@ void decode_mma(Instr& in) {
     unsupported(in, "mma accumulator type");
   if (in.types[1] == DType::BF16 && (in.types[0] != DType::F32 || in.types[3] != DType::F32))
     unsupported(in, "bf16 mma needs f32 accumulators");
-  if (in.types[0] != in.types[3])  // as ptxas: no mixed accumulators for m16n8k8 / m16n8k16
-    throw DecodeError(std::string("mma .m16n8k") + std::to_string(in.shape_k) + " needs the same .dtype and .ctype (got ." +
-                      dtype_name(in.types[0]) + " and ." + dtype_name(in.types[3]) + ")");
-  need_ops(in, 4);
-  const size_t nab = in.shape_k == 16 ? 4 : 2;
+  if (in.types[0] != in.types[3])  // as ptxas: no mixed accumulators for m16n8k8 / m16n8k16 / sparse m16n8k32
+    throw DecodeError(std::string(sparse ? "mma.sp" : "mma") + " .m16n8k" + std::to_string(in.shape_k) +
+                      " needs the same .dtype and .ctype (got ." + dtype_name(in.types[0]) + " and ." +
+                      dtype_name(in.types[3]) + ")");
+  if (sparse) check_sparse_operands(in);
+  else need_ops(in, 4);
   need_vec(in, 0, in.types[0] == DType::F32 ? 4 : 2, "D");
-  need_vec(in, 1, nab, "A");
-  need_vec(in, 2, nab / 2, "B");
+  need_vec(in, 1, in.shape_k == 8 ? 2 : 4, "A");  // 16 x k; sparse: the compressed 16 x 16
+  need_vec(in, 2, in.shape_k / 8u, "B");          // k x 8
   need_vec(in, 3, in.types[3] == DType::F32 ? 4 : 2, "C");
-  in.fn = &ex_mma;
+  in.sub = sparse ? MMA_SPARSE : MMA_DENSE;
+  in.fn = sparse ? &ex_mma_sp : &ex_mma;
 }
 
 void decode_ldmatrix(Instr& in) {

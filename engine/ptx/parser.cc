@@ -59,7 +59,10 @@ std::vector<Tok> tokenize(const std::string& text, const std::string& file) {
       i = j;
     } else if (ident_start(c)) {
       size_t j = i;
-      while (j < n && ident_char(text[j])) ++j;
+      // Identifiers include "::" qualifiers of modifiers (.shared::cta, .sp::ordered_metadata, .L2::128B).
+      while (j < n && (ident_char(text[j]) || (text[j] == ':' && j + 2 < n && text[j + 1] == ':' &&
+                                               ident_char(text[j + 2]) && text[j + 2] != '%')))
+        j += text[j] == ':' ? 2 : 1;
       t.kind = Tok::Ident;
       t.s = text.substr(i, j - i);
       i = j;

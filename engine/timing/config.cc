@@ -85,12 +85,14 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   c.unit[static_cast<size_t>(Unit::NONE)] = {1, 1};
   c.wmma_f32 = tensor(r, "tensor.wmma_m16n16k16_f32", nullptr);
   c.wmma_f16 = tensor(r, "tensor.wmma_m16n16k16_f16", &c.wmma_f32);
-  // mma.sync and cp.async exist on sm_80+ configs only; a kernel using them on another config is refused.
+  // mma.sync, mma.sp and cp.async exist on sm_80+ configs only; a kernel using them on another config is refused.
   c.has_mma_k16 = r.has("tensor.mma_m16n8k16_f32.latency");
   c.has_mma_k8 = r.has("tensor.mma_m16n8k8_f32.latency");
+  c.has_mma_sp_k32 = r.has("tensor.mma_sp_m16n8k32_f32.latency");
   c.has_cp_async = r.has("cp_async.mode");
   if (c.has_mma_k16) c.mma_k16_f32 = tensor(r, "tensor.mma_m16n8k16_f32", nullptr);
   if (c.has_mma_k8) c.mma_k8_f32 = tensor(r, "tensor.mma_m16n8k8_f32", nullptr);
+  if (c.has_mma_sp_k32) c.mma_sp_k32_f32 = tensor(r, "tensor.mma_sp_m16n8k32_f32", nullptr);
   c.smem_banks = r.u32("smem.banks");
   if (c.smem_banks == 0 || c.smem_banks > 256) throw std::invalid_argument("GPU config key 'smem.banks' must be in [1, 256]");
   c.smem_bank_bytes = r.u32("smem.bank_width_bytes");

@@ -40,7 +40,8 @@ struct TimingConfig {
   std::array<UnitTiming, static_cast<size_t>(Unit::NONE) + 1> unit{};
   // tensor
   TensorTiming wmma_f32, wmma_f16, mma_k8_f32, mma_k16_f32;  // f16-accumulator mma uses the f32 timing
-  bool has_mma_k8 = false, has_mma_k16 = false, has_cp_async = false;
+  TensorTiming mma_sp_k32_f32;                                 // mma.sp m16n8k32 (every type)
+  bool has_mma_k8 = false, has_mma_k16 = false, has_mma_sp_k32 = false, has_cp_async = false;
   // shared memory
   uint32_t smem_banks = 32, smem_bank_bytes = 4, smem_latency = 20, smem_cycles_per_wavefront = 1,
            smem_wavefront_latency = 1;

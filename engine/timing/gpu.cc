@@ -13,6 +13,8 @@ namespace {
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 constexpr size_t kUnits = static_cast<size_t>(Unit::NONE) + 1;
 uint64_t round_up(uint64_t v, uint64_t a) { return a ? (v + a - 1) / a * a : v; }
+// 2:4 sparse mma.sp m16n8k32 (func/ops_tensor.cc: Instr::sub of mma is 1 for mma.sp).
+bool is_mma_sp(const Instr& in) { return in.op == Op::Mma && in.sub == 1; }
 }  // namespace
 
 struct TimingModel::WarpT {
@@ -83,6 +85,7 @@ void TimingModel::check_supported() const {
     const char* missing = nullptr;
     if (in.op == Op::Mma && in.shape_k == 16 && !c.has_mma_k16) missing = "mma.sync m16n8k16 (tensor.mma_m16n8k16_f32)";
     if (in.op == Op::Mma && in.shape_k == 8 && !c.has_mma_k8) missing = "mma.sync m16n8k8 (tensor.mma_m16n8k8_f32)";
+    if (is_mma_sp(in) && !c.has_mma_sp_k32) missing = "mma.sp m16n8k32 (tensor.mma_sp_m16n8k32_f32)";
     if (in.op == Op::CpAsync && !c.has_cp_async) missing = "cp.async (cp_async.mode)";
     if (missing)
       throw LaunchError("kernel '" + L_.kernel->name + "' uses " + missing + ", which config '" + c.name +
@@ -150,6 +153,7 @@ bool TimingModel::dispatch(SmT& sm, uint64_t t) {
 
 const TensorTiming& TimingModel::tensor_timing(const Instr& in) const {
   if (in.op == Op::Wmma) return in.types[0] == DType::F16 ? cfg_.wmma_f16 : cfg_.wmma_f32;
+  if (is_mma_sp(in)) return cfg_.mma_sp_k32_f32;
   return in.shape_k == 8 ? cfg_.mma_k8_f32 : cfg_.mma_k16_f32;
 }
 
@@ -196,7 +200,6 @@ TimingModel::Check TimingModel::check(WarpT& w, const SubCore& sub, uint32_t sm,
   if (w.next_issue > t) return {false, w.next_issue, w.after_branch ? TStat::StallControl : TStat::StallScoreboard};
   const Instr& in = L_.kernel->code[static_cast<size_t>(w.w->pc())];
   uint64_t when = t;
-  TStat reason = TStat::StallScoreboard;
   for (int32_t r : in.srcs) when = std::max(when, w.reg_ready[static_cast<size_t>(r)]);
   for (int32_t r : in.dsts) when = std::max(when, w.reg_ready[static_cast<size_t>(r)]);
   // Register ready times and unit occupancy only change when this warp or its sub-core issues, and only
@@ -211,7 +214,6 @@ TimingModel::Check TimingModel::check(WarpT& w, const SubCore& sub, uint32_t sm,
     if (need > t) return {false, need, TStat::StallMemory};
   }
   if (touches_global(in) && mem_.mshr_in_use(sm, t) >= cfg_.l1_mshr) return {false, std::max(t + 1, mem_.mshr_next_free(sm)), TStat::StallMemory};
-  (void)reason;
   return {true, t, TStat::IssueCycles};
 }
 
