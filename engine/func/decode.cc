@@ -184,8 +184,4 @@ const char* rnd_name(Rnd r) {
   return n[static_cast<int>(r)];
 }
 
-void decode_nop(Instr& in, const Kernel&) {
-  in.fn = [](ExecCtx&, const Instr&) {};
-}
-
 }  // namespace stc

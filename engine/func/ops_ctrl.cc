@@ -1,11 +1,31 @@
-// Control flow and barriers: bra (with SIMT divergence), ret/exit, trap, bar/barrier.
+// Control flow and synchronisation: bra (with SIMT divergence), ret/exit, trap, bar/barrier, and the
+// memory-ordering and hint instructions that are no-ops functionally (membar, fence, prefetch, nanosleep).
+#include <algorithm>
+
 #include "../ptx/errors.h"
 #include "cfg.h"
 #include "decode.h"
 #include "exec.h"
+#include "forms.h"
 
 namespace stc {
 namespace {
+
+// The forms of the family (forms.h).
+const Form kCtrlForms[] = {
+    {"bra", "-", "uni"},
+    {"ret", "-", "uni"},
+    {"exit", "-", ""},
+    {"trap", "-", ""},
+    {"bar", "-", "cta !sync"},
+    {"bar", "-", "!warp !sync"},
+    {"barrier", "-", "cta !sync aligned"},
+    {"membar", "-", "!gl|cta|sys"},
+    {"fence", "-", "sc|acq_rel !cta|gpu|sys"},
+    {"prefetch", "-", "global|local !L1|L2"},
+    {"prefetch", "-", "global !L2::evict_last|L2::evict_normal"},
+    {"nanosleep", "u32", ""},
+};
 
 int32_t sentinel(const ExecCtx& c) { return static_cast<int32_t>(c.L.kernel->code.size()); }
 
@@ -57,34 +77,27 @@ void ex_bar(ExecCtx& c, const Instr& in) {
 
 bool is_control(const Instr& in) { return in.op == Op::Bra || in.op == Op::Ret || in.op == Op::Exit || in.op == Op::Trap; }
 
-void decode_ctrl(Instr& in, const Kernel&) {
+void decode_ctrl(Instr& in, const Kernel& k) {
+  check_form(in, k, form_table(kCtrlForms));
   in.unit = Unit::BRANCH;
   if (in.op == Op::Bra) {
-    for (const auto& m : in.mods)
-      if (m == "uni") in.flags |= F_UNI;
-      else unsupported(in, "modifier ." + m);
+    if (!in.mods.empty()) in.flags |= F_UNI;
     need_ops(in, 1);
     if (in.ops[0].kind != OpndKind::Label) throw DecodeError("bra needs a label");
     in.fn = &ex_bra;
     return;
   }
-  if (!in.mods.empty()) unsupported(in, "modifier ." + in.mods[0]);
   need_ops(in, 0);
   in.fn = in.op == Op::Trap ? &ex_trap : &ex_exit;
 }
 
-void decode_bar(Instr& in, const Kernel&) {
-  // bar.sync a{, b} | barrier.sync{.aligned} a{, b} | bar.warp.sync mask (a warp-level no-op here)
+void decode_bar(Instr& in, const Kernel& k) {
+  // bar{.cta}.sync a{, b} | barrier{.cta}.sync{.aligned} a{, b} | bar.warp.sync mask (a warp-level no-op here)
+  check_form(in, k, form_table(kCtrlForms));
+  if (in.mods[0] != "cta" && std::find(in.mods.begin(), in.mods.end(), "cta") != in.mods.end())
+    throw DecodeError("'" + in.opcode + "': .cta comes before .sync");
   in.unit = Unit::SYNC;
-  bool sync = false, warp = false;
-  for (const auto& m : in.mods) {
-    if (m == "sync") sync = true;
-    else if (m == "aligned" || m == "cta") continue;
-    else if (m == "warp") warp = true;
-    else unsupported(in, "barrier form ." + m + " (only sync is supported)");
-  }
-  if (!sync) unsupported(in, "barrier form (only .sync is supported)");
-  if (warp) {
+  if (in.mods[0] == "warp") {
     need_ops(in, 1);
     in.sub = 1;
     in.fn = [](ExecCtx&, const Instr&) {};
@@ -92,6 +105,12 @@ void decode_bar(Instr& in, const Kernel&) {
   }
   need_ops(in, 1, 2);
   in.fn = &ex_bar;
+}
+
+// membar, fence, prefetch, nanosleep: checked, then nothing to do functionally.
+void decode_sync_nop(Instr& in, const Kernel& k) {
+  check_form(in, k, form_table(kCtrlForms));
+  in.fn = [](ExecCtx&, const Instr&) {};
 }
 
 }  // namespace stc

@@ -184,10 +184,18 @@ class Parser {
     const Tok& t = peek();
     if (t.kind != Tok::Ident) fail(t, "expected a directive");
     const std::string d = t.s;
-    if (d == ".version") { next(); mod_->version = next().s; return; }
+    if (d == ".version") {
+      next();
+      const Tok& v = next();
+      mod_->version = v.s;
+      mod_->ptx = ptx_version(v);
+      return;
+    }
     if (d == ".target") {
       next();
+      const Tok& name = peek();
       mod_->target = ident("target");
+      mod_->sm = sm_of_target(name);
       while (is(",")) { next(); ident("target option"); }
       return;
     }
@@ -219,6 +227,48 @@ class Parser {
       return;
     }
     fail(peek(), "unsupported module-level directive");
+  }
+
+  // `.version X.Y` (one of the versions ptxas 13 knows) as 10 * X + Y.
+  uint16_t ptx_version(const Tok& v) const {
+    static const std::pair<int, int> known[] = {{1, 5}, {2, 3}, {3, 2}, {4, 3}, {5, 0}, {6, 5}, {7, 8}, {8, 8}, {9, 0}};
+    const size_t dot = v.s.find('.');
+    const bool digits = v.kind == Tok::Num && dot != std::string::npos && dot > 0 && dot + 1 < v.s.size() &&
+                        v.s.find_first_not_of("0123456789.") == std::string::npos && v.s.find('.', dot + 1) == std::string::npos &&
+                        v.s.size() < 8;
+    if (!digits) fail(v, "expected a PTX version X.Y");
+    std::string frac = v.s.substr(dot + 1);  // decimal: "7.10" is 7.1, "8.00" is 8.0
+    while (frac.size() > 1 && frac.back() == '0') frac.pop_back();
+    const int major = std::stoi(v.s.substr(0, dot)), minor = std::stoi(frac);
+    for (const auto& [mj, last] : known)
+      if (major == mj && minor <= last && frac.size() == 1) return static_cast<uint16_t>(10 * major + minor);
+    fail(v, "unsupported .version (the engine reads PTX ISA 1.0 to 9.0)");
+  }
+
+  // `.target sm_XX[a|f]` (or compute_XX): the SM number, checked against the module's .version.
+  uint16_t sm_of_target(const Tok& t) const {
+    static const std::pair<uint16_t, uint16_t> min_ptx[] = {  // sm, first PTX version that knows it
+        {20, 10}, {30, 31}, {32, 40}, {35, 31}, {37, 41}, {50, 40}, {52, 41}, {53, 42}, {60, 50}, {61, 50},
+        {62, 50}, {70, 60}, {72, 61}, {75, 63}, {80, 70}, {86, 71}, {87, 74}, {88, 90}, {89, 78}, {90, 78},
+        {100, 86}, {101, 86}, {103, 88}, {110, 90}, {120, 87}, {121, 88}};
+    std::string s = t.s;
+    const size_t us = s.find('_');
+    const std::string family = s.substr(0, us);
+    if (us == std::string::npos || (family != "sm" && family != "compute")) fail(t, "unsupported .target");
+    std::string num = s.substr(us + 1);
+    uint16_t need_extra = 0;
+    if (!num.empty() && (num.back() == 'a' || num.back() == 'f')) { num.pop_back(); need_extra = 2; }
+    if (num.empty() || num.size() > 3 || num.find_first_not_of("0123456789") != std::string::npos)
+      fail(t, "unsupported .target");
+    const uint16_t sm = static_cast<uint16_t>(std::stoi(num));
+    for (const auto& [known, ptx] : min_ptx) {
+      if (known != sm) continue;
+      if (need_extra && sm < 90) fail(t, "unsupported .target");
+      if (mod_->ptx && mod_->ptx < ptx + need_extra)
+        fail(t, "PTX .version " + mod_->version + " does not support .target " + s);
+      return sm;
+    }
+    fail(t, "unsupported .target");
   }
 
   Space space_of(const std::string& d) const {
@@ -305,6 +355,8 @@ class Parser {
     k_ = kernel.get();
     k_->file = file_;
     k_->is_entry = entry;
+    k_->sm = mod_->sm;
+    k_->ptx = mod_->ptx;
     if (!entry && is("(")) {  // return parameter list of a .func
       next();
       while (!is(")")) next();
@@ -464,6 +516,18 @@ class Parser {
     scopes_.back()[name] = idx;
   }
 
+  // Carry instructions (add.cc, addc, ...) read and write CC.CF, which the engine keeps in a hidden
+  // per-kernel register (a name no PTX register can have), so that the scoreboard orders them.
+  static bool uses_carry(const std::string& opcode) {
+    const std::string base = opcode.substr(0, opcode.find('.'));
+    return base == "addc" || base == "subc" || base == "madc" || (opcode + ".").find(".cc.") != std::string::npos;
+  }
+  void ensure_carry_reg() {
+    if (k_->carry_reg >= 0) return;
+    k_->carry_reg = static_cast<int32_t>(k_->regs.size());
+    k_->regs.push_back({"<carry flag>", DType::Pred});
+  }
+
   int32_t find_reg(const std::string& name) const {
     for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
       auto f = it->find(name);
@@ -522,6 +586,7 @@ class Parser {
       if (in.guard < 0) fail(g, "unknown guard predicate");
     }
     in.opcode = ident("an instruction");
+    if (uses_carry(in.opcode)) ensure_carry_reg();
     std::vector<std::vector<const Tok*>> operands;
     std::vector<const Tok*> cur;
     int depth = 0;

@@ -47,7 +47,7 @@ def load_text(body: str) -> None:
         ("bra $L_nowhere;", "unknown label or symbol '$L_nowhere': `bra $L_nowhere`"),
         ("mov.u32 %r2, %tid.w;", "bad special register component '%tid.w'"),
         ("add.q32 %r1, %r2, %r3;", "unsupported modifier .q32 in 'add.q32'"),
-        ("mul.s32 %r1, %r2, %r3;", "integer mul/mad needs .lo, .hi or .wide"),
+        ("mul.s32 %r1, %r2, %r3;", "'mul.s32' needs one of .lo, .hi, .wide"),
         ("add.s32 %r1, %r2, %r3\n", "missing ';' at the end of the line: `add.s32 %r1, %r2, %r3`"),
         ("add.s32 %r1, %r2, #;", "unexpected character: `#`"),
         (
