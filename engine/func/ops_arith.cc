@@ -6,6 +6,7 @@
 #include "decode.h"
 #include "exec.h"
 #include "forms.h"
+#include "operands.h"
 
 namespace stc {
 namespace {
@@ -405,6 +406,16 @@ ExecFn pick_float(DType t) {
   }
 }
 
+// The type of the double-width result of .wide.
+DType wider(DType t) {
+  switch (t) {
+    case DType::U16: return DType::U32;
+    case DType::S16: return DType::S32;
+    case DType::U32: return DType::U64;
+    default: return DType::S64;
+  }
+}
+
 size_t arity(Op op) {
   switch (op) {
     case Op::Abs: case Op::Neg: return 2;
@@ -421,7 +432,9 @@ void decode_arith(Instr& in, const Kernel& k) {
   common_mods(in, types);
   in.type = types[0];
   need_ops(in, arity(in.op));
-  if (in.ops[0].kind != OpndKind::Reg) throw DecodeError("destination must be a register");
+  const DType wide = (in.flags & F_WIDE) ? wider(in.type) : in.type;
+  check_operand(in, k, 0, wide, OK_REG, Fit::Exact, true);
+  for (size_t i = 1; i < in.ops.size(); ++i) check_operand(in, k, i, i == 3 ? wide : in.type, OK_SRC);
   in.unit = unit_for(in.type);
   if (dtype_is_float(in.type)) {
     in.fn = pick_float(in.type);

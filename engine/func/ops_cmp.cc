@@ -4,6 +4,7 @@
 #include "decode.h"
 #include "exec.h"
 #include "forms.h"
+#include "operands.h"
 
 namespace stc {
 namespace {
@@ -35,6 +36,33 @@ const Form kCmpForms[] = {
     {"slct", "%b.f32 %i.f32 f32.f32 f64.f32", "ftz"},
 };
 #undef STC_FCMP
+
+// Operand counts and types of setp (p or p|q), set, selp, slct.
+void check_cmp_operands(const Instr& in, const Kernel& k) {
+  const DType d = in.type, s = in.type2, p = DType::Pred;
+  switch (in.op) {
+    case Op::Selp:
+      need_ops(in, 4);
+      check_operand(in, k, 0, d, OK_REG, Fit::Exact, true);
+      for (size_t i = 1; i < 3; ++i) check_operand(in, k, i, d, OK_SRC);
+      check_operand(in, k, 3, p, OK_SRC | OK_NEG);
+      return;
+    case Op::Slct:
+      need_ops(in, 4);
+      check_operand(in, k, 0, d, OK_REG, Fit::Exact, true);
+      for (size_t i = 1; i < 4; ++i) check_operand(in, k, i, i == 3 ? s : d, OK_SRC);
+      return;
+    default:
+      need_ops(in, in.bop == BoolOp::None ? 3 : 4);
+      if (in.op == Op::Setp && in.ops[0].kind == OpndKind::Vec && in.ops[0].vec.size() != 2)
+        throw DecodeError("setp writes p or p|q");
+      check_operand(in, k, 0, in.op == Op::Setp ? p : d, in.op == Op::Setp ? OK_REG | OK_VEC : OK_REG, Fit::Exact,
+                    true);
+      check_operand(in, k, 1, s, OK_SRC);
+      check_operand(in, k, 2, s, OK_SRC);
+      if (in.ops.size() > 3) check_operand(in, k, 3, p, OK_SRC | OK_NEG);
+  }
+}
 
 template <class V>
 bool compare(Cmp cmp, V a, V b) {
@@ -187,15 +215,14 @@ void decode_cmp(Instr& in, const Kernel& k) {
   in.type = types[0];
   in.type2 = types.back();
   const bool pair = in.type2 == DType::F16x2 || in.type2 == DType::BF16x2;
+  check_cmp_operands(in, k);
   switch (in.op) {
     case Op::Selp:
-      need_ops(in, 4);
       imms_as(in, in.type);
       in.fn = &ex_selp;
       in.unit = Unit::INT;
       return;
     case Op::Slct:
-      need_ops(in, 4);
       imms_as(in, in.type, 1);
       imm_as(in.ops[3], in.type2);
       in.fn = in.type2 == DType::F32 ? &ex_slct<DType::F32> : &ex_slct<DType::S32>;
@@ -207,7 +234,6 @@ void decode_cmp(Instr& in, const Kernel& k) {
     default:
       in.fn = pick_set(in.type2);
   }
-  need_ops(in, in.bop == BoolOp::None ? 3 : 4);
   imm_as(in.ops[1], in.type2);
   imm_as(in.ops[2], in.type2);
   if (pair) in.fn = in.type2 == DType::F16x2 ? &ex_set2<DType::F16> : &ex_set2<DType::BF16>;

@@ -7,6 +7,7 @@
 #include "decode.h"
 #include "exec.h"
 #include "forms.h"
+#include "operands.h"
 
 namespace stc {
 namespace {
@@ -99,17 +100,38 @@ void decode_bar(Instr& in, const Kernel& k) {
   in.unit = Unit::SYNC;
   if (in.mods[0] == "warp") {
     need_ops(in, 1);
+    check_operand(in, k, 0, DType::B32, OK_SRC);
     in.sub = 1;
     in.fn = [](ExecCtx&, const Instr&) {};
     return;
   }
   need_ops(in, 1, 2);
+  check_operand(in, k, 0, DType::U32, OK_SRC);
+  if (in.ops[0].kind == OpndKind::Imm && in.ops[0].imm > 15)
+    throw DecodeError("barrier number " + std::to_string(static_cast<int64_t>(in.ops[0].imm)) + " out of range 0..15");
+  if (in.ops.size() > 1) {
+    check_operand(in, k, 1, DType::U32, OK_SRC);
+    if (in.ops[1].kind == OpndKind::Imm && in.ops[1].imm % 32 != 0)
+      throw DecodeError("a barrier's thread count must be a multiple of 32, got " +
+                        std::to_string(static_cast<int64_t>(in.ops[1].imm)));
+  }
   in.fn = &ex_bar;
 }
 
 // membar, fence, prefetch, nanosleep: checked, then nothing to do functionally.
 void decode_sync_nop(Instr& in, const Kernel& k) {
   check_form(in, k, form_table(kCtrlForms));
+  if (in.op == Op::Prefetch) {
+    need_ops(in, 1);
+    std::vector<DType> types;
+    common_mods(in, types);
+    check_address(in, k, 0, in.space);
+  } else if (in.op == Op::Nanosleep) {
+    need_ops(in, 1);
+    check_operand(in, k, 0, DType::U32, OK_SRC);
+  } else {
+    need_ops(in, 0);
+  }
   in.fn = [](ExecCtx&, const Instr&) {};
 }
 

@@ -7,6 +7,7 @@
 #include "decode.h"
 #include "exec.h"
 #include "forms.h"
+#include "operands.h"
 
 namespace stc {
 namespace {
@@ -291,6 +292,26 @@ void ex_sfu_half(ExecCtx& c, const Instr& in) {
 
 int bytes_of(const Instr& in) { return dtype_bytes(in.type); }
 
+// The operands of lop3 prmt shf bfe bfi brev clz popc testp: counts first, then each operand's type.
+void check_bits_operands(Instr& in, const Kernel& k) {
+  const DType t = in.type, u = DType::U32;
+  std::vector<DType> types;
+  switch (in.op) {
+    case Op::Lop3: types = {t, t, t, t}; break;
+    case Op::Prmt: types = {t, t, t, t}; break;
+    case Op::Shf: types = {t, t, t, u}; break;
+    case Op::Bfe: types = {t, t, u, u}; break;
+    case Op::Bfi: types = {t, t, t, u, u}; break;
+    case Op::Clz: case Op::Popc: types = {u, t}; break;
+    case Op::Testp: types = {DType::Pred, t}; break;
+    default: types = {t, t}; break;
+  }
+  need_ops(in, types.size() + (in.op == Op::Lop3 ? 1 : 0));
+  check_operand(in, k, 0, types[0], OK_REG, Fit::Exact, true);
+  for (size_t i = 1; i < types.size(); ++i) check_operand(in, k, i, types[i], OK_SRC);
+  if (in.op == Op::Lop3) check_operand(in, k, 4, DType::B32, OK_IMM);
+}
+
 }  // namespace
 
 void decode_logic(Instr& in, const Kernel& k) {
@@ -300,6 +321,10 @@ void decode_logic(Instr& in, const Kernel& k) {
   in.type = types[0];
   const bool unary = in.op == Op::Not || in.op == Op::Cnot;
   need_ops(in, unary ? 2 : 3);
+  const bool shift = in.op == Op::Shl || in.op == Op::Shr;
+  check_operand(in, k, 0, in.type, OK_REG, Fit::Exact, true);
+  for (size_t i = 1; i < in.ops.size(); ++i)
+    check_operand(in, k, i, shift && i == 2 ? DType::U32 : in.type, OK_SRC | OK_NEG);
   in.unit = Unit::INT;
   const int bytes = bytes_of(in);
   if (in.op == Op::Shl || in.op == Op::Shr) {
@@ -328,40 +353,33 @@ void decode_bits(Instr& in, const Kernel& k) {
   };
   const int b = bytes_of(in);
   const bool s = dtype_is_signed(in.type);
+  check_bits_operands(in, k);
   switch (in.op) {
     case Op::Testp: {
       static const uint8_t sub[] = {0, 1, 3, 2, 4, 5};
       in.sub = sub[index_of({"finite", "infinite", "number", "notanumber", "normal", "subnormal"})];
-      need_ops(in, 2);
       in.unit = unit_for(in.type);
       in.fn = in.type == DType::F64 ? &ex_testp<DType::F64> : &ex_testp<DType::F32>;
       return;
     }
     case Op::Prmt:
       in.sub = static_cast<uint8_t>(index_of({"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"}) + 1);
-      need_ops(in, 4);
       in.fn = &ex_prmt;
       return;
     case Op::Shf:
       in.flags |= index_of({"l"}) == 0 ? F_SHIFT_L : F_SHIFT_R;
-      need_ops(in, 4);
       in.fn = &ex_shf;
       return;
     case Op::Lop3:
-      need_ops(in, 5);
-      if (in.ops[4].kind != OpndKind::Imm) throw DecodeError("lop3 needs an immediate lookup table");
       in.fn = &ex_lop3;
       return;
     case Op::Bfe:
-      need_ops(in, 4);
       in.fn = b == 4 ? (s ? &ex_bfe<4, true> : &ex_bfe<4, false>) : (s ? &ex_bfe<8, true> : &ex_bfe<8, false>);
       return;
     case Op::Bfi:
-      need_ops(in, 5);
       in.fn = b == 4 ? &ex_bfi<4> : &ex_bfi<8>;
       return;
     default:  // brev clz popc
-      need_ops(in, 2);
       in.fn = b == 4 ? &ex_bitcount<4> : &ex_bitcount<8>;
   }
 }
@@ -372,6 +390,8 @@ void decode_sfu(Instr& in, const Kernel& k) {
   common_mods(in, types);
   in.type = types[0];
   need_ops(in, 2);
+  check_operand(in, k, 0, in.type, OK_REG, Fit::Exact, true);
+  check_operand(in, k, 1, in.type, OK_SRC);
   imms_as(in, in.type);
   in.unit = in.type == DType::F64 ? Unit::FP64 : Unit::SFU;
   switch (in.type) {

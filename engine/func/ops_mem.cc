@@ -7,6 +7,7 @@
 #include "decode.h"
 #include "exec.h"
 #include "forms.h"
+#include "operands.h"
 #include "memory.h"
 
 namespace stc {
@@ -260,9 +261,9 @@ void decode_ldst(Instr& in, const Kernel& k) {
   in.type = types[0];
   need_ops(in, 2);
   const bool load = in.op != Op::St;
-  const Operand& mem = in.ops[load ? 1 : 0];
   const Operand& val = in.ops[load ? 0 : 1];
-  if (mem.kind != OpndKind::Mem) throw DecodeError("expected an address operand [..]");
+  check_address(in, k, load ? 1 : 0, in.space);
+  check_operand(in, k, load ? 0 : 1, in.type, (in.vec > 1 ? uint32_t{OK_VEC} : uint32_t{OK_REG}) | (load ? 0u : uint32_t{OK_IMM}), Fit::Relaxed, load);
   if (in.vec > 1 && (val.kind != OpndKind::Vec || val.vec.size() != in.vec))
     throw DecodeError("vector access needs a {..} operand of " + std::to_string(in.vec) + " registers");
   if (in.vec == 1 && val.kind == OpndKind::Vec) throw DecodeError("a {..} operand needs .v2 or .v4");
@@ -284,7 +285,9 @@ void decode_atom(Instr& in, const Kernel& k) {
   in.type = types[0];
   const size_t base = in.op == Op::Atom ? 1 : 0;
   need_ops(in, base + (in.sub == A_CAS ? 3 : 2));
-  if (in.ops[base].kind != OpndKind::Mem) throw DecodeError("expected an address operand [..]");
+  if (base) check_operand(in, k, 0, in.type, OK_REG, Fit::Exact, true);
+  check_address(in, k, base, in.space);
+  for (size_t i = base + 1; i < in.ops.size(); ++i) check_operand(in, k, i, in.type, OK_SRC);
   imms_as(in, in.type, base + 1);
   in.unit = Unit::LDST;
   in.fn = &ex_atom;
@@ -309,8 +312,14 @@ void decode_cpasync(Instr& in, const Kernel& k) {
   if (std::find(in.mods.begin(), in.mods.end(), "global") < shared) throw DecodeError("cp.async copies .shared from .global, in that order");
   if (has("cg")) in.flags |= F_CG;
   need_ops(in, 3, 4);
-  if (in.ops[0].kind != OpndKind::Mem || in.ops[1].kind != OpndKind::Mem || in.ops[2].kind != OpndKind::Imm)
-    throw DecodeError("cp.async needs [dst], [src], cp-size");
+  check_address(in, k, 0, Space::Shared);
+  check_address(in, k, 1, Space::Global);
+  check_operand(in, k, 2, DType::U32, OK_IMM);
+  if (in.ops.size() > 3) {
+    const bool pred = in.ops[3].kind == OpndKind::Reg && in.ops[3].reg >= 0 &&
+                      k.regs[static_cast<size_t>(in.ops[3].reg)].type == DType::Pred;
+    check_operand(in, k, 3, pred ? DType::Pred : DType::U32, OK_SRC | (pred ? uint32_t{OK_NEG} : 0u));
+  }
   const uint64_t cp = in.ops[2].imm;
   if (cp != 4 && cp != 8 && cp != 16) throw DecodeError("cp.async cp-size must be 4, 8 or 16");
   if (has("cg") && cp != 16) throw DecodeError("cp.async.cg needs cp-size 16");

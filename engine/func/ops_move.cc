@@ -4,6 +4,7 @@
 #include "decode.h"
 #include "exec.h"
 #include "forms.h"
+#include "operands.h"
 #include "memory.h"
 
 namespace stc {
@@ -14,11 +15,11 @@ uint64_t special_value(const ExecCtx& c, const Operand& o, int lane) {
   switch (o.sreg) {
     case SReg::Tid: {
       const uint32_t x = tid % L.block[0], y = (tid / L.block[0]) % L.block[1], z = tid / (L.block[0] * L.block[1]);
-      return o.comp == 0 ? x : o.comp == 1 ? y : z;
+      return o.comp == 0 ? x : o.comp == 1 ? y : o.comp == 2 ? z : 0;
     }
-    case SReg::Ntid: return L.block[o.comp];
-    case SReg::Ctaid: return c.cta.ctaid[o.comp];
-    case SReg::Nctaid: return L.grid[o.comp];
+    case SReg::Ntid: return o.comp < 3 ? L.block[o.comp] : 0;  // .w of the .v4 registers reads 0
+    case SReg::Ctaid: return o.comp < 3 ? c.cta.ctaid[o.comp] : 0;
+    case SReg::Nctaid: return o.comp < 3 ? L.grid[o.comp] : 0;
     case SReg::Laneid: return static_cast<uint64_t>(lane);
     case SReg::Warpid: return c.w.warp_in_cta;
     case SReg::Nwarpid: return 64;
@@ -73,6 +74,16 @@ const Form kMoveForms[] = {
     {"cvt", "bf16.%i", "!rn|rz|rm|rp", 90, 78},
     {"cvta", "u32 u64", "!global|shared|shared::cta|local|const to"},
 };
+
+// The bit type of `bytes` bytes (None for other widths).
+DType bit_type(int bytes) {
+  switch (bytes) {
+    case 2: return DType::B16;
+    case 4: return DType::B32;
+    case 8: return DType::B64;
+    default: return DType::None;
+  }
+}
 
 // mov d, a  |  mov.b32 {a, b}, r (unpack)  |  mov.b32 r, {a, b} (pack)
 void ex_mov(ExecCtx& c, const Instr& in) {
@@ -281,9 +292,19 @@ void decode_mov(Instr& in, const Kernel& k) {
   common_mods(in, types);
   in.type = types[0];
   need_ops(in, 2);
-  if (in.ops[1].kind == OpndKind::Mem || in.ops[1].kind == OpndKind::Label) throw DecodeError("bad mov source");
-  if (in.ops[0].kind != OpndKind::Reg && in.ops[0].kind != OpndKind::Vec) throw DecodeError("bad mov destination");
-  if (in.ops[0].kind == OpndKind::Vec && !in.ops[0].vec_imm.empty()) throw DecodeError("immediate in a destination");
+  if (in.ops[0].kind == OpndKind::Vec || in.ops[1].kind == OpndKind::Vec) {  // unpack d -> {a, b} / pack {a, b} -> d
+    const bool unpack = in.ops[0].kind == OpndKind::Vec;
+    const Operand& v = in.ops[unpack ? 0 : 1];
+    const DType part = bit_type(dtype_bytes(in.type) / static_cast<int>(v.vec.size()));
+    if (part == DType::None || dtype_bytes(part) * static_cast<int>(v.vec.size()) != dtype_bytes(in.type))
+      throw DecodeError("'" + in.opcode + "' packs or unpacks " + std::to_string(v.vec.size()) + " parts that do not make up ." +
+                        dtype_name(in.type));
+    check_operand(in, k, 0, unpack ? part : in.type, unpack ? OK_VEC : OK_REG, Fit::Exact, true);
+    check_operand(in, k, 1, unpack ? in.type : part, unpack ? OK_REG : OK_VEC | OK_IMM);
+  } else {
+    check_operand(in, k, 0, in.type, OK_REG, Fit::Exact, true);
+    check_operand(in, k, 1, in.type, OK_SRC | OK_SREG | OK_SYM | OK_NEG);
+  }
   imm_as(in.ops[1], in.type);
   in.unit = Unit::INT;
   in.fn = &ex_mov;
@@ -300,10 +321,15 @@ void decode_cvt(Instr& in, const Kernel& k) {
                 : (in.type == DType::F64 || in.type2 == DType::F64) ? Unit::FP64 : Unit::INT;
   if (in.type == DType::F16x2 || in.type == DType::BF16x2) {
     need_ops(in, 3);
+    check_operand(in, k, 0, in.type, OK_REG, Fit::Exact, true);
+    check_operand(in, k, 1, in.type2, OK_SRC);
+    check_operand(in, k, 2, in.type2, OK_SRC);
     in.fn = &ex_cvt_pack;
     return;
   }
   need_ops(in, 2);
+  check_operand(in, k, 0, in.type, OK_REG, Fit::Relaxed, true);
+  check_operand(in, k, 1, in.type2, OK_SRC | OK_SREG, Fit::Relaxed);
   imm_as(in.ops[1], in.type2);
   in.fn = &ex_cvt;
 }
@@ -315,8 +341,10 @@ void decode_cvta(Instr& in, const Kernel& k) {
     if (m == "to") in.flags |= F_TO;
   if ((in.flags & F_TO) && in.mods[0] != "to") throw DecodeError("'" + in.opcode + "': .to comes first (cvta.to.space)");
   in.type = types[0];
-  if (in.type == DType::U32 && k.sm >= 90) throw DecodeError("32-bit addresses are not supported on sm_90 and later");
+  if (in.type == DType::U32) throw DecodeError("'" + in.opcode + "': 32-bit generic addresses are not supported");
   need_ops(in, 2);
+  check_operand(in, k, 0, in.type, OK_REG, Fit::Exact, true);
+  check_operand(in, k, 1, in.type, (in.flags & F_TO) ? OK_REG : OK_SRC | OK_SYM);
   in.unit = Unit::INT;
   in.fn = &ex_cvta;
 }

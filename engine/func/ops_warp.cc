@@ -2,6 +2,7 @@
 #include "decode.h"
 #include "exec.h"
 #include "forms.h"
+#include "operands.h"
 
 namespace stc {
 namespace {
@@ -76,6 +77,7 @@ void decode_warp(Instr& in, const Kernel& k) {
   in.unit = Unit::INT;
   if (in.op == Op::Activemask) {
     need_ops(in, 1);
+    check_operand(in, k, 0, DType::B32, OK_REG, Fit::Exact, true);
     in.fn = &ex_activemask;
     return;
   }
@@ -88,6 +90,21 @@ void decode_warp(Instr& in, const Kernel& k) {
     if (dtype_from_name(m) != DType::None) in.type = dtype_from_name(m);
   }
   need_ops(in, in.op == Op::Shfl ? 5 : 3);
+  if (in.op == Op::Shfl) {
+    const Operand& d = in.ops[0];
+    if (d.kind == OpndKind::Vec) {  // d|p
+      if (d.vec.size() != 2) throw DecodeError("shfl writes d or d|p");
+      check_register(in, k, d.vec[0], DType::B32, Fit::Exact, true);
+      check_register(in, k, d.vec[1], DType::Pred, Fit::Exact, true);
+    } else {
+      check_operand(in, k, 0, DType::B32, OK_REG, Fit::Exact, true);
+    }
+    for (size_t i = 1; i < 5; ++i) check_operand(in, k, i, DType::B32, OK_SRC);
+  } else {
+    check_operand(in, k, 0, in.type, OK_REG, Fit::Exact, true);
+    check_operand(in, k, 1, DType::Pred, OK_SRC | OK_NEG);
+    check_operand(in, k, 2, DType::B32, OK_SRC);
+  }
   in.fn = in.op == Op::Shfl ? &ex_shfl : &ex_vote;
 }
 

@@ -67,13 +67,17 @@ class Engine:
         return out
 
     def load_ptx(self, ptx: str | os.PathLike[str]) -> list[str]:
-        """Loads PTX from a file path or from PTX text; returns the names of its entry kernels."""
+        """Loads PTX from a file path or from PTX text; returns the names of its entry kernels.
+
+        The PTX goes to the engine as bytes, whatever their encoding: a byte no PTX token can hold (e.g. a
+        non-ASCII character outside a comment) is a PtxError naming file and line, never a decode error.
+        """
         if isinstance(ptx, os.PathLike) or (
             isinstance(ptx, str) and "\n" not in ptx and ptx.endswith(".ptx")
         ):
             path = Path(ptx)
-            return list(self._eng.load_ptx(path.read_text(), str(path)))
-        return list(self._eng.load_ptx(str(ptx), "<ptx text>"))
+            return list(self._eng.load_ptx(path.read_bytes(), str(path)))
+        return list(self._eng.load_ptx(str(ptx).encode("utf-8", "surrogatepass"), "<ptx text>"))
 
     def kernel_names(self) -> list[str]:
         """Names of every loaded entry kernel."""
