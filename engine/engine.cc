@@ -163,8 +163,9 @@ Stats Engine::launch(const LaunchRequest& req) {
   if (has_config_ && req.timing && L.shared_bytes > cfg_.max_shared_per_cta)
     throw LaunchError("kernel '" + k.name + "' needs " + std::to_string(L.shared_bytes) +
                       " bytes of shared memory per block; " + cfg_.name + " allows " + std::to_string(cfg_.max_shared_per_cta));
-  if (L.shared_bytes > 228 * 1024)
-    throw LaunchError("kernel '" + k.name + "' needs " + std::to_string(L.shared_bytes) + " bytes of shared memory per block (limit 233472)");
+  if (L.shared_bytes >= (uint64_t{1} << 32))  // .shared addresses are 32-bit (PTX ISA)
+    throw LaunchError("kernel '" + k.name + "' needs " + std::to_string(L.shared_bytes) +
+                      " bytes of shared memory per block: more than the 32-bit shared window holds");
   Stats s;
   if (req.timing && has_config_) {
     TimingModel tm(cfg_, L, req.regs_per_thread);

@@ -40,6 +40,8 @@ class Engine {
   // Sets the GPU config the timing model uses (the flat dict of stcsim.config). Throws std::invalid_argument.
   void set_config(const FlatConfig& flat);
   bool has_config() const { return has_config_; }
+  // Every config key the engine read, with the value its typed record holds (empty without a config).
+  const FlatConfig& config_record() const { return cfg_.record; }
 
   // Parses, schedules and links a PTX module; its .entry kernels become launchable by name (replacing kernels of the
   // same name loaded before). Loading the same text again is a no-op. Returns the kernel names.

@@ -92,6 +92,14 @@ NB_MODULE(_engine, m) {
             }
             e.set_config(f);
           }, "flat"_a, "Sets the flat GPU config used by the timing model.")
+      .def("config_record", [](const stc::Engine& e) {
+            nb::dict out;
+            for (const auto& [k, v] : e.config_record()) {
+              if (std::holds_alternative<double>(v)) out[k.c_str()] = std::get<double>(v);
+              else out[k.c_str()] = std::get<std::string>(v);
+            }
+            return out;
+          }, "Every config key the engine read, with the value its typed record holds.")
       .def("launch", &launch, "kernel"_a, "grid"_a, "block"_a, "args"_a, "shared_bytes"_a = 0, "timing"_a = true,
            "regs_per_thread"_a = 0, "Runs a kernel; returns its stats.");
   m.def("timing_stat_info", []() {

@@ -18,7 +18,7 @@ class DecodeError : public std::runtime_error {
 void decode_instruction(Instr& in, const Kernel& k);
 
 // Family decoders named in opcodes.def.
-#define STC_OPCODE(name, id, unit, decoder) void decoder(Instr& in, const Kernel& k);
+#define STC_OPCODE(name, id, unit, decoder, preset) void decoder(Instr& in, const Kernel& k);
 #include "opcodes.def"
 #undef STC_OPCODE
 

@@ -253,15 +253,18 @@ void decode_cpasync(Instr& in, const Kernel& k) {
   if (in.mods.empty() || in.mods[0] != "async") unsupported(in, "cp form (only cp.async)");
   const std::string what = in.mods.size() > 1 ? in.mods[1] : "";
   in.unit = Unit::LDST;
-  if (what == "commit_group") { need_ops(in, 0); in.sub = 1; in.fn = [](ExecCtx&, const Instr&) {}; return; }
+  in.traits.writes_dst = false;
+  in.traits.sched = SchedKind::Fence;
+  in.traits.op_class = "cp_async";  // exists only where the config has cp.async (sm_80+)
+  if (what == "commit_group") { need_ops(in, 0); in.traits.async = AsyncKind::Commit; in.fn = [](ExecCtx&, const Instr&) {}; return; }
   if (what == "wait_group") {
     need_ops(in, 1);
     if (in.ops[0].kind != OpndKind::Imm) throw DecodeError("cp.async.wait_group needs an immediate");
-    in.sub = 2;
+    in.traits.async = AsyncKind::WaitGroup;
     in.fn = [](ExecCtx&, const Instr&) {};
     return;
   }
-  if (what == "wait_all") { need_ops(in, 0); in.sub = 3; in.fn = [](ExecCtx&, const Instr&) {}; return; }
+  if (what == "wait_all") { need_ops(in, 0); in.traits.async = AsyncKind::WaitAll; in.fn = [](ExecCtx&, const Instr&) {}; return; }
   if (what != "ca" && what != "cg") unsupported(in, "cp.async form ." + what);
   if (what == "cg") in.flags |= F_CG;
   for (size_t i = 2; i < in.mods.size(); ++i) {
@@ -278,8 +281,9 @@ void decode_cpasync(Instr& in, const Kernel& k) {
   if (in.ops.size() > 3 && in.ops[3].kind == OpndKind::Reg && in.ops[3].reg >= 0 &&
       k.regs[static_cast<size_t>(in.ops[3].reg)].type == DType::Pred)
     in.num = 1;  // ignore-src predicate form
-  in.sub = 0;
-  in.space = Space::Shared;
+  in.space = Space::Shared;  // the destination's space; the source is global
+  in.traits.mem = MemKind::AsyncCopy;
+  in.traits.sched = SchedKind::Ordered;
   in.fn = &ex_cp_async;
 }
 

@@ -11,8 +11,6 @@ namespace stc {
 namespace {
 
 enum WmmaSub : uint8_t { W_LOAD_A, W_LOAD_B, W_LOAD_C, W_STORE_D, W_MMA };
-// Instr::sub of mma: dense mma.sync or 2:4 sparse mma.sp (timing/gpu.cc picks the timing by it).
-enum MmaSub : uint8_t { MMA_DENSE = 0, MMA_SPARSE = 1 };
 
 struct RC {
   int r, c;
@@ -345,6 +343,8 @@ void decode_wmma(Instr& in) {
     need_vec(in, 1, 8, "A");
     need_vec(in, 2, 8, "B");
     need_vec(in, 3, in.types[3] == DType::F32 ? 8 : 4, "C");
+    in.traits.tensor_math = true;
+    in.traits.op_class = in.types[0] == DType::F16 ? "tensor.wmma_m16n16k16_f16" : "tensor.wmma_m16n16k16_f32";
     in.fn = &ex_wmma_mma;
     return;
   }
@@ -358,6 +358,10 @@ void decode_wmma(Instr& in) {
   need_vec(in, fi, ab ? 8 : in.type == DType::F32 ? 8 : 4, "fragment");
   if (in.ops[kind == W_STORE_D ? 0 : 1].kind != OpndKind::Mem) throw DecodeError("expected an address operand [..]");
   in.unit = Unit::LDST;
+  in.traits.mem = kind == W_STORE_D ? MemKind::Store : MemKind::Load;
+  in.traits.sched = kind == W_STORE_D ? SchedKind::Ordered : SchedKind::Load;
+  in.traits.writes_dst = kind != W_STORE_D;
+  in.traits.fragment_load = ab;  // from shared memory: one ldmatrix-like SASS instruction
   in.fn = &ex_wmma_ldst;
 }
 
@@ -414,7 +418,9 @@ void decode_mma(Instr& in) {
   need_vec(in, 1, in.shape_k == 8 ? 2 : 4, "A");  // 16 x k; sparse: the compressed 16 x 16
   need_vec(in, 2, in.shape_k / 8u, "B");          // k x 8
   need_vec(in, 3, in.types[3] == DType::F32 ? 4 : 2, "C");
-  in.sub = sparse ? MMA_SPARSE : MMA_DENSE;
+  in.traits.tensor_math = true;
+  in.traits.op_class = sparse ? "tensor.mma_sp_m16n8k32_f32"
+                       : in.shape_k == 8 ? "tensor.mma_m16n8k8_f32" : "tensor.mma_m16n8k16_f32";
   in.fn = sparse ? &ex_mma_sp : &ex_mma;
 }
 

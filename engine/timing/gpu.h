@@ -40,14 +40,14 @@ class TimingModel {
   };
 
   uint32_t ctas_per_sm() const;
-  // Throws LaunchError when the kernel uses an instruction the config has no timing for.
-  void check_supported() const;
+  // Finds the timing class of every instruction; throws LaunchError when the config has none for one.
+  void resolve_classes();
   bool dispatch(SmT& sm, uint64_t t);
   Check check(WarpT& w, const SubCore& sub, uint32_t sm, uint64_t t);
   // Issues the warp's next instruction; returns true when the warp finished (and its CTA may be retired).
   bool issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t);
-  uint64_t complete_time(const Instr& in, const WarpRecord& rec, WarpT& w, uint32_t sm, uint64_t t);
-  const struct TensorTiming& tensor_timing(const Instr& in) const;
+  uint64_t complete_time(const Instr& in, const WarpRecord& rec, const OpTiming& ot, WarpT& w, uint32_t sm,
+                         uint64_t t);
   void account(SubCore& sub, uint64_t t);
   void retire_cta(SmT& sm, CtaSlot& cta, uint64_t t);
   void occupancy_tick(SmT& sm, uint64_t t);
@@ -64,6 +64,8 @@ class TimingModel {
   uint64_t next_cta_ = 0, total_ctas_ = 0, resident_ctas_ = 0, age_ = 0;
   uint64_t end_cycle_ = 0;
   WarpRecord rec_;
+  std::vector<const OpDesc*> desc_;  // timing class of each instruction, by pc
+  uint32_t int_latency_ = 1, branch_latency_ = 1;
 };
 
 }  // namespace stc

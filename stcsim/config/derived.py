@@ -28,6 +28,7 @@ class Derived:
     unit: str
     doc: str
     fn: Callable[[Values], Value | None]
+    used_by: str = "engine"
 
 
 def _i(v: Values, key: str) -> int:
@@ -64,7 +65,8 @@ def _ldmatrix_latency(n: int) -> Derived:
         return _i(v, "smem.latency") + (n - 1) * _i(v, "smem.wavefront_latency")
 
     return Derived("cycles", f"ldmatrix .x{n} ({n} 8x8 b16 matrices, one wavefront each): smem.latency + "
-                   f"{n - 1} x smem.wavefront_latency; sm_75+", fn)
+                   f"{n - 1} x smem.wavefront_latency; sm_75+ (what the shared-memory model gives it)", fn,
+                   "reports")
 
 
 def _ldmatrix_interval(n: int) -> Derived:
@@ -74,7 +76,7 @@ def _ldmatrix_interval(n: int) -> Derived:
         return n * _i(v, "smem.cycles_per_wavefront")
 
     return Derived("cycles", f"Shared-memory pipe occupancy of ldmatrix .x{n}: {n} x "
-                   "smem.cycles_per_wavefront; sm_75+", fn)
+                   "smem.cycles_per_wavefront; sm_75+ (what the shared-memory model gives it)", fn, "reports")
 
 
 def _l2_access(v: Values) -> int:
@@ -107,17 +109,18 @@ DERIVED: dict[str, Derived] = {
     **{f"smem.ldmatrix_x{n}.issue_interval": _ldmatrix_interval(n) for n in (1, 2, 4)},
     "l1d.sets": Derived("count", "l1d.size_bytes / (l1d.assoc x l1d.line_bytes)",
                         _quotient("l1d.size_bytes", "l1d.assoc", "l1d.line_bytes")),
-    "l2.slice_bytes": Derived("bytes", "l2.size_bytes / l2.slices", _quotient("l2.size_bytes", "l2.slices")),
+    "l2.slice_bytes": Derived("bytes", "l2.size_bytes / l2.slices", _quotient("l2.size_bytes", "l2.slices"),
+                              "derived"),
     "l2.sets_per_slice": Derived("count", "l2.slice_bytes / (l2.assoc x l2.line_bytes)",
                                  _quotient("l2.slice_bytes", "l2.assoc", "l2.line_bytes")),
     "l2.slices_per_channel": Derived("count", "l2.slices / dram.channels",
-                                     _quotient("l2.slices", "dram.channels")),
+                                     _quotient("l2.slices", "dram.channels"), "reports"),
     "l2.access_cycles": Derived("cycles", "Cycles in the L2 slice on a hit: l2.hit_latency - l1d.hit_latency "
                                 "- 2 x icnt.latency", _l2_access),
     "dram.access_cycles": Derived("cycles", "Extra cycles of an L2 miss: dram.latency - l2.hit_latency",
                                   lambda v: _i(v, "dram.latency") - _i(v, "l2.hit_latency")),
     "dram.bytes_per_cycle": Derived("B/cycle", "Whole-GPU DRAM bytes per core cycle: dram.bandwidth_gbps x "
-                                    "1000 / gpu.core_clock_mhz", _dram_bytes_per_cycle),
+                                    "1000 / gpu.core_clock_mhz", _dram_bytes_per_cycle, "derived"),
     "dram.bytes_per_cycle_per_channel": Derived(
         "B/cycle", "dram.bytes_per_cycle / dram.channels",
         lambda v: float(v["dram.bytes_per_cycle"]) / _i(v, "dram.channels")),

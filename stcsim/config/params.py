@@ -15,6 +15,16 @@ Value = int | float | str | bool
 
 KINDS = ("int", "float", "str", "bool", "enum")
 
+CONSUMERS = {
+    "engine": "the C++ engine reads it (checked: stcsim.sim.Engine refuses a config whose engine keys it "
+              "does not read)",
+    "derived": "only used to compute derived values (stcsim/config/derived.py), which the engine reads",
+    "loader": "used by the config loader itself (sm_N+ gating)",
+    "rules": "only checked by cross-key rules (stcsim/config/rules.py)",
+    "reports": "shown in reports and docs, not simulated",
+}
+"""Who reads a config value (`Param.used_by`, `Derived.used_by`) and what that means."""
+
 
 class _Required:
     """Marker for a param that has no default and must be set by a config file."""
@@ -40,10 +50,13 @@ class Param:
     multiple_of: int | None = None
     choices: tuple[Value, ...] | None = None
     min_sm: int | None = None
+    used_by: str = "engine"
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"unknown param kind {self.kind!r}; allowed: {', '.join(KINDS)}")
+        if self.used_by not in CONSUMERS:
+            raise ValueError(f"unknown consumer {self.used_by!r}; allowed: {', '.join(CONSUMERS)}")
         if not isinstance(self.default, _Required):
             self.check(self.default)
 
@@ -111,15 +124,15 @@ class Group:
 
 def Int(doc: str, unit: str, source: str, default: Value | _Required = REQUIRED, *, lo: float | None = 1,
         hi: float | None = None, multiple_of: int | None = None, choices: tuple[int, ...] | None = None,
-        min_sm: int | None = None) -> Param:
+        min_sm: int | None = None, used_by: str = "engine") -> Param:
     """Declare an integer key (lower bound 1 unless ``lo`` says otherwise)."""
-    return Param("int", doc, unit, source, default, lo, hi, multiple_of, choices, min_sm)
+    return Param("int", doc, unit, source, default, lo, hi, multiple_of, choices, min_sm, used_by)
 
 
 def Float(doc: str, unit: str, source: str, default: Value | _Required = REQUIRED, *, lo: float | None = 0,
-          hi: float | None = None) -> Param:
+          hi: float | None = None, used_by: str = "engine") -> Param:
     """Declare a real-valued key (integers in YAML are accepted and converted)."""
-    return Param("float", doc, unit, source, default, lo, hi)
+    return Param("float", doc, unit, source, default, lo, hi, used_by=used_by)
 
 
 def Str(doc: str, source: str, default: Value | _Required = REQUIRED) -> Param:

@@ -42,9 +42,11 @@ class Engine:
         self.config: str | None = None
         if config is not None:
             from stcsim.config import load_config
+            from stcsim.sim.config_check import check_engine_reads
 
             gpu = load_config(str(config))
             self._eng.set_config(gpu.flat())
+            check_engine_reads(gpu, self._eng.config_record())
             self.config = str(config)
 
     def malloc(self, nbytes: int) -> int:
