@@ -136,7 +136,7 @@ std::vector<uint8_t> Engine::pack_params(const Kernel& k, const std::vector<Kern
   return buf;
 }
 
-Stats Engine::launch(const LaunchRequest& req) {
+StatMap Engine::launch(const LaunchRequest& req) {
   const Kernel& k = kernel(req.kernel);
   for (int i = 0; i < 3; ++i) {
     if (req.grid[i] == 0 || req.block[i] == 0)
@@ -166,23 +166,24 @@ Stats Engine::launch(const LaunchRequest& req) {
   if (L.shared_bytes >= (uint64_t{1} << 32))  // .shared addresses are 32-bit (PTX ISA)
     throw LaunchError("kernel '" + k.name + "' needs " + std::to_string(L.shared_bytes) +
                       " bytes of shared memory per block: more than the 32-bit shared window holds");
-  Stats s;
-  if (req.timing && has_config_) {
-    TimingModel tm(cfg_, L, req.regs_per_thread);
+  stc::Stats st;
+  st[TStat::GridCtas] = static_cast<double>(static_cast<uint64_t>(L.grid[0]) * L.grid[1] * L.grid[2]);
+  st[TStat::BlockThreads] = static_cast<double>(threads);
+  st[TStat::SharedBytesPerCta] = static_cast<double>(L.shared_bytes);
+  st[TStat::RegsPerThread] = static_cast<double>(req.regs_per_thread ? req.regs_per_thread : k.regs_per_thread);
+  const bool timing = req.timing && has_config_;
+  if (timing) {
+    TimingModel tm(cfg_, L, req.regs_per_thread, st);  // sets regs_per_thread to the value occupancy uses
     tm.run();
-    tm.func_stats().export_to(s);
-    tm.stats().export_to(s);
   } else {
     L.record_accesses = false;
     Executor ex(L);
     ex.run_functional();
-    ex.stats().export_to(s);
+    ex.stats().export_to(st);
   }
-  s["grid_ctas"] = static_cast<double>(static_cast<uint64_t>(L.grid[0]) * L.grid[1] * L.grid[2]);
-  s["block_threads"] = static_cast<double>(threads);
-  s["shared_bytes_per_cta"] = static_cast<double>(L.shared_bytes);
-  s["regs_per_thread"] = static_cast<double>(req.regs_per_thread ? req.regs_per_thread : k.regs_per_thread);
-  return s;
+  StatMap out;
+  st.finish(timing, out);
+  return out;
 }
 
 void Engine::set_config(const FlatConfig& flat) {

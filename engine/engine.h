@@ -16,7 +16,7 @@
 namespace stc {
 
 using KernelArg = std::variant<int64_t, uint64_t, double>;
-using Stats = std::map<std::string, double>;
+using StatMap = std::map<std::string, double>;
 
 struct LaunchRequest {
   std::string kernel;
@@ -48,7 +48,7 @@ class Engine {
   std::vector<std::string> load_ptx(const std::string& text, const std::string& file);
 
   // Launches a kernel functionally and returns its stats. Throws LaunchError / SimFault.
-  Stats launch(const LaunchRequest& req);
+  StatMap launch(const LaunchRequest& req);
 
   const Kernel& kernel(const std::string& name) const;
   std::vector<std::string> kernel_names() const;

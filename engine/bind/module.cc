@@ -11,7 +11,7 @@
 
 #include "../engine.h"
 #include "../ptx/errors.h"
-#include "../timing/stats.h"
+#include "../stats.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -30,7 +30,7 @@ std::array<uint32_t, 3> dims(const std::vector<int64_t>& v, const char* what) {
   return d;
 }
 
-stc::Stats launch(stc::Engine& e, const std::string& kernel, const std::vector<int64_t>& grid,
+stc::StatMap launch(stc::Engine& e, const std::string& kernel, const std::vector<int64_t>& grid,
                   const std::vector<int64_t>& block, const nb::list& args, int64_t shared_bytes, bool timing,
                   int64_t regs_per_thread) {
   stc::LaunchRequest r;
@@ -102,9 +102,11 @@ NB_MODULE(_engine, m) {
           }, "Every config key the engine read, with the value its typed record holds.")
       .def("launch", &launch, "kernel"_a, "grid"_a, "block"_a, "args"_a, "shared_bytes"_a = 0, "timing"_a = true,
            "regs_per_thread"_a = 0, "Runs a kernel; returns its stats.");
-  m.def("timing_stat_info", []() {
-    std::vector<std::tuple<std::string, std::string, std::string>> out;
-    for (const auto& i : stc::timing_stat_info()) out.emplace_back(i.name, i.unit, i.desc);
+  m.def("stat_info", []() {
+    std::vector<std::tuple<std::string, std::string, std::string, std::string, std::string>> out;
+    static const char* kinds[] = {"counter", "value", "formula"};
+    for (const auto& d : stc::stat_defs())
+      out.emplace_back(d.name, d.group, d.unit, kinds[static_cast<int>(d.kind)], d.desc);
     return out;
-  }, "Name, unit and description of every timing stat.");
+  }, "(name, group, unit, kind, description) of every statistic a launch reports.");
 }

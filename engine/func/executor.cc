@@ -8,11 +8,11 @@
 
 namespace stc {
 
-void FuncStats::export_to(std::map<std::string, double>& out) const {
-  out["warp_insts"] = static_cast<double>(warp_insts);
-  out["thread_insts"] = static_cast<double>(thread_insts);
-  for (size_t u = 0; u < by_unit.size(); ++u)
-    out[std::string("warp_insts_") + unit_name(static_cast<Unit>(u))] = static_cast<double>(by_unit[u]);
+void FuncStats::export_to(Stats& out) const {
+  out[TStat::WarpInsts] = static_cast<double>(warp_insts);
+  out[TStat::ThreadInsts] = static_cast<double>(thread_insts);
+  for (size_t u = 0; u < by_unit.size(); ++u)  // stats.def lists warp_insts_<unit> in Unit order
+    out.at(static_cast<int>(TStat::WarpInstsINT) + static_cast<int>(u)) = static_cast<double>(by_unit[u]);
 }
 
 uint32_t warps_per_cta(const LaunchState& L) {

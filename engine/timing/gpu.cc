@@ -56,12 +56,13 @@ struct TimingModel::SmT {
   uint64_t occ_t = 0;
 };
 
-TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread)
-    : cfg_(cfg), L_(launch), exec_(launch), mem_(cfg, stats_), regs_per_thread_(regs_per_thread) {
+TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, Stats& stats)
+    : cfg_(cfg), L_(launch), exec_(launch), stats_(stats), mem_(cfg, stats_), regs_per_thread_(regs_per_thread) {
   warps_per_cta_ = warps_per_cta(L_);
   total_ctas_ = static_cast<uint64_t>(L_.grid[0]) * L_.grid[1] * L_.grid[2];
   L_.num_sms = cfg.num_sms;
   if (!regs_per_thread_) regs_per_thread_ = std::min<uint32_t>(cfg.max_regs_per_thread, std::max<uint32_t>(16, L_.kernel->regs_per_thread));
+  stats_[TStat::RegsPerThread] = regs_per_thread_;
   resolve_classes();
   max_ctas_per_sm_ = ctas_per_sm();
   if (max_ctas_per_sm_ == 0)
@@ -374,18 +375,10 @@ void TimingModel::run() {
     }
   }
   mem_.flush_stats();
-  const FuncStats& f = exec_.stats();
-  const double cycles = static_cast<double>(end + cfg_.launch_overhead);
-  stats_[TStat::Cycles] = cycles;
+  exec_.stats().export_to(stats_);
+  stats_[TStat::Cycles] = static_cast<double>(end + cfg_.launch_overhead);
   stats_[TStat::KernelCycles] = static_cast<double>(end);
-  stats_[TStat::ThreadInsts] = static_cast<double>(f.thread_insts);
-  stats_[TStat::WarpInsts] = static_cast<double>(f.warp_insts);
-  stats_[TStat::Ipc] = cycles > 0 ? static_cast<double>(f.thread_insts) / cycles : 0.0;
-  stats_[TStat::WarpIpc] = cycles > 0 ? static_cast<double>(f.warp_insts) / cycles : 0.0;
-  const double max_warps = static_cast<double>(cfg_.max_warps);
-  stats_[TStat::AchievedOccupancy] =
-      stats_[TStat::ActiveSmCycles] > 0 ? stats_[TStat::ActiveWarpCycles] / stats_[TStat::ActiveSmCycles] / max_warps : 0.0;
-  stats_[TStat::TheoreticalOccupancy] = static_cast<double>(max_ctas_per_sm_ * warps_per_cta_) / max_warps;
+  stats_[TStat::MaxWarpsPerSm] = cfg_.max_warps;
   stats_[TStat::CtasPerSm] = max_ctas_per_sm_;
 }
 

@@ -11,22 +11,20 @@
 #include "../func/executor.h"
 #include "config.h"
 #include "memsys.h"
-#include "stats.h"
+#include "../stats.h"
 
 namespace stc {
 
 class TimingModel {
  public:
-  // `regs_per_thread`: registers per thread for occupancy (0: estimate from the PTX).
-  TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread);
+  // `regs_per_thread`: registers per thread for occupancy (0: estimate from the PTX). Stats go to `stats`.
+  TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, Stats& stats);
   ~TimingModel();
   TimingModel(const TimingModel&) = delete;
   TimingModel& operator=(const TimingModel&) = delete;
 
   // Simulates the launch to completion (the functional results land in device memory as it goes).
   void run();
-  const TimingStats& stats() const { return stats_; }
-  const FuncStats& func_stats() const { return exec_.stats(); }
 
  private:
   struct WarpT;
@@ -55,7 +53,7 @@ class TimingModel {
   const TimingConfig& cfg_;
   LaunchState& L_;
   Executor exec_;
-  TimingStats stats_;
+  Stats& stats_;
   MemorySystem mem_;
   std::vector<std::unique_ptr<SmT>> sms_;
   uint32_t regs_per_thread_;

@@ -6,7 +6,7 @@
 
 namespace stc {
 
-MemorySystem::MemorySystem(const TimingConfig& cfg, TimingStats& stats) : cfg_(cfg), st_(stats) {
+MemorySystem::MemorySystem(const TimingConfig& cfg, Stats& stats) : cfg_(cfg), st_(stats) {
   sms_.reserve(cfg.num_sms);
   for (uint32_t i = 0; i < cfg.num_sms; ++i)
     sms_.push_back(Sm{SectorCache(cfg.l1_sets, cfg.l1_assoc, cfg.l1_line, cfg.l1_sector), Calendar(), Calendar(), {}, {}});

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -114,6 +115,20 @@ class Engine:
         return stats
 
 
-def timing_stat_info() -> list[tuple[str, str, str]]:
-    """(name, unit, description) of every statistic the timing model reports."""
-    return [tuple(x) for x in _engine.timing_stat_info()]
+class StatInfo(NamedTuple):
+    """One statistic of the registry: name, group, unit, kind (counter, value, formula), description."""
+
+    name: str
+    group: str
+    unit: str
+    kind: str
+    description: str
+
+
+def stat_info() -> list[StatInfo]:
+    """Every statistic a launch can report, from the engine's one registry (core and extensions).
+
+    Groups ``launch`` and ``functional`` are reported by every launch; the others only by launches on the
+    cycle-level model (an Engine with a config).
+    """
+    return [StatInfo(*row) for row in _engine.stat_info()]
