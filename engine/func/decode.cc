@@ -219,6 +219,11 @@ const char* rnd_name(Rnd r) {
   return n[static_cast<int>(r)];
 }
 
+void need_vec(const Instr& in, size_t idx, size_t n, const char* what) {
+  if (in.ops[idx].kind != OpndKind::Vec || in.ops[idx].vec.size() != n || !in.ops[idx].vec_imm.empty())
+    throw DecodeError(std::string(what) + " must be a {..} of " + std::to_string(n) + " registers");
+}
+
 void decode_nop(Instr& in, const Kernel&) {
   in.fn = [](ExecCtx&, const Instr&) {};
 }

@@ -68,8 +68,13 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   c.shared_reserved_per_cta = r.u64("sm.shared_reserved_per_cta_bytes");
   for (const OpClassDef& def : op_classes()) {
     std::string why;
-    if (std::optional<OpDesc> d = def.read(r, why)) c.classes[def.name] = std::move(*d);
-    else c.missing[def.name] = why;
+    // A later class of the same name (an extension's) replaces an earlier one where it has a timing.
+    if (std::optional<OpDesc> d = def.read(r, why)) {
+      c.classes[def.name] = std::move(*d);
+      c.missing.erase(def.name);
+    } else if (!c.classes.count(def.name)) {
+      c.missing[def.name] = why;
+    }
   }
   c.tensor_pipes = r.u32("tensor.pipes_per_subcore");
   c.smem_banks = r.u32("smem.banks");

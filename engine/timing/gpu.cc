@@ -262,7 +262,9 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   exec_.step(w.cta->cta, *w.w, rec_, sm.id);
   const Instr& in = *rec_.in;
   const size_t ui = static_cast<size_t>(in.unit);
-  const OpTiming ot = desc_[static_cast<size_t>(rec_.pc)]->of(rec_.work);
+  const OpDesc& desc = *desc_[static_cast<size_t>(rec_.pc)];
+  const OpTiming ot = desc.of(rec_.work);
+  if (desc.account) desc.account(stats_, ot);
   uint32_t interval = ot.interval;
   if (in.unit == Unit::LDST) interval *= memory_instructions(in, rec_);
   if (in.unit == Unit::TENSOR) {  // the earliest free pipe takes it

@@ -26,9 +26,14 @@ struct OpTiming {
 // WorkSummary) into its timing.
 using LatencyModel = std::function<OpTiming(const WorkSummary& work)>;
 
+struct Stats;
+// Adds an instruction's class-specific stats (an extension's counters) when it issues.
+using Accounting = std::function<void(Stats& stats, const OpTiming& timing)>;
+
 struct OpDesc {
   OpTiming timing;
   LatencyModel model;  // empty: the fixed timing above
+  Accounting account;  // empty: no class-specific stats
   OpTiming of(const WorkSummary& work) const { return model ? model(work) : timing; }
 };
 

@@ -87,13 +87,35 @@ def _dram_bytes_per_cycle(v: Values) -> float:
     return float(v["dram.bandwidth_gbps"]) * 1000 / float(v["gpu.core_clock_mhz"])
 
 
+STC_K = (2, 4, 8)
+"""Non-zeros per 16-wide row of A that the SHMMA instructions take (.k2, .k4, .k8)."""
+
+
 def _stc_dense_pingpong(v: Values) -> int:
     sets, compute, fetch = (_i(v, f"{_WMMA_F32}.{k}") for k in ("sets", "compute_cycles", "fetch_cycles"))
-    return sets * compute + fetch
+    return fetch + compute + (sets - 1) * max(fetch, compute)
 
 
-def _if_pingpong(with_pingpong: str, without: str) -> Callable[[Values], Value]:
-    return lambda v: v[with_pingpong] if v["stc.pingpong"] else v[without]
+def _stc_sparse(k: int) -> Callable[[Values], int]:
+    """Paper 001's set pipeline for K non-zeros per row (see the Derived doc below)."""
+    def fn(v: Values) -> int:
+        sets = _i(v, "stc.sets")
+        prep = _i(v, "stc.offset_fetch_cycles") + _i(v, "stc.offset_decode_cycles")
+        fetch = -(-k * 16 * 2 // _i(v, "stc.operand_bus_bytes_per_cycle"))
+        compute = -(-k // 4) * _i(v, "stc.dot_product_cycles")
+        if v["stc.pingpong"]:
+            return prep + fetch + compute + (sets - 1) * max(fetch, compute, prep)
+        return prep + fetch + compute + (sets - 1) * (max(prep, compute) + fetch)
+
+    return fn
+
+
+_STC_PIPELINE = (
+    "prep = offset_fetch + offset_decode; fetch = ceil(K x 16 x 2 B / operand_bus_bytes_per_cycle); "
+    "compute = ceil(K / 4) x dot_product_cycles; without ping-pong the next set's offsets are fetched during "
+    "compute but its B fetch waits for the single buffer: prep + fetch + compute + (sets - 1) x "
+    "(max(prep, compute) + fetch); with stc.pingpong all stages overlap: prep + fetch + compute + "
+    "(sets - 1) x max(fetch, compute, prep). Paper 001 Fig. 13 (K = 4): 26 and 20")
 
 
 DERIVED: dict[str, Derived] = {
@@ -125,16 +147,20 @@ DERIVED: dict[str, Derived] = {
         "B/cycle", "dram.bytes_per_cycle / dram.channels",
         lambda v: float(v["dram.bytes_per_cycle"]) / _i(v, "dram.channels")),
     "stc.dense_cycles": Derived("cycles", "Dense 16x16x16 op on the sparse Tensor Core without ping-pong: "
-                                f"{_WMMA_F32}.latency (paper 001: 40)", lambda v: v[f"{_WMMA_F32}.latency"]),
-    "stc.dense_pingpong_cycles": Derived(
-        "cycles", "Dense op with ping-pong, only the first set's fetch exposed: sets x compute_cycles + "
-        f"fetch_cycles of {_WMMA_F32} (paper 001: 4 x 8 + 2 = 34)", _stc_dense_pingpong),
-    "stc.dense_latency": Derived("cycles", "Dense op latency in effect: stc.dense_pingpong_cycles if "
-                                 "stc.pingpong else stc.dense_cycles",
-                                 _if_pingpong("stc.dense_pingpong_cycles", "stc.dense_cycles")),
-    "stc.sparse_latency": Derived("cycles", "Sparse op latency in effect: stc.sparse_pingpong_cycles if "
-                                  "stc.pingpong else stc.sparse_cycles",
-                                  _if_pingpong("stc.sparse_pingpong_cycles", "stc.sparse_cycles")),
+                                f"{_WMMA_F32}.latency (paper 001: 40)", lambda v: v[f"{_WMMA_F32}.latency"],
+                                "reports"),
+    "stc.dense_pingpong.latency": Derived(
+        "cycles", "Dense wmma.mma (f32) with the ping-pong B buffer (replaces the base timing where "
+        "stc.pingpong): a two-stage pipeline fetch + compute + (sets - 1) x max(fetch, compute) of "
+        f"{_WMMA_F32} (paper 001: 2 + 8 + 3 x 8 = 34)", _stc_dense_pingpong),
+    "stc.dense_pingpong.issue_interval": Derived(
+        "cycles", "The Tensor Cores are busy for the whole dense op: stc.dense_pingpong.latency",
+        lambda v: v["stc.dense_pingpong.latency"]),
+    **{f"stc.smma_k{k}.latency": Derived("cycles", f"wmma.mma ... .smma.k{k} latency: {_STC_PIPELINE}",
+                                         _stc_sparse(k)) for k in STC_K},
+    **{f"stc.smma_k{k}.issue_interval": Derived(
+        "cycles", f"The Tensor Cores are busy for the whole sparse op: stc.smma_k{k}.latency (as the dense "
+        "wmma's issue_interval)", lambda v, k=k: v[f"stc.smma_k{k}.latency"]) for k in STC_K},
 }
 """Every derived value, in evaluation order."""
 

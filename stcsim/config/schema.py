@@ -191,16 +191,28 @@ TREE: dict[str, Param | Group] = {
                      "sync: modelled as a blocking load followed by a store", ("async", "sync"),
                      "PTX ISA (cp.async)", "async", min_sm=80),
     }),
-    "stc": Group("Sparse Tensor Core SHMMA extension (paper 001): 16x16x16 warp ops, L = 16, K non-zeros", {
-        "enabled": Bool("Accept the swmma.* instructions", f"{_P001} Sec. 4.2", False),
-        "k": Int("Non-zeros per 16-wide row vector of A (paper 001 evaluates K = 4)", "count",
-                 f"{_P001} Sec. 3 (L = 16, K = 4)", 4, choices=(2, 4, 8)),
-        "pingpong": Bool("Ping-pong operand buffer B (hides the B fetch behind compute)",
+    "stc": Group("Sparse Tensor Core SHMMA extension (paper 001): 16x16x16 warp ops with compressed A "
+                 "(L = 16, K = 2, 4 or 8 non-zeros per row, spelled .kK in the instruction); the per-K "
+                 "timings are derived from this set pipeline (see derived values stc.smma_k*)", {
+        "enabled": Bool("Accept the wmma.*.smma instructions (their timing; functional runs need no config)",
+                        f"{_P001} Sec. 4.2", False),
+        "pingpong": Bool("Ping-pong operand buffer B: a set's B fetch overlaps the previous set's compute",
                          f"{_P001} Sec. 4.3, Fig. 13(c)", False),
-        "sparse_cycles": Int("Latency of one sparse 16x16x16 warp op without ping-pong (paper: K = 4)",
-                             "cycles", f"{_P001} Fig. 13(b)", 26, hi=10_000),
-        "sparse_pingpong_cycles": Int("Latency of one sparse 16x16x16 warp op with ping-pong (K = 4)",
-                                      "cycles", f"{_P001} Fig. 13(c)", 20, hi=10_000),
+        "sets": Int("Sets per sparse warp op (one row of A per worktuple and set)", "count",
+                    f"{_P001} Sec. 4.2 (four sets complete one sparse WMMA)", 4, hi=64, used_by="derived"),
+        "offset_fetch_cycles": Int("SHMMA.FETCHIDX: load a row's offsets into the offset register", "cycles",
+                                   f"{_P001} Sec. 4.3 (1 cycle)", 1, lo=0, hi=1024, used_by="derived"),
+        "offset_decode_cycles": Int("Decode the offset register, set up operand buffer B's datapath",
+                                    "cycles",
+                                    f"{_P001} Sec. 4.3 (1 cycle)", 1, lo=0, hi=1024, used_by="derived"),
+        "operand_bus_bytes_per_cycle": Int("Register-file to operand-buffer bandwidth: a set fetches K rows "
+                                           "x 16 FP16 columns of B", "B/cycle",
+                                           f"{_P001} footnote 3 (2 cycles per 4x8 FP16 = 32 B/cycle)", 32,
+                                           hi=4096, used_by="derived"),
+        "dot_product_cycles": Int("Compute cycles of a set per 4 non-zeros of the row (16 4-dim dot "
+                                  "products on the octet's DP units)", "cycles",
+                                  f"{_P001} Sec. 4.3 (computation reduced to 2 cycles for K = 4)", 2,
+                                  hi=1024, used_by="derived"),
     }),
     "extensor": Group("ExTensor wmma.smma.L extension (paper 004): latency = sum of PhaseLat over phases", {
         "enabled": Bool("Accept the wmma.smma.L instructions", _P004, False),

@@ -43,8 +43,9 @@ def test_out_of_range(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"over\.yaml: sm\.max_threads: 4100 is out of range; "
                                           r"allowed: int in \[1, 4096\], multiple of 32"):
         load_config(_overlay(tmp_path, "sm:\n  max_threads: 4100\n"))
-    with pytest.raises(ConfigError, match=r"stc\.k: 3 is not allowed; allowed: one of 2, 4, 8"):
-        load_config(_overlay(tmp_path, "stc:\n  k: 3\n"))
+    with pytest.raises(ConfigError, match=r"extensor\.block_skip: 'some' is not allowed; allowed: one of "
+                                          r"'literal', 'row_skip', 'phase_skip'"):
+        load_config(_overlay(tmp_path, "extensor:\n  block_skip: some\n"))
     with pytest.raises(ConfigError, match=r"sched\.policy: 'fifo' is not allowed; "
                                           r"allowed: one of 'gto', 'lrr'"):
         load_config(_overlay(tmp_path, "sched:\n  policy: fifo\n"))
@@ -84,10 +85,8 @@ def test_cross_key_rules_name_keys_and_files(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"l1d\.size_bytes: violates: L1D and the shared carve-out "
                                           r".*over\.yaml"):
         load_config(_overlay(tmp_path, "l1d:\n  size_bytes: 65536\n"))
-    with pytest.raises(ConfigError, match=r"stc\.sparse_cycles: violates: paper 001 times SHMMA for K = 4"):
-        load_config(_overlay(tmp_path, "stc:\n  k: 8\n"))
-    timed = "stc:\n  k: 8\n  sparse_cycles: 40\n  sparse_pingpong_cycles: 30\n"
-    assert load_config(_overlay(tmp_path, timed)).get("stc.sparse_latency") == 40
+    with pytest.raises(ConfigError, match=r"stc\.smma_k4\.latency: is derived"):
+        load_config(_overlay(tmp_path, "stc:\n  smma_k4:\n    latency: 30\n"))
 
 
 def test_get_unknown_key_suggests() -> None:
