@@ -85,8 +85,8 @@ def test_shared_memory_limit_comes_from_the_config() -> None:
 
 
 def test_an_enabled_feature_nobody_reads_is_refused() -> None:
-    """A feature group switched on whose keys the engine does not read is a ConfigError naming them (the record
-    of an engine built without the stc extension: no stc.* key read)."""
+    """A feature group switched on whose keys the engine does not read is a ConfigError naming them (the
+    record of an engine built without the stc extension: no stc.* key read)."""
     from stcsim.sim import config_check
 
     gpu = load_config("v100+stc")
