@@ -82,6 +82,9 @@ class PrunedGemm:
         return float(self.mask.mean())
 
 
+DEFAULT_POLICY = PrunePolicy()
+
+
 def padded_shape(shape: tuple[int, int], unit: tuple[int, int]) -> tuple[int, int]:
     """``shape`` rounded up to multiples of ``unit``."""
     return (-(-shape[0] // unit[0]) * unit[0], -(-shape[1] // unit[1]) * unit[1])
@@ -93,7 +96,7 @@ def _unfit_reason(pattern: Pattern, shape: tuple[int, int], unit: tuple[int, int
     return f"{pattern.spec()} needs multiples of {unit[0]} x {unit[1]}: " + ", ".join(dims)
 
 
-def decide(pattern: Pattern, shape: tuple[int, int], policy: PrunePolicy = PrunePolicy()) -> PruneDecision:
+def decide(pattern: Pattern, shape: tuple[int, int], policy: PrunePolicy = DEFAULT_POLICY) -> PruneDecision:
     """The decision for an ``M x K`` weight GEMM under ``pattern`` and ``policy`` (shape only, no weights)."""
     m, k = shape
     if m < 1 or k < 1:
@@ -123,7 +126,7 @@ def prune_gemm(
     weights: np.ndarray,
     pattern: Pattern,
     sparsity: float,
-    policy: PrunePolicy = PrunePolicy(),
+    policy: PrunePolicy = DEFAULT_POLICY,
     gradients: np.ndarray | None = None,
     encode: bool = True,
 ) -> PrunedGemm:
