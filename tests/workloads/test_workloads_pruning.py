@@ -8,7 +8,7 @@ import pytest
 
 from stcsim.sparsity import registry
 from stcsim.sparsity.policy import PrunePolicy, decide, prune_gemm
-from stcsim.workloads import get_network, list_networks
+from stcsim.workloads import Network, get_network, list_networks
 from stcsim.workloads.pruning import NO_WEIGHTS, NOT_A_GEMM, layer_decision, prune_network
 
 SPARSITY = 0.75  # reachable by every registered pattern at its defaults (2:4 and TVW need >= 0.5)
@@ -58,8 +58,11 @@ def test_every_pattern_prunes_every_network_at_batch_1() -> None:
 def test_network_records_say_what_was_done_and_why() -> None:
     """MobileNet's depthwise convs and BERT's attention GEMMs run dense with their reason; fc pads."""
     shfl = registry.get("shflbw:V=64")
-    mobilenet = {r.layer.name: r for r in prune_network(get_network("mobilenet_v1"), shfl, SPARSITY,
-                                                         encode=False)}
+    full = get_network("mobilenet_v1")
+    net = Network(full.name, (full.layer("conv1"), full.layer("conv_dw_1"), full.layer("fc")), batch=1)
+    mobilenet = {r.layer.name: r for r in prune_network(net, shfl, SPARSITY, encode=False)}
+    conv1 = mobilenet["conv1"].decision  # 32 rows padded to 64: x2, not more than max_pad_ratio
+    assert (conv1.action, conv1.run_shape) == ("padded", (64, 27))
     assert mobilenet["conv_dw_1"].decision.reason == NOT_A_GEMM and mobilenet["conv_dw_1"].density == 1.0
     fc = mobilenet["fc"]
     assert (fc.decision.action, fc.decision.run_shape) == ("padded", (1024, 1024))
@@ -76,7 +79,7 @@ def test_grouped_conv_prunes_each_group() -> None:
     net = get_network("resnext50_32x4d", image_size=32)
     layer = net.layer("layer4.0.conv2")
     weights = {layer.name: np.random.default_rng().standard_normal(layer.weight_shape).astype(np.float32)}
-    small = type(net)(net.name, (layer,), net.batch, image_size=32)
+    small = Network(net.name, (layer,), net.batch, image_size=32)
     (record,) = prune_network(small, registry.get("nm"), 0.5, weights=weights)
     assert len(record.gemms) == 32 and record.decision.action == "as_is"
     assert all(g.mask.shape == (32, 288) and g.density == pytest.approx(0.5) for g in record.gemms)
