@@ -59,20 +59,23 @@ def test(c, k="", x=False):
 
 @task
 def workloads(c):
-    """List the networks."""
+    """List the networks with their source, options (variants) and the papers that ran them."""
     _py(c, "stcsim.workloads", "--list")
 
 
 @task(
-    help={"name": "network", "batch": "batch size", "image_size": "image size", "seq_len": "sequence length"}
+    help={"name": "network spec, e.g. alexnet:variant=tf-slim (see invoke workloads)", "batch": "batch",
+          "image_size": "image size", "seq_len": "sequence length", "hidden": "LSTM cells (LSTM models)"}
 )
-def workload(c, name, batch=1, image_size=None, seq_len=None):
+def workload(c, name, batch=1, image_size=None, seq_len=None, hidden=None):
     """Print a network's GEMM layer table and totals."""
     args = [name, "--batch", str(batch)]
     if image_size:
         args += ["--image-size", str(image_size)]
     if seq_len:
         args += ["--seq-len", str(seq_len)]
+    if hidden:
+        args += ["--hidden", str(hidden)]
     _py(c, "stcsim.workloads", *args)
 
 
