@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../func/opcode_table.h"
+#include "../timing/config.h"
 #include "../stats.h"
 #include "../timing/op_class.h"
 

@@ -9,26 +9,16 @@ does not exist on that GPU (e.g. ldmatrix before sm_75).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
-from stcsim.config.params import Value
+from stcsim.config.extensions import extension_derived
+from stcsim.config.params import Derived, Value
 
 Values = Mapping[str, Value]
 
 LDMATRIX_MIN_SM = 75
 """PTX ISA: ldmatrix needs sm_75 or later."""
 
-_WMMA_F32 = "tensor.wmma_m16n16k16_f32"
-
-
-@dataclass(frozen=True)
-class Derived:
-    """A value computed from other keys; ``doc`` states the formula."""
-
-    unit: str
-    doc: str
-    fn: Callable[[Values], Value | None]
-    used_by: str = "engine"
+WMMA_F32 = "tensor.wmma_m16n16k16_f32"
 
 
 def _i(v: Values, key: str) -> int:
@@ -87,37 +77,6 @@ def _dram_bytes_per_cycle(v: Values) -> float:
     return float(v["dram.bandwidth_gbps"]) * 1000 / float(v["gpu.core_clock_mhz"])
 
 
-STC_K = (2, 4, 8)
-"""Non-zeros per 16-wide row of A that the SHMMA instructions take (.k2, .k4, .k8)."""
-
-
-def _stc_dense_pingpong(v: Values) -> int:
-    sets, compute, fetch = (_i(v, f"{_WMMA_F32}.{k}") for k in ("sets", "compute_cycles", "fetch_cycles"))
-    return fetch + compute + (sets - 1) * max(fetch, compute)
-
-
-def _stc_sparse(k: int) -> Callable[[Values], int]:
-    """Paper 001's set pipeline for K non-zeros per row (see the Derived doc below)."""
-    def fn(v: Values) -> int:
-        sets = _i(v, "stc.sets")
-        prep = _i(v, "stc.offset_fetch_cycles") + _i(v, "stc.offset_decode_cycles")
-        fetch = -(-k * 16 * 2 // _i(v, "stc.operand_bus_bytes_per_cycle"))
-        compute = -(-k // 4) * _i(v, "stc.dot_product_cycles")
-        if v["stc.pingpong"]:
-            return prep + fetch + compute + (sets - 1) * max(fetch, compute, prep)
-        return prep + fetch + compute + (sets - 1) * (max(prep, compute) + fetch)
-
-    return fn
-
-
-_STC_PIPELINE = (
-    "prep = offset_fetch + offset_decode; fetch = ceil(K x 16 x 2 B / operand_bus_bytes_per_cycle); "
-    "compute = ceil(K / 4) x dot_product_cycles; without ping-pong the next set's offsets are fetched during "
-    "compute but its B fetch waits for the single buffer: prep + fetch + compute + (sets - 1) x "
-    "(max(prep, compute) + fetch); with stc.pingpong all stages overlap: prep + fetch + compute + "
-    "(sets - 1) x max(fetch, compute, prep). Paper 001 Fig. 13 (K = 4): 26 and 20")
-
-
 DERIVED: dict[str, Derived] = {
     "gpu.num_sms": Derived("count", "gpu.n_clusters x gpu.n_cores_per_cluster",
                            _product("gpu.n_clusters", "gpu.n_cores_per_cluster")),
@@ -125,7 +84,7 @@ DERIVED: dict[str, Derived] = {
     "tensor.pipes_per_subcore": Derived(
         "count", "Warp-level MMA pipes per sub-core: tensor.cores_per_subcore / tensor.cores_per_warp_op",
         _quotient("tensor.cores_per_subcore", "tensor.cores_per_warp_op")),
-    f"{_WMMA_F32}.latency": _wmma_latency(_WMMA_F32),
+    f"{WMMA_F32}.latency": _wmma_latency(WMMA_F32),
     "tensor.wmma_m16n16k16_f16.latency": _wmma_latency("tensor.wmma_m16n16k16_f16"),
     **{f"smem.ldmatrix_x{n}.latency": _ldmatrix_latency(n) for n in (1, 2, 4)},
     **{f"smem.ldmatrix_x{n}.issue_interval": _ldmatrix_interval(n) for n in (1, 2, 4)},
@@ -146,21 +105,7 @@ DERIVED: dict[str, Derived] = {
     "dram.bytes_per_cycle_per_channel": Derived(
         "B/cycle", "dram.bytes_per_cycle / dram.channels",
         lambda v: float(v["dram.bytes_per_cycle"]) / _i(v, "dram.channels")),
-    "stc.dense_cycles": Derived("cycles", "Dense 16x16x16 op on the sparse Tensor Core without ping-pong: "
-                                f"{_WMMA_F32}.latency (paper 001: 40)", lambda v: v[f"{_WMMA_F32}.latency"],
-                                "reports"),
-    "stc.dense_pingpong.latency": Derived(
-        "cycles", "Dense wmma.mma (f32) with the ping-pong B buffer (replaces the base timing where "
-        "stc.pingpong): a two-stage pipeline fetch + compute + (sets - 1) x max(fetch, compute) of "
-        f"{_WMMA_F32} (paper 001: 2 + 8 + 3 x 8 = 34)", _stc_dense_pingpong),
-    "stc.dense_pingpong.issue_interval": Derived(
-        "cycles", "The Tensor Cores are busy for the whole dense op: stc.dense_pingpong.latency",
-        lambda v: v["stc.dense_pingpong.latency"]),
-    **{f"stc.smma_k{k}.latency": Derived("cycles", f"wmma.mma ... .smma.k{k} latency: {_STC_PIPELINE}",
-                                         _stc_sparse(k)) for k in STC_K},
-    **{f"stc.smma_k{k}.issue_interval": Derived(
-        "cycles", f"The Tensor Cores are busy for the whole sparse op: stc.smma_k{k}.latency (as the dense "
-        "wmma's issue_interval)", lambda v, k=k: v[f"stc.smma_k{k}.latency"]) for k in STC_K},
+    **extension_derived(),
 }
 """Every derived value, in evaluation order."""
 

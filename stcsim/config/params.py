@@ -7,7 +7,7 @@ the way the YAML files nest them. Nothing here knows about particular keys; thos
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 Value = int | float | str | bool
@@ -120,6 +120,17 @@ class Group:
 
     doc: str
     members: Mapping[str, Param | Group]
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A value computed from other keys (``derived.py``, or an extension's config module); ``doc`` states the
+    formula and ``used_by`` who reads it."""
+
+    unit: str
+    doc: str
+    fn: Callable[[Mapping[str, Value]], Value | None]
+    used_by: str = "engine"
 
 
 def Int(doc: str, unit: str, source: str, default: Value | _Required = REQUIRED, *, lo: float | None = 1,

@@ -8,7 +8,8 @@ The conventions every declaration follows are in :data:`CONVENTIONS` (also rende
 
 from __future__ import annotations
 
-from stcsim.config.params import Bool, Enum, Float, Group, Int, Param, Str, flatten_schema, group_docs
+from stcsim.config.extensions import extension_groups
+from stcsim.config.params import Enum, Float, Group, Int, Param, Str, flatten_schema, group_docs
 
 CONVENTIONS: tuple[str, ...] = (
     "All latencies and intervals are in core cycles at `gpu.core_clock_mhz`.",
@@ -191,48 +192,7 @@ TREE: dict[str, Param | Group] = {
                      "sync: modelled as a blocking load followed by a store", ("async", "sync"),
                      "PTX ISA (cp.async)", "async", min_sm=80),
     }),
-    "stc": Group("Sparse Tensor Core SHMMA extension (paper 001): 16x16x16 warp ops with compressed A "
-                 "(L = 16, K = 2, 4 or 8 non-zeros per row, spelled .kK in the instruction); the per-K "
-                 "timings are derived from this set pipeline (see derived values stc.smma_k*)", {
-        "enabled": Bool("Accept the wmma.*.smma instructions (their timing; functional runs need no config)",
-                        f"{_P001} Sec. 4.2", False),
-        "pingpong": Bool("Ping-pong operand buffer B: a set's B fetch overlaps the previous set's compute",
-                         f"{_P001} Sec. 4.3, Fig. 13(c)", False),
-        "sets": Int("Sets per sparse warp op (one row of A per worktuple and set)", "count",
-                    f"{_P001} Sec. 4.2 (four sets complete one sparse WMMA)", 4, hi=64, used_by="derived"),
-        "offset_fetch_cycles": Int("SHMMA.FETCHIDX: load a row's offsets into the offset register", "cycles",
-                                   f"{_P001} Sec. 4.3 (1 cycle)", 1, lo=0, hi=1024, used_by="derived"),
-        "offset_decode_cycles": Int("Decode the offset register, set up operand buffer B's datapath",
-                                    "cycles",
-                                    f"{_P001} Sec. 4.3 (1 cycle)", 1, lo=0, hi=1024, used_by="derived"),
-        "operand_bus_bytes_per_cycle": Int("Register-file to operand-buffer bandwidth: a set fetches K rows "
-                                           "x 16 FP16 columns of B", "B/cycle",
-                                           f"{_P001} footnote 3 (2 cycles per 4x8 FP16 = 32 B/cycle)", 32,
-                                           hi=4096, used_by="derived"),
-        "dot_product_cycles": Int("Compute cycles of a set per 4 non-zeros of the row (16 4-dim dot "
-                                  "products on the octet's DP units)", "cycles",
-                                  f"{_P001} Sec. 4.3 (computation reduced to 2 cycles for K = 4)", 2,
-                                  hi=1024, used_by="derived"),
-    }),
-    "extensor": Group("ExTensor wmma.smma.L extension (paper 004): latency = sum of PhaseLat over phases", {
-        "enabled": Bool("Accept the wmma.smma.L instructions", _P004, False),
-        "max_l": Int("Largest chunk width L; allowed L = 16, 32, ..., max_l (paper evaluates 16..64)",
-                     "count", _P004, 64, lo=16, hi=1024, multiple_of=16),
-        "block_skip": Enum("Reading of the block-skip rule: literal (charge >= min_block_cycles for every "
-                           "row and block), row_skip (skip blocks a row does not use), phase_skip (skip "
-                           "blocks no row of the phase uses)", ("literal", "row_skip", "phase_skip"),
-                           "paper 004 text: a block is not fetched if no coordinate of the phase falls in it",
-                           "phase_skip"),
-        "nnz_per_phase": Int("Non-zeros per row consumed in one phase (4-dim dot-product units)", "count",
-                             _P004, 4, hi=64),
-        "min_block_cycles": Int("Minimum cycles to fetch one operand block for a row (register access)",
-                                "cycles", _P004, 2, lo=0, hi=1024),
-        "phase_overhead_cycles": Int("Cycles added per phase (latency of the last dot product)", "cycles",
-                                     _P004, 2, lo=0, hi=1024),
-        "initiation_interval": Int("Cycles before the Tensor Cores accept the next instruction; 0 = the "
-                                   "instruction's own latency (not given by the paper)", "cycles",
-                                   "assumption (paper 004 does not specify)", 0, lo=0, hi=100_000),
-    }),
+    **extension_groups(),
 }
 """The config tree, nested as in the YAML files."""
 
