@@ -9,6 +9,7 @@ import pytest
 from stcsim import _engine
 from stcsim.config import ConfigError, available, load_config
 from stcsim.config.derived import DERIVED
+from stcsim.config.extensions import extension_groups
 from stcsim.config.schema import PARAMS
 from stcsim.sim import Engine
 from stcsim.sim.config_check import consumer_of, unread_engine_keys
@@ -17,8 +18,12 @@ BASES, OVERLAYS = available()
 SPECS = [*BASES, *(f"{b}+{o}" for b, o in itertools.product(BASES, OVERLAYS))]
 
 
-def _record(spec: str) -> tuple[dict, dict]:
-    flat = load_config(spec).flat()
+ALL_ON = {f"{name}.enabled": True for name in extension_groups()}
+"""Overrides that switch every ISA extension on."""
+
+
+def _record(spec: str, overrides: dict | None = None) -> tuple[dict, dict]:
+    flat = load_config(spec, overrides).flat()
     eng = _engine.Engine(True)
     eng.set_config(flat)
     return flat, dict(eng.config_record())
@@ -44,14 +49,13 @@ def test_declared_consumers_are_true_across_the_shipped_configs() -> None:
     """`used_by="engine"` keys are read somewhere; every other key is never read by the engine."""
     read: set[str] = set()
     present: set[str] = set()
-    for spec in SPECS:
-        flat, record = _record(spec)
+    for spec, overrides in [*((s, None) for s in SPECS), *((b, ALL_ON) for b in BASES)]:
+        flat, record = _record(spec, overrides)
         read |= set(record)
         present |= set(flat)
     for key in present:
         if consumer_of(key) == "engine":
-            feature_off = key.split(".")[0] in ("stc", "extensor")
-            assert key in read or feature_off, f"{key}: declared engine, never read"
+            assert key in read, f"{key}: declared engine, never read"
         else:
             assert key not in read, f"{key}: declared {consumer_of(key)!r} but the engine reads it"
     assert present <= set(PARAMS) | set(DERIVED)
