@@ -57,6 +57,6 @@ def run_gemm(
     sparsity: float = 0.0,
 ) -> tuple[np.ndarray, Any]:
     """D = prune(A) @ B with `kernel` on `engine`: prepare the operands (A pruned to `sparsity` and encoded
-    through `pattern`), then `launch` them. The output is poisoned with NaN before the launch, so elements the
-    kernel fails to write show up. Returns the m x n result and the engine's stats."""
+    through `pattern`; the kernel set poisons outputs with NaN, so elements a kernel fails to write show up),
+    then `launch` them. Returns the m x n result and the engine's stats."""
     return launch(kernel, engine, kernel.prepare(a, b, as_pattern(pattern), sparsity))
