@@ -22,14 +22,18 @@ def build_sim(c):
         "kernel": "kernel name (see stcsim.kernels.KERNELS)",
         "shape": "MxNxK",
         "config": "GPU config spec (v100, h100, v100+stc, a YAML path) or 'none'",
+        "pattern": "sparsity pattern spec of the weights (default: dense)",
+        "sparsity": "fraction of the weights pruned (default: 0)",
         "seed": "operand seed (default: fresh)",
         "all": "print every statistic",
     }
 )
-def run(c, kernel="", shape="", config="", seed=None, all=False):
+def run(c, kernel="", shape="", config="", pattern="", sparsity="", seed=None, all=False):
     """Run one kernel on the simulator, check it against numpy and print its stats."""
     args = []
-    for flag, val in (("--kernel", kernel), ("--shape", shape), ("--config", config), ("--seed", seed)):
+    options = (("--kernel", kernel), ("--shape", shape), ("--config", config), ("--pattern", pattern),
+               ("--sparsity", sparsity), ("--seed", seed))
+    for flag, val in options:
         if val not in ("", None):
             args += [flag, str(val)]
     if all:

@@ -22,8 +22,9 @@ from stcsim.config.params import Value
 from stcsim.config.rules import RULES
 from stcsim.config.schema import PARAMS
 from stcsim.config.yaml_comments import leaf_comments, split_source
+from stcsim.resources import data_dir
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
+CONFIG_DIR = data_dir("configs")
 """Where named base configs live; overlays are in its ``overlays/`` subfolder."""
 
 OVERRIDES = "<overrides>"
