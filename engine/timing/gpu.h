@@ -17,8 +17,9 @@ namespace stc {
 
 class TimingModel {
  public:
-  // `regs_per_thread`: registers per thread for occupancy (0: estimate from the PTX).
-  TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread);
+  // `regs_per_thread`: registers per thread for occupancy (0: estimate from the PTX). `watchdog` bounds the
+  // simulated cycles and warp instructions of the run.
+  TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, Watchdog& watchdog);
   ~TimingModel();
   TimingModel(const TimingModel&) = delete;
   TimingModel& operator=(const TimingModel&) = delete;
@@ -51,9 +52,11 @@ class TimingModel {
   void account(SubCore& sub, uint64_t t);
   void retire_cta(SmT& sm, CtaSlot& cta, uint64_t t);
   void occupancy_tick(SmT& sm, uint64_t t);
+  std::vector<LiveWarp> live_warps() const;
 
   const TimingConfig& cfg_;
   LaunchState& L_;
+  Watchdog& watchdog_;
   Executor exec_;
   TimingStats stats_;
   MemorySystem mem_;
