@@ -63,7 +63,8 @@ void Watchdog::trip(const LaunchState& L, uint64_t warp_insts, uint64_t cycles, 
     << (by_cycles ? given_.max_cycles : given_.max_warp_insts) << " after ";
   if (by_cycles) s << cycles << " simulated cycles and ";
   s << warp_insts << " warp instructions (" << blocks_done << " of " << blocks << " blocks completed); "
-    << live.size() << " unfinished warps are at:" << where_warps_are(*L.kernel, live)
+    << live.size() << (live.size() == 1 ? " unfinished warp is at:" : " unfinished warps are at:")
+    << where_warps_are(*L.kernel, live)
     << "\nRaise the limit with Engine(" << limit << "=...) or launch(..., " << limit << "=...); 0 means no limit.";
   throw WatchdogError(s.str());
 }

@@ -23,7 +23,8 @@ pytestmark = pytest.mark.sim_only
 ROOT = Path(__file__).resolve().parents[2]
 CHILD_TIMEOUT_S = 120
 
-# `spin`: warp 0 of each block waits at a barrier the other warps never reach, they spin on `bra.uni`.
+# `spin`: warp 0 of each block waits at a barrier the other warps never reach; they spin on
+# `$L: bra.uni $L;` (the form of issue 18).
 # `axpy`: y = a * x + y, to check that the engine still works after a launch was stopped.
 PTX = """.version 8.0
 .target sm_80
@@ -38,8 +39,7 @@ PTX = """.version 8.0
 \t@%p1 bra $L_spin;
 \tbar.sync 0;
 \tret;
-$L_spin:
-\tbra.uni $L_spin;
+$L_spin: bra.uni $L_spin;
 }
 
 .visible .entry axpy(.param .u64 x, .param .u64 y, .param .f32 a, .param .u32 n)
