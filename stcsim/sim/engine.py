@@ -142,6 +142,8 @@ class Engine:
         """
         cycles = self.max_cycles if max_cycles is None else max_cycles
         insts = self.max_warp_insts if max_warp_insts is None else max_warp_insts
+        if not isinstance(kernel, str):
+            raise LaunchError(f"kernel must be a kernel name (str), got {kernel!r}")
         if not isinstance(timing, bool | np.bool_):
             raise LaunchError(f"timing must be True or False, got {timing!r}")
         stats: dict[str, float | str] = dict(

@@ -161,6 +161,7 @@ def test_values_that_do_not_fit_name_the_argument(eng, index, value, message):
         ({"regs_per_thread": 32.0}, "regs_per_thread must be an integer, got 32.0 (float)"),
         ({"regs_per_thread": 300}, "regs_per_thread must be in [0, 255], got 300"),
         ({"timing": "yes"}, "timing must be True or False, got 'yes'"),
+        ({"kernel": b"params"}, "kernel must be a kernel name (str), got b'params'"),
         ({"max_cycles": -1}, "max_cycles must be in [0, 18446744073709551615], got -1"),
         ({"max_warp_insts": 1e6}, "max_warp_insts must be an integer, got 1000000.0 (float)"),
     ],

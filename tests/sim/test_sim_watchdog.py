@@ -176,7 +176,7 @@ def test_ctrl_c_interrupts_a_launch_and_the_engine_stays_usable(tmp_path):
         line = child.stdout.readline().strip()
         latencies.append(time.perf_counter() - sent)
         assert line.startswith("interrupted"), (mode, line)
-        assert float(line.split()[1]) >= 0.5, "the interrupt must come from inside the launch"
+        assert float(line.split()[1]) >= 0.4, "the interrupt must come from inside the launch"
         assert child.stdout.readline().strip() == "axpy True", mode
     finish(child)
     assert max(latencies) < 2.0, latencies  # the launch polls for signals every ~10 ms of host time
