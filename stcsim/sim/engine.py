@@ -109,7 +109,7 @@ class Engine:
             isinstance(ptx, str) and "\n" not in ptx and ptx.endswith(".ptx")
         ):
             path = Path(ptx)
-            return list(self._eng.load_ptx(path.read_text(), str(path)))
+            return list(self._eng.load_ptx(_utf8_text(path.read_bytes(), str(path)), str(path)))
         return list(self._eng.load_ptx(str(ptx), "<ptx text>"))
 
     def kernel_names(self) -> list[str]:
@@ -162,6 +162,17 @@ class Engine:
         if self.config is not None:
             stats["config"] = self.config
         return stats
+
+
+def _utf8_text(data: bytes, file: str) -> str:
+    """The text of a PTX file; bytes that are not UTF-8 are a PtxError naming file, line and the bytes."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        bad = data[exc.start:exc.end].hex(" ")
+        text = data.split(b"\n")[line - 1].decode("utf-8", "backslashreplace").strip()
+        raise PtxError(f"{file}:{line}: not UTF-8 text (bytes {bad}): `{text}`") from None
 
 
 def timing_stat_info() -> list[tuple[str, str, str]]:

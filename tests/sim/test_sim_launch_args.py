@@ -211,3 +211,4 @@ def test_huge_copies_are_launch_errors(eng):
     with pytest.raises(LaunchError, match=r"outside every allocation \(nearest allocation .* runs 64 bytes"):
         eng.copy_from(addr, 32, np.float32)
     eng.free(addr)
+
