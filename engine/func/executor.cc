@@ -97,10 +97,16 @@ bool Executor::release_barriers(CtaState& cta) const {
   return released;
 }
 
-void Executor::run_functional() {
+void Executor::run_functional(Watchdog& watchdog) {
   const uint64_t nctas = static_cast<uint64_t>(L_.grid[0]) * L_.grid[1] * L_.grid[2];
   CtaState cta;
   WarpRecord rec;
+  const auto live_warps = [&cta] {
+    std::vector<LiveWarp> live;
+    for (const auto& w : cta.warps)
+      if (!w.done()) live.push_back({&cta, &w});
+    return live;
+  };
   for (uint64_t c = 0; c < nctas; ++c) {
     init_cta(cta, static_cast<uint32_t>(c));
     while (true) {
@@ -109,6 +115,7 @@ void Executor::run_functional() {
         while (!w.done() && !w.at_barrier) {
           L_.clock = stats_.warp_insts;
           step(cta, w, rec, 0);
+          watchdog.check(L_, stats_.warp_insts, 0, live_warps, c);
         }
         any_live |= !w.done();
       }

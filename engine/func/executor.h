@@ -9,6 +9,7 @@
 
 #include "../stats.h"
 #include "state.h"
+#include "watchdog.h"
 
 namespace stc {
 
@@ -37,8 +38,8 @@ class Executor {
   // Returns true when warps were released.
   bool release_barriers(CtaState& cta) const;
 
-  // Runs the whole grid functionally (no timing), CTA after CTA.
-  void run_functional();
+  // Runs the whole grid functionally (no timing), CTA after CTA, under the watchdog's instruction limit.
+  void run_functional(Watchdog& watchdog);
 
   const FuncStats& stats() const { return stats_; }
 

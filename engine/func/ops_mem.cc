@@ -53,7 +53,7 @@ uint8_t* mem_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int l
   }
   if (!p) {
     std::string what = std::string("out-of-bounds ") + space_name(space) + " " + rw;
-    if (space == Space::Global) what += " (" + c.L.mem->describe(addr) + ")";
+    if (space == Space::Global) what += " (" + c.L.mem->describe(addr, size) + ")";
     raise_fault(c, lane, what, addr, size);
   }
   if (c.L.record_accesses) c.rec.acc.push_back({addr, size, static_cast<uint8_t>(lane), write, space});

@@ -56,8 +56,10 @@ struct TimingModel::SmT {
   uint64_t occ_t = 0;
 };
 
-TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, Stats& stats)
-    : cfg_(cfg), L_(launch), exec_(launch), stats_(stats), mem_(cfg, stats_), regs_per_thread_(regs_per_thread) {
+TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, Stats& stats,
+                         Watchdog& watchdog)
+    : cfg_(cfg), L_(launch), watchdog_(watchdog), exec_(launch), stats_(stats), mem_(cfg, stats_),
+      regs_per_thread_(regs_per_thread) {
   warps_per_cta_ = warps_per_cta(L_);
   total_ctas_ = static_cast<uint64_t>(L_.grid[0]) * L_.grid[1] * L_.grid[2];
   L_.num_sms = cfg.num_sms;
@@ -312,6 +314,15 @@ void TimingModel::account(SubCore& sub, uint64_t t) {
   sub.acct_t = std::max(sub.acct_t, t);
 }
 
+std::vector<LiveWarp> TimingModel::live_warps() const {
+  std::vector<LiveWarp> live;
+  for (const auto& sm : sms_)
+    for (const auto& slot : sm->ctas)
+      for (const auto& w : slot->cta.warps)
+        if (!w.done()) live.push_back({&slot->cta, &w});
+  return live;
+}
+
 void TimingModel::run() {
   uint64_t t = 0;
   for (bool more = true; more;) {  // initial fill, round-robin over SMs
@@ -320,6 +331,7 @@ void TimingModel::run() {
   }
   std::vector<WarpT*> order;
   while (resident_ctas_ > 0) {
+    watchdog_.check(L_, exec_.stats().warp_insts, t, [this] { return live_warps(); }, next_cta_ - resident_ctas_);
     uint64_t next = kNever;
     for (auto& smp : sms_) {
       SmT& sm = *smp;

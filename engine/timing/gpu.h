@@ -17,8 +17,10 @@ namespace stc {
 
 class TimingModel {
  public:
-  // `regs_per_thread`: registers per thread for occupancy (0: estimate from the PTX). Stats go to `stats`.
-  TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, Stats& stats);
+  // `regs_per_thread`: registers per thread for occupancy (0: estimate from the PTX). Stats go to `stats`;
+  // `watchdog` bounds the simulated cycles and warp instructions of the run.
+  TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, Stats& stats,
+              Watchdog& watchdog);
   ~TimingModel();
   TimingModel(const TimingModel&) = delete;
   TimingModel& operator=(const TimingModel&) = delete;
@@ -49,9 +51,11 @@ class TimingModel {
   void account(SubCore& sub, uint64_t t);
   void retire_cta(SmT& sm, CtaSlot& cta, uint64_t t);
   void occupancy_tick(SmT& sm, uint64_t t);
+  std::vector<LiveWarp> live_warps() const;
 
   const TimingConfig& cfg_;
   LaunchState& L_;
+  Watchdog& watchdog_;
   Executor exec_;
   Stats& stats_;
   MemorySystem mem_;

@@ -7,6 +7,7 @@ the way the YAML files nest them. Nothing here knows about particular keys; thos
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -24,6 +25,9 @@ CONSUMERS = {
     "reports": "shown in reports and docs, not simulated",
 }
 """Who reads a config value (`Param.used_by`, `Derived.used_by`) and what that means."""
+
+EXACT_INT_MAX = 2**53
+"""The largest integer a config may hold: the engine reads every number as a double."""
 
 
 class _Required:
@@ -104,10 +108,15 @@ class Param:
         if self.kind == "int":
             if isinstance(value, bool) or not isinstance(value, int):
                 raise wrong
+            if abs(value) > EXACT_INT_MAX:
+                raise ValueError(f"{_show(value)} is too large: the engine reads config values as doubles, "
+                                 f"exact up to 2^53")
             return value
         if self.kind == "float":
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise wrong
+            if isinstance(value, int) and abs(value) > EXACT_INT_MAX or not math.isfinite(value):
+                raise ValueError(f"expected a finite number, got {_show(value)}")
             return float(value)
         if not isinstance(value, str) or not value:
             raise wrong

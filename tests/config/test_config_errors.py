@@ -99,3 +99,36 @@ def test_overrides_are_checked_like_a_file() -> None:
     assert cfg.get("l2.sets_per_slice") == 64 and cfg.source("l2.size_bytes") == "<overrides>: "
     with pytest.raises(ConfigError, match=r"<overrides>: dram\.latency: expected an integer"):
         load_config("v100", overrides={"dram.latency": "slow"})
+
+
+@pytest.mark.parametrize("value", [".nan", ".NaN", ".inf", "-.inf"])
+@pytest.mark.parametrize("key", ["dram.bandwidth_gbps", "gpu.core_clock_mhz"])
+def test_non_finite_numbers_are_rejected(tmp_path: Path, key: str, value: str) -> None:
+    group, leaf = key.split(".")
+    shown = {"n": "nan", "i": "inf", "-": "-inf"}[value.lower()[1] if value[0] == "." else "-"]
+    with pytest.raises(ConfigError, match=rf"over\.yaml: {key}: expected a finite number, got {shown}$"):
+        load_config(_overlay(tmp_path, f"{group}:\n  {leaf}: {value}\n"))
+
+
+def test_non_finite_numbers_name_the_base_file_and_overrides(tmp_path: Path) -> None:
+    spec = _v100_with(tmp_path, "  bandwidth_gbps: 900 ", "  bandwidth_gbps: .nan ")
+    with pytest.raises(ConfigError, match=r"broken\.yaml: dram\.bandwidth_gbps: expected a finite number"):
+        load_config(spec)
+    finite = r"<overrides>: gpu\.core_clock_mhz: expected a finite number, got nan$"
+    with pytest.raises(ConfigError, match=finite):
+        load_config("v100", overrides={"gpu.core_clock_mhz": float("nan")})
+    with pytest.raises(ConfigError, match=r"<overrides>: l2\.size_bytes: 1{40} is too large"):
+        load_config("v100", overrides={"l2.size_bytes": int("1" * 40)})
+
+
+def test_duplicate_keys_name_file_and_line(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"over\.yaml:4: l1d\.assoc: duplicate key \(first set at line 2\)"):
+        load_config(_overlay(tmp_path, "l1d:\n  assoc: 4\n  hit_latency: 30\n  assoc: 8\n"))
+    with pytest.raises(ConfigError, match=r"over\.yaml:3: l1d: duplicate key \(first set at line 1\)$"):
+        load_config(_overlay(tmp_path, "l1d:\n  assoc: 4\nl1d:\n  hit_latency: 30\n"))
+    text = (CONFIG_DIR / "v100.yaml").read_text()
+    line = next(i for i, s in enumerate(text.splitlines(), 1) if s.startswith("  bandwidth_gbps:"))
+    spec = _v100_with(tmp_path, "  bandwidth_gbps: 900 ", "  bandwidth_gbps: 900\n  bandwidth_gbps: 901 ")
+    with pytest.raises(ConfigError, match=rf"broken\.yaml:{line + 1}: dram\.bandwidth_gbps: duplicate key "
+                                          rf"\(first set at line {line}\)"):
+        load_config(spec)
