@@ -22,14 +22,18 @@ def build_sim(c):
         "kernel": "kernel name (see stcsim.kernels.KERNELS)",
         "shape": "MxNxK",
         "config": "GPU config spec (v100, h100, v100+stc, a YAML path) or 'none'",
+        "pattern": "sparsity pattern spec of the weights (default: dense)",
+        "sparsity": "fraction of the weights pruned (default: 0)",
         "seed": "operand seed (default: fresh)",
         "all": "print every statistic",
     }
 )
-def run(c, kernel="", shape="", config="", seed=None, all=False):
+def run(c, kernel="", shape="", config="", pattern="", sparsity="", seed=None, all=False):
     """Run one kernel on the simulator, check it against numpy and print its stats."""
     args = []
-    for flag, val in (("--kernel", kernel), ("--shape", shape), ("--config", config), ("--seed", seed)):
+    options = (("--kernel", kernel), ("--shape", shape), ("--config", config), ("--pattern", pattern),
+               ("--sparsity", sparsity), ("--seed", seed))
+    for flag, val in options:
         if val not in ("", None):
             args += [flag, str(val)]
     if all:
@@ -59,20 +63,23 @@ def test(c, k="", x=False):
 
 @task
 def workloads(c):
-    """List the networks."""
+    """List the networks with their source, options (variants) and the papers that ran them."""
     _py(c, "stcsim.workloads", "--list")
 
 
 @task(
-    help={"name": "network", "batch": "batch size", "image_size": "image size", "seq_len": "sequence length"}
+    help={"name": "network spec, e.g. alexnet:variant=tf-slim (see invoke workloads)", "batch": "batch",
+          "image_size": "image size", "seq_len": "sequence length", "hidden": "LSTM cells (LSTM models)"}
 )
-def workload(c, name, batch=1, image_size=None, seq_len=None):
+def workload(c, name, batch=1, image_size=None, seq_len=None, hidden=None):
     """Print a network's GEMM layer table and totals."""
     args = [name, "--batch", str(batch)]
     if image_size:
         args += ["--image-size", str(image_size)]
     if seq_len:
         args += ["--seq-len", str(seq_len)]
+    if hidden:
+        args += ["--hidden", str(hidden)]
     _py(c, "stcsim.workloads", *args)
 
 

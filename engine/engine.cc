@@ -1,8 +1,11 @@
 #include "engine.h"
 
+#include <charconv>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <sstream>
+#include <type_traits>
 
 #include "func/executor.h"
 #include "func/numeric.h"
@@ -96,6 +99,74 @@ std::vector<std::string> Engine::kernel_names() const {
   return out;
 }
 
+namespace {
+
+// "argument 1 ('n', .u32) of kernel 'k'", for messages.
+std::string argument_name(const Kernel& k, size_t i) {
+  const Param& p = k.params[i];
+  return "argument " + std::to_string(i) + " ('" + p.name + "', ." + dtype_name(p.type) + ") of kernel '" + k.name + "'";
+}
+
+// The argument as the user wrote it: integers in full, floats in their shortest round-trip form.
+std::string decimal(const KernelArg& a) {
+  return std::visit([](const auto& v) -> std::string {
+    using V = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<V, OutOfRangeInt>) {
+      return v.text;
+    } else if constexpr (std::is_same_v<V, double>) {
+      char buf[32];
+      const auto r = std::to_chars(buf, buf + sizeof buf, v);
+      return std::string(buf, r.ptr);
+    } else {
+      return std::to_string(v);
+    }
+  }, a);
+}
+
+bool is_float_scalar(DType t) { return t == DType::F64 || t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+
+// The bits of a floating-point parameter holding `a`; throws when a finite value overflows the type.
+uint64_t float_param_bits(const Kernel& k, size_t i, const KernelArg& a) {
+  const DType t = k.params[i].type;
+  if (std::holds_alternative<OutOfRangeInt>(a))
+    throw LaunchError(argument_name(k, i) + ": the integer " + decimal(a) + " is outside [-2^63, 2^64); pass a float");
+  const double v = std::holds_alternative<double>(a) ? std::get<double>(a)
+                 : std::holds_alternative<int64_t>(a) ? static_cast<double>(std::get<int64_t>(a))
+                                                      : static_cast<double>(std::get<uint64_t>(a));
+  uint64_t bits = 0;
+  double stored = v;
+  switch (t) {
+    case DType::F64: bits = bits_from_f64(v); break;
+    case DType::F32: bits = bits_from_f32(static_cast<float>(v)); stored = f32_from_bits(bits); break;
+    case DType::F16: bits = double_to_half(v); stored = half_to_double(static_cast<uint16_t>(bits)); break;
+    case DType::BF16: bits = double_to_bf16(v); stored = bf16_to_double(static_cast<uint16_t>(bits)); break;
+    default: return 0;  // not a scalar float type (is_float_scalar)
+  }
+  if (std::isfinite(v) && !std::isfinite(stored))
+    throw LaunchError(argument_name(k, i) + ": " + decimal(a) + " overflows ." + dtype_name(t));
+  return bits;
+}
+
+// The bits of an integer (or packed, e.g. .f16x2) parameter holding `a`: any value that fits the parameter's width as a signed or
+// an unsigned integer (so -1 is accepted for .u32 as 0xffffffff, and 2^32 - 1 for .s32).
+uint64_t int_param_bits(const Kernel& k, size_t i, const KernelArg& a) {
+  const Param& p = k.params[i];
+  if (std::holds_alternative<double>(a))
+    throw LaunchError(argument_name(k, i) + " must be an integer, got a float (" + decimal(a) + ")");
+  const bool fits = std::visit([&](const auto& v) {
+    using V = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<V, OutOfRangeInt> || std::is_same_v<V, double>) return false;
+    else if constexpr (std::is_same_v<V, int64_t>) return p.size >= 8 || (v >= -(int64_t{1} << (8 * p.size - 1)) && v < (int64_t{1} << (8 * p.size)));
+    else return p.size >= 8 || v < (uint64_t{1} << (8 * p.size));
+  }, a);
+  if (!fits)
+    throw LaunchError(argument_name(k, i) + ": " + decimal(a) + " does not fit ." + dtype_name(p.type) + " (" +
+                      std::to_string(8 * p.size) + " bits, signed or unsigned)");
+  return std::holds_alternative<int64_t>(a) ? static_cast<uint64_t>(std::get<int64_t>(a)) : std::get<uint64_t>(a);
+}
+
+}  // namespace
+
 std::vector<uint8_t> Engine::pack_params(const Kernel& k, const std::vector<KernelArg>& args) const {
   if (args.size() != k.params.size()) {
     std::ostringstream s;
@@ -107,36 +178,14 @@ std::vector<uint8_t> Engine::pack_params(const Kernel& k, const std::vector<Kern
   std::vector<uint8_t> buf(k.param_bytes, 0);
   for (size_t i = 0; i < args.size(); ++i) {
     const Param& p = k.params[i];
-    const KernelArg& a = args[i];
-    uint64_t bits = 0;
-    const bool is_float_param = p.type == DType::F32 || p.type == DType::F64;
-    if (is_float_param) {
-      const double v = std::holds_alternative<double>(a) ? std::get<double>(a)
-                     : std::holds_alternative<int64_t>(a) ? static_cast<double>(std::get<int64_t>(a))
-                                                          : static_cast<double>(std::get<uint64_t>(a));
-      bits = p.type == DType::F64 ? bits_from_f64(v) : bits_from_f32(static_cast<float>(v));
-    } else {
-      if (std::holds_alternative<double>(a))
-        throw LaunchError("argument " + std::to_string(i) + " ('" + p.name + "', ." + dtype_name(p.type) +
-                          ") of kernel '" + k.name + "' must be an integer, got a float");
-      bits = std::holds_alternative<int64_t>(a) ? static_cast<uint64_t>(std::get<int64_t>(a)) : std::get<uint64_t>(a);
-      if (p.size < 8) {
-        const int64_t sv = static_cast<int64_t>(bits);
-        const bool fits = std::holds_alternative<int64_t>(a)
-                              ? (sv >= -(int64_t{1} << (8 * p.size - 1)) && sv < (int64_t{1} << (8 * p.size)))
-                              : bits < (uint64_t{1} << (8 * p.size));
-        if (!fits)
-          throw LaunchError("argument " + std::to_string(i) + " ('" + p.name + "') of kernel '" + k.name +
-                            "' does not fit ." + dtype_name(p.type));
-      }
-    }
     if (p.size > 8) throw LaunchError("by-value struct parameters are not supported ('" + p.name + "')");
+    const uint64_t bits = is_float_scalar(p.type) ? float_param_bits(k, i, args[i]) : int_param_bits(k, i, args[i]);
     std::memcpy(buf.data() + p.offset, &bits, p.size);
   }
   return buf;
 }
 
-Stats Engine::launch(const LaunchRequest& req) {
+StatMap Engine::launch(const LaunchRequest& req) {
   const Kernel& k = kernel(req.kernel);
   for (int i = 0; i < 3; ++i) {
     if (req.grid[i] == 0 || req.block[i] == 0)
@@ -163,25 +212,28 @@ Stats Engine::launch(const LaunchRequest& req) {
   if (has_config_ && req.timing && L.shared_bytes > cfg_.max_shared_per_cta)
     throw LaunchError("kernel '" + k.name + "' needs " + std::to_string(L.shared_bytes) +
                       " bytes of shared memory per block; " + cfg_.name + " allows " + std::to_string(cfg_.max_shared_per_cta));
-  if (L.shared_bytes > 228 * 1024)
-    throw LaunchError("kernel '" + k.name + "' needs " + std::to_string(L.shared_bytes) + " bytes of shared memory per block (limit 233472)");
-  Stats s;
-  if (req.timing && has_config_) {
-    TimingModel tm(cfg_, L, req.regs_per_thread);
+  if (L.shared_bytes >= (uint64_t{1} << 32))  // .shared addresses are 32-bit (PTX ISA)
+    throw LaunchError("kernel '" + k.name + "' needs " + std::to_string(L.shared_bytes) +
+                      " bytes of shared memory per block: more than the 32-bit shared window holds");
+  stc::Stats st;
+  st[TStat::GridCtas] = static_cast<double>(static_cast<uint64_t>(L.grid[0]) * L.grid[1] * L.grid[2]);
+  st[TStat::BlockThreads] = static_cast<double>(threads);
+  st[TStat::SharedBytesPerCta] = static_cast<double>(L.shared_bytes);
+  st[TStat::RegsPerThread] = static_cast<double>(req.regs_per_thread ? req.regs_per_thread : k.regs_per_thread);
+  const bool timing = req.timing && has_config_;
+  Watchdog watchdog(req.limits, req.interrupt);
+  if (timing) {
+    TimingModel tm(cfg_, L, req.regs_per_thread, st, watchdog);  // sets regs_per_thread to the value occupancy uses
     tm.run();
-    tm.func_stats().export_to(s);
-    tm.stats().export_to(s);
   } else {
     L.record_accesses = false;
     Executor ex(L);
-    ex.run_functional();
-    ex.stats().export_to(s);
+    ex.run_functional(watchdog);
+    ex.stats().export_to(st);
   }
-  s["grid_ctas"] = static_cast<double>(static_cast<uint64_t>(L.grid[0]) * L.grid[1] * L.grid[2]);
-  s["block_threads"] = static_cast<double>(threads);
-  s["shared_bytes_per_cta"] = static_cast<double>(L.shared_bytes);
-  s["regs_per_thread"] = static_cast<double>(req.regs_per_thread ? req.regs_per_thread : k.regs_per_thread);
-  return s;
+  StatMap out;
+  st.finish(timing, out);
+  return out;
 }
 
 void Engine::set_config(const FlatConfig& flat) {
@@ -194,7 +246,7 @@ void Engine::copy_to(uint64_t addr, const uint8_t* src, uint64_t n) {
   uint8_t* p = mem_.find(addr, n);
   if (!p) {
     std::ostringstream s;
-    s << "copy_to of " << n << " bytes at 0x" << std::hex << addr << " is outside every allocation (" << mem_.describe(addr) << ")";
+    s << "copy_to of " << n << " bytes at 0x" << std::hex << addr << " is outside every allocation (" << mem_.describe(addr, n) << ")";
     throw LaunchError(s.str());
   }
   std::memcpy(p, src, n);
@@ -205,7 +257,7 @@ void Engine::copy_from(uint64_t addr, uint8_t* dst, uint64_t n) {
   const uint8_t* p = mem_.find(addr, n);
   if (!p) {
     std::ostringstream s;
-    s << "copy_from of " << n << " bytes at 0x" << std::hex << addr << " is outside every allocation (" << mem_.describe(addr) << ")";
+    s << "copy_from of " << n << " bytes at 0x" << std::hex << addr << " is outside every allocation (" << mem_.describe(addr, n) << ")";
     throw LaunchError(s.str());
   }
   std::memcpy(dst, p, n);

@@ -10,13 +10,18 @@
 #include <vector>
 
 #include "func/memory.h"
+#include "func/watchdog.h"
 #include "ptx/ir.h"
 #include "timing/config.h"
 
 namespace stc {
 
-using KernelArg = std::variant<int64_t, uint64_t, double>;
-using Stats = std::map<std::string, double>;
+// An integer argument outside [-2^63, 2^64): it fits no parameter type; `text` is its decimal value.
+struct OutOfRangeInt {
+  std::string text;
+};
+using KernelArg = std::variant<int64_t, uint64_t, double, OutOfRangeInt>;
+using StatMap = std::map<std::string, double>;
 
 struct LaunchRequest {
   std::string kernel;
@@ -26,12 +31,17 @@ struct LaunchRequest {
   uint64_t dynamic_shared = 0;
   bool timing = true;            // run the cycle-level model (needs a config); false: functional only
   uint32_t regs_per_thread = 0;  // for occupancy; 0: estimate from the PTX
+  LaunchLimits limits;           // the watchdog's bounds (func/watchdog.h)
+  InterruptPoll interrupt;       // polled every few ms of host time; true stops the launch (Interrupted)
 };
 
 class Engine {
  public:
   // `schedule_loads`: reorder each basic block so loads issue early, as ptxas does (see func/schedule.h).
-  explicit Engine(bool schedule_loads = true) : schedule_loads_(schedule_loads) {}
+  // `memcheck`: surround every allocation with red zones so that an access overrunning one allocation
+  // faults instead of landing in a neighbouring one (see func/memory.h).
+  explicit Engine(bool schedule_loads = true, bool memcheck = false)
+      : mem_(memcheck), schedule_loads_(schedule_loads) {}
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
@@ -40,13 +50,16 @@ class Engine {
   // Sets the GPU config the timing model uses (the flat dict of stcsim.config). Throws std::invalid_argument.
   void set_config(const FlatConfig& flat);
   bool has_config() const { return has_config_; }
+  // Every config key the engine read, with the value its typed record holds (empty without a config).
+  const FlatConfig& config_record() const { return cfg_.record; }
 
   // Parses, schedules and links a PTX module; its .entry kernels become launchable by name (replacing kernels of the
   // same name loaded before). Loading the same text again is a no-op. Returns the kernel names.
   std::vector<std::string> load_ptx(const std::string& text, const std::string& file);
 
-  // Launches a kernel functionally and returns its stats. Throws LaunchError / SimFault.
-  Stats launch(const LaunchRequest& req);
+  // Launches a kernel (on the timing model when it has a config and req.timing) and returns its stats.
+  // Throws LaunchError, SimFault (WatchdogError past a limit) and Interrupted.
+  StatMap launch(const LaunchRequest& req);
 
   const Kernel& kernel(const std::string& name) const;
   std::vector<std::string> kernel_names() const;

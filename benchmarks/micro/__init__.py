@@ -6,6 +6,7 @@ Each ``*.ptx`` file in this directory is a Jinja2 template of one hand-written k
 docs/microbenchmarks.md; tests/timing asserts the same results.
 """
 
+from benchmarks.micro import sparse  # noqa: F401  (registers the sparse Tensor Core microbenchmarks)
 from benchmarks.micro.bench import BENCHES, CONFIGS, Bench, Check, Result, by_id, measure, render
 
 __all__ = ["BENCHES", "CONFIGS", "Bench", "Check", "Result", "by_id", "measure", "render"]

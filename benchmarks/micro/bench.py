@@ -223,6 +223,7 @@ class Bench:
     template: str
     runner: Callable[[str], Result]
     xfail: Callable[[str], str | None] = field(default=lambda config: None)
+    configs: tuple[str, ...] = CONFIGS  # the configs it runs on (the sparse extensions: their overlays)
 
 
 BENCHES: list[Bench] = []
@@ -250,10 +251,12 @@ def _add(
     template: str,
     runner: Callable[[str], Result],
     xfail: Callable[[str], str | None] | None = None,
+    configs: tuple[str, ...] = CONFIGS,
 ) -> None:
     if any(b.id == bench_id for b in BENCHES):
         raise ValueError(f"duplicate microbenchmark id {bench_id}")
-    BENCHES.append(Bench(bench_id, group, pins, keys, template, runner, xfail or (lambda config: None)))
+    no_xfail: Callable[[str], str | None] = lambda config: None  # noqa: E731
+    BENCHES.append(Bench(bench_id, group, pins, keys, template, runner, xfail or no_xfail, configs))
 
 
 def _na(bench_id: str, config: str, unit: str, note: str) -> Result:

@@ -25,6 +25,7 @@ GROUP_TITLES: dict[str, str] = {
     "bandwidth": "Bandwidth",
     "shared": "Shared memory: wavefronts and bank conflicts",
     "occupancy": "Occupancy",
+    "sparse": "Sparse Tensor Core extensions (SHMMA, wmma.smma.L) on their overlays",
 }
 
 INTRO = """# Timing-model microbenchmarks
@@ -160,14 +161,16 @@ def collect(
 
 
 def document(configs: Sequence[str] = CONFIGS, verbose: bool = False) -> str:
-    """The whole docs/microbenchmarks.md text."""
-    results = collect(BENCHES, configs, verbose)
-    return (
-        INTRO
-        + deviations(BENCHES, configs, results)
-        + table(BENCHES, configs, results)
-        + notes(BENCHES, configs, results)
-    )
+    """The whole docs/microbenchmarks.md text: the base configs' tables, then each benchmark family that
+    runs on configs of its own (the sparse Tensor Core overlays) with its own columns."""
+    base = [b for b in BENCHES if b.configs == CONFIGS]
+    results = collect(base, configs, verbose)
+    text = INTRO + deviations(base, configs, results) + table(base, configs, results)
+    for own in sorted({b.configs for b in BENCHES if b.configs != CONFIGS}):
+        family = [b for b in BENCHES if b.configs == own]
+        family_results = collect(family, own, verbose)
+        text += table(family, own, family_results)
+    return text + notes(base, configs, results)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

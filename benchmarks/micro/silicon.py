@@ -42,9 +42,9 @@ NOT_ON_SILICON = ("param.waw", "param.ii", "end.ret", "end.sqrt+ret", "warps.cta
 def _stats() -> dict[str, float]:
     """Launch statistics of a silicon run: the simulator's stat names, all NaN (the GPU measured only the
     kernel's own %clock64 values)."""
-    from stcsim.sim.engine import timing_stat_info
+    from stcsim.sim.engine import stat_info
 
-    names = [n for n, _, _ in timing_stat_info()] + ["warp_insts", "thread_insts"]
+    names = [s.name for s in stat_info()]
     return dict.fromkeys(names, math.nan)
 
 

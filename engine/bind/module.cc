@@ -11,7 +11,7 @@
 
 #include "../engine.h"
 #include "../ptx/errors.h"
-#include "../timing/stats.h"
+#include "../stats.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -24,15 +24,38 @@ std::array<uint32_t, 3> dims(const std::vector<int64_t>& v, const char* what) {
   if (v.empty() || v.size() > 3) throw stc::LaunchError(std::string(what) + " must have 1 to 3 dimensions");
   std::array<uint32_t, 3> d = {1, 1, 1};
   for (size_t i = 0; i < v.size(); ++i) {
-    if (v[i] <= 0 || v[i] > INT32_MAX) throw stc::LaunchError(std::string(what) + " dimensions must be positive, got " + std::to_string(v[i]));
+    if (v[i] <= 0 || v[i] > INT32_MAX) throw stc::LaunchError(std::string(what) + " dimensions must be positive and below 2^31, got " + std::to_string(v[i]));
     d[i] = static_cast<uint32_t>(v[i]);
   }
   return d;
 }
 
-stc::Stats launch(stc::Engine& e, const std::string& kernel, const std::vector<int64_t>& grid,
+// One kernel argument: a Python int (bool included) or float; the Python layer (stcsim.sim) has already
+// turned numpy scalars into these. Integers outside [-2^63, 2^64) are kept as text for the error message.
+stc::KernelArg kernel_arg(nb::handle a, size_t i) {
+  if (nb::isinstance<nb::bool_>(a)) return static_cast<int64_t>(nb::cast<bool>(a));
+  if (nb::isinstance<nb::int_>(a)) {
+    int64_t s = 0;
+    uint64_t u = 0;
+    if (nb::try_cast(a, s)) return s;
+    if (nb::try_cast(a, u)) return u;
+    return stc::OutOfRangeInt{nb::str(a).c_str()};
+  }
+  if (nb::isinstance<nb::float_>(a)) return nb::cast<double>(a);
+  throw stc::LaunchError("kernel argument " + std::to_string(i) + " must be an int or a float, got " +
+                         std::string(nb::type_name(a.type()).c_str()));
+}
+
+// Polled by the launch every few milliseconds: takes the GIL and runs the Python signal handlers; a
+// pending KeyboardInterrupt (or any exception a handler raised) stays set and stops the launch.
+bool signal_pending() {
+  nb::gil_scoped_acquire gil;
+  return PyErr_CheckSignals() != 0;
+}
+
+stc::StatMap launch(stc::Engine& e, const std::string& kernel, const std::vector<int64_t>& grid,
                   const std::vector<int64_t>& block, const nb::list& args, int64_t shared_bytes, bool timing,
-                  int64_t regs_per_thread) {
+                  int64_t regs_per_thread, uint64_t max_cycles, uint64_t max_warp_insts) {
   stc::LaunchRequest r;
   r.kernel = kernel;
   const auto g = dims(grid, "grid"), b = dims(block, "block");
@@ -42,17 +65,15 @@ stc::Stats launch(stc::Engine& e, const std::string& kernel, const std::vector<i
   r.timing = timing;
   if (regs_per_thread < 0 || regs_per_thread > 255) throw stc::LaunchError("regs_per_thread must be in [0, 255]");
   r.regs_per_thread = static_cast<uint32_t>(regs_per_thread);
-  for (size_t i = 0; i < args.size(); ++i) {
-    nb::handle a = args[i];
-    if (nb::isinstance<nb::bool_>(a)) r.args.emplace_back(static_cast<int64_t>(nb::cast<bool>(a)));
-    else if (nb::isinstance<nb::int_>(a)) {
-      try { r.args.emplace_back(nb::cast<int64_t>(a)); }
-      catch (const std::exception&) { r.args.emplace_back(nb::cast<uint64_t>(a)); }
-    } else if (nb::isinstance<nb::float_>(a)) r.args.emplace_back(nb::cast<double>(a));
-    else throw stc::LaunchError("kernel argument " + std::to_string(i) + " must be an int or a float");
+  r.limits = {max_cycles, max_warp_insts};
+  r.interrupt = signal_pending;
+  for (size_t i = 0; i < args.size(); ++i) r.args.push_back(kernel_arg(args[i], i));
+  try {
+    nb::gil_scoped_release release;
+    return e.launch(r);
+  } catch (const stc::Interrupted&) {
+    throw nb::python_error();  // the exception the signal handler left pending (KeyboardInterrupt)
   }
-  nb::gil_scoped_release release;
-  return e.launch(r);
 }
 
 }  // namespace
@@ -62,10 +83,13 @@ NB_MODULE(_engine, m) {
   nb::exception<stc::PtxError>(m, "PtxError", PyExc_ValueError);
   nb::exception<stc::LaunchError>(m, "LaunchError", PyExc_ValueError);
   nb::exception<stc::SimFault>(m, "SimFault", PyExc_RuntimeError);
+  nb::exception<stc::WatchdogError>(m, "WatchdogError", m.attr("SimFault").ptr());
 
   nb::class_<stc::Engine>(m, "Engine")
-      .def(nb::init<bool>(), "schedule_loads"_a = true,
-           "schedule_loads: hoist loads within basic blocks as ptxas does (False: execute PTX order)")
+      .def(nb::init<bool, bool>(), "schedule_loads"_a = true, "memcheck"_a = false,
+           "schedule_loads: hoist loads within basic blocks as ptxas does (False: execute PTX order); "
+           "memcheck: red zones around allocations, so overruns fault")
+      .def_prop_ro("memcheck", [](stc::Engine& e) { return e.memory().memcheck(); })
       .def("malloc", [](stc::Engine& e, int64_t n) {
             if (n < 0) throw stc::LaunchError("malloc size must be >= 0");
             return e.memory().malloc(static_cast<uint64_t>(n));
@@ -95,11 +119,25 @@ NB_MODULE(_engine, m) {
             }
             e.set_config(f);
           }, "flat"_a, "Sets the flat GPU config used by the timing model.")
+      .def("config_record", [](const stc::Engine& e) {
+            nb::dict out;
+            for (const auto& [k, v] : e.config_record()) {
+              if (std::holds_alternative<double>(v)) out[k.c_str()] = std::get<double>(v);
+              else out[k.c_str()] = std::get<std::string>(v);
+            }
+            return out;
+          }, "Every config key the engine read, with the value its typed record holds.")
       .def("launch", &launch, "kernel"_a, "grid"_a, "block"_a, "args"_a, "shared_bytes"_a = 0, "timing"_a = true,
-           "regs_per_thread"_a = 0, "Runs a kernel; returns its stats.");
-  m.def("timing_stat_info", []() {
-    std::vector<std::tuple<std::string, std::string, std::string>> out;
-    for (const auto& i : stc::timing_stat_info()) out.emplace_back(i.name, i.unit, i.desc);
+           "regs_per_thread"_a = 0, "max_cycles"_a = stc::kDefaultMaxCycles,
+           "max_warp_insts"_a = stc::kDefaultMaxWarpInsts,
+           "Runs a kernel; returns its stats. max_cycles / max_warp_insts: watchdog limits (0: none).");
+  m.attr("DEFAULT_MAX_CYCLES") = stc::kDefaultMaxCycles;
+  m.attr("DEFAULT_MAX_WARP_INSTS") = stc::kDefaultMaxWarpInsts;
+  m.def("stat_info", []() {
+    std::vector<std::tuple<std::string, std::string, std::string, std::string, std::string>> out;
+    static const char* kinds[] = {"counter", "value", "formula"};
+    for (const auto& d : stc::stat_defs())
+      out.emplace_back(d.name, d.group, d.unit, kinds[static_cast<int>(d.kind)], d.desc);
     return out;
-  }, "Name, unit and description of every timing stat.");
+  }, "(name, group, unit, kind, description) of every statistic a launch reports.");
 }

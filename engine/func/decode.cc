@@ -6,20 +6,15 @@
 #include <unordered_map>
 
 #include "numeric.h"
+#include "opcode_table.h"
 
 namespace stc {
 
 namespace {
 
-struct OpcodeInfo {
-  Op op;
-  Unit unit;
-  void (*decoder)(Instr&, const Kernel&);
-};
-
-const std::unordered_map<std::string, OpcodeInfo>& opcode_table() {
-  static const std::unordered_map<std::string, OpcodeInfo> t = {
-#define STC_OPCODE(name, id, unit, decoder) {name, {Op::id, Unit::unit, &decoder}},
+std::vector<OpcodeRow>& rows() {
+  static std::vector<OpcodeRow> t = {
+#define STC_OPCODE(name, id, unit, decoder, preset) {name, "", Op::id, Unit::unit, &decoder, Preset::preset},
 #include "opcodes.def"
 #undef STC_OPCODE
   };
@@ -50,47 +45,87 @@ const std::unordered_map<std::string, uint32_t>& flag_mods() {
   return m;
 }
 
-// Registers read and written, for the scoreboard.
+// Registers read and written, for the scoreboard: operand 0 is written when the traits say so (a memory
+// operand's base register is read), every other register operand is read.
 void collect_regs(Instr& in) {
   auto add = [](std::vector<int32_t>& v, int32_t r) {
     if (r >= 0 && std::find(v.begin(), v.end(), r) == v.end()) v.push_back(r);
   };
-  const bool no_dst = in.op == Op::St || in.op == Op::Red || in.op == Op::Bra || in.op == Op::Bar ||
-                      in.op == Op::Barrier || in.op == Op::Membar || in.op == Op::Fence || in.op == Op::Ret ||
-                      in.op == Op::Exit || in.op == Op::Trap || in.op == Op::Prefetch ||
-                      in.op == Op::Nanosleep || in.op == Op::CpAsync ||
-                      (in.op == Op::Wmma && in.sub == 3 /* store */);
   if (in.guard >= 0) add(in.srcs, in.guard);
   for (size_t i = 0; i < in.ops.size(); ++i) {
     const Operand& o = in.ops[i];
-    const bool dst = i == 0 && !no_dst && o.kind != OpndKind::Mem;
+    const bool dst = i == 0 && in.traits.writes_dst && o.kind != OpndKind::Mem;
     auto& v = dst ? in.dsts : in.srcs;
     if (o.kind == OpndKind::Reg || o.kind == OpndKind::Mem) add(o.kind == OpndKind::Mem ? in.srcs : v, o.reg);
     if (o.kind == OpndKind::Vec)
       for (int32_t r : o.vec) add(v, r);
   }
-  // setp with two predicate destinations written as "p|q" is a Vec at operand 0 (handled above).
-  // mma / wmma.mma accumulate: C is read, D written; ld into a vector writes all elements.
+}
+
+// Dotted tokens of an opcode.
+std::vector<std::string> tokens(const std::string& opc) {
+  std::vector<std::string> out;
+  for (size_t p = 0;;) {
+    const size_t q = opc.find('.', p);
+    out.push_back(opc.substr(p, q == std::string::npos ? std::string::npos : q - p));
+    if (q == std::string::npos) return out;
+    p = q + 1;
+  }
 }
 
 }  // namespace
 
-void decode_instruction(Instr& in, const Kernel& k) {
-  const std::string& opc = in.opcode;
-  const size_t dot = opc.find('.');
-  const std::string base = opc.substr(0, dot);
-  in.mods.clear();
-  for (size_t p = dot; p != std::string::npos;) {
-    const size_t q = opc.find('.', p + 1);
-    in.mods.push_back(opc.substr(p + 1, q == std::string::npos ? std::string::npos : q - p - 1));
-    p = q;
+Traits preset_traits(Preset p) {
+  Traits t;
+  switch (p) {
+    case Preset::ALU: break;
+    case Preset::LOAD: t.mem = MemKind::Load; t.sched = SchedKind::Load; break;
+    case Preset::STORE: t.mem = MemKind::Store; t.sched = SchedKind::Ordered; t.writes_dst = false; break;
+    case Preset::ATOMIC: t.mem = MemKind::Atomic; t.sched = SchedKind::Ordered; break;
+    case Preset::REDUCE: t.mem = MemKind::Atomic; t.sched = SchedKind::Ordered; t.writes_dst = false; break;
+    case Preset::PREFETCH: t.sched = SchedKind::Ordered; t.writes_dst = false; break;
+    case Preset::BRANCH: t.sched = SchedKind::Fence; t.writes_dst = false; t.branch = true; break;
+    case Preset::EXIT: case Preset::FENCE_NODST: t.sched = SchedKind::Fence; t.writes_dst = false; break;
   }
-  auto it = opcode_table().find(base);
-  if (it == opcode_table().end()) throw DecodeError("unsupported instruction '" + base + "'");
-  in.op = it->second.op;
-  in.unit = it->second.unit;
-  it->second.decoder(in, k);
-  if (!in.fn) throw DecodeError("internal: no semantics selected for '" + opc + "'");
+  return t;
+}
+
+void add_opcode_rows(const std::vector<OpcodeRow>& more) { rows().insert(rows().end(), more.begin(), more.end()); }
+
+const OpcodeRow* find_opcode_row(const std::string& opcode) {
+  const std::vector<std::string> tok = tokens(opcode);
+  const OpcodeRow* best = nullptr;
+  size_t best_len = 0;
+  bool best_marker = false;
+  for (const OpcodeRow& r : rows()) {
+    const std::vector<std::string> pre = tokens(r.prefix);
+    if (pre.size() > tok.size() || !std::equal(pre.begin(), pre.end(), tok.begin())) continue;
+    if (!r.marker.empty() && std::find(tok.begin() + static_cast<std::ptrdiff_t>(pre.size()), tok.end(), r.marker) == tok.end())
+      continue;
+    const bool marker = !r.marker.empty();
+    if (!best || pre.size() > best_len || (pre.size() == best_len && marker && !best_marker)) {
+      best = &r;
+      best_len = pre.size();
+      best_marker = marker;
+    }
+  }
+  return best;
+}
+
+void decode_instruction(Instr& in, const Kernel& k) {
+  const std::vector<std::string> tok = tokens(in.opcode);
+  in.mods.assign(tok.begin() + 1, tok.end());
+  const OpcodeRow* row = find_opcode_row(in.opcode);
+  if (!row) throw DecodeError("unsupported instruction '" + tok[0] + "'");
+  in.op = row->op;
+  in.unit = row->unit;
+  in.traits = preset_traits(row->preset);
+  row->decoder(in, k);
+  if (!in.fn) throw DecodeError("internal: no semantics selected for '" + in.opcode + "'");
+  // Loads with memory-ordering semantics keep their place among memory instructions.
+  if (in.traits.sched == SchedKind::Load &&
+      ((in.flags & F_VOLATILE) || std::find(in.mods.begin(), in.mods.end(), "acquire") != in.mods.end()))
+    in.traits.sched = SchedKind::Ordered;
   collect_regs(in);
 }
 
@@ -182,6 +217,11 @@ Unit unit_for(DType t) {
 const char* rnd_name(Rnd r) {
   static const char* n[] = {"", "rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna"};
   return n[static_cast<int>(r)];
+}
+
+void need_vec(const Instr& in, size_t idx, size_t n, const char* what) {
+  if (in.ops[idx].kind != OpndKind::Vec || in.ops[idx].vec.size() != n || !in.ops[idx].vec_imm.empty())
+    throw DecodeError(std::string(what) + " must be a {..} of " + std::to_string(n) + " registers");
 }
 
 }  // namespace stc

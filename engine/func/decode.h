@@ -18,7 +18,7 @@ class DecodeError : public std::runtime_error {
 void decode_instruction(Instr& in, const Kernel& k);
 
 // Family decoders named in opcodes.def.
-#define STC_OPCODE(name, id, unit, decoder) void decoder(Instr& in, const Kernel& k);
+#define STC_OPCODE(name, id, unit, decoder, preset) void decoder(Instr& in, const Kernel& k);
 #include "opcodes.def"
 #undef STC_OPCODE
 
@@ -29,6 +29,8 @@ std::vector<std::string> common_mods(Instr& in, std::vector<DType>& types);
 [[noreturn]] void unsupported(const Instr& in, const std::string& what);
 void need_ops(const Instr& in, size_t n);
 void need_ops(const Instr& in, size_t lo, size_t hi);
+// Checks that operand `idx` is a {..} of `n` registers; `what` names it in the error.
+void need_vec(const Instr& in, size_t idx, size_t n, const char* what);
 // Converts the immediate operand to the bit pattern of `t` (integer literals to floats for float types).
 void imm_as(Operand& o, DType t);
 // Converts every immediate operand from index `first` on to type `t`.

@@ -8,11 +8,11 @@
 
 namespace stc {
 
-void FuncStats::export_to(std::map<std::string, double>& out) const {
-  out["warp_insts"] = static_cast<double>(warp_insts);
-  out["thread_insts"] = static_cast<double>(thread_insts);
-  for (size_t u = 0; u < by_unit.size(); ++u)
-    out[std::string("warp_insts_") + unit_name(static_cast<Unit>(u))] = static_cast<double>(by_unit[u]);
+void FuncStats::export_to(Stats& out) const {
+  out[TStat::WarpInsts] = static_cast<double>(warp_insts);
+  out[TStat::ThreadInsts] = static_cast<double>(thread_insts);
+  for (size_t u = 0; u < by_unit.size(); ++u)  // stats.def lists warp_insts_<unit> in Unit order
+    out.at(static_cast<int>(TStat::WarpInstsINT) + static_cast<int>(u)) = static_cast<double>(by_unit[u]);
 }
 
 uint32_t warps_per_cta(const LaunchState& L) {
@@ -97,10 +97,16 @@ bool Executor::release_barriers(CtaState& cta) const {
   return released;
 }
 
-void Executor::run_functional() {
+void Executor::run_functional(Watchdog& watchdog) {
   const uint64_t nctas = static_cast<uint64_t>(L_.grid[0]) * L_.grid[1] * L_.grid[2];
   CtaState cta;
   WarpRecord rec;
+  const auto live_warps = [&cta] {
+    std::vector<LiveWarp> live;
+    for (const auto& w : cta.warps)
+      if (!w.done()) live.push_back({&cta, &w});
+    return live;
+  };
   for (uint64_t c = 0; c < nctas; ++c) {
     init_cta(cta, static_cast<uint32_t>(c));
     while (true) {
@@ -109,6 +115,7 @@ void Executor::run_functional() {
         while (!w.done() && !w.at_barrier) {
           L_.clock = stats_.warp_insts;
           step(cta, w, rec, 0);
+          watchdog.check(L_, stats_.warp_insts, 0, live_warps, c);
         }
         any_live |= !w.done();
       }

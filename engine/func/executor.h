@@ -7,7 +7,9 @@
 #include <map>
 #include <string>
 
+#include "../stats.h"
 #include "state.h"
+#include "watchdog.h"
 
 namespace stc {
 
@@ -17,8 +19,8 @@ struct FuncStats {
   uint64_t thread_insts = 0;
   std::array<uint64_t, static_cast<size_t>(Unit::NONE) + 1> by_unit{};
   std::array<uint64_t, static_cast<size_t>(Op::Count)> by_op{};
-  // Adds the counts as flat stats (warp_inst_<unit>, ...).
-  void export_to(std::map<std::string, double>& out) const;
+  // Writes the counts into the launch's stats (gpu_sim_insn, warp_insts, warp_insts_<unit>).
+  void export_to(Stats& out) const;
 };
 
 class Executor {
@@ -36,8 +38,8 @@ class Executor {
   // Returns true when warps were released.
   bool release_barriers(CtaState& cta) const;
 
-  // Runs the whole grid functionally (no timing), CTA after CTA.
-  void run_functional();
+  // Runs the whole grid functionally (no timing), CTA after CTA, under the watchdog's instruction limit.
+  void run_functional(Watchdog& watchdog);
 
   const FuncStats& stats() const { return stats_; }
 

@@ -56,7 +56,7 @@ uint8_t* mem_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int l
   }
   if (!p) {
     std::string what = std::string("out-of-bounds ") + space_name(space) + " " + rw;
-    if (space == Space::Global) what += " (" + c.L.mem->describe(addr) + ")";
+    if (space == Space::Global) what += " (" + c.L.mem->describe(addr, size) + ")";
     raise_fault(c, lane, what, addr, size);
   }
   if (c.L.record_accesses) c.rec.acc.push_back({addr, size, static_cast<uint8_t>(lane), write, space});
@@ -298,15 +298,18 @@ void decode_cpasync(Instr& in, const Kernel& k) {
   check_form(in, k, form_table(kMemForms));
   const auto has = [&](const char* m) { return std::find(in.mods.begin(), in.mods.end(), m) != in.mods.end(); };
   in.unit = Unit::LDST;
-  if (has("commit_group")) { need_ops(in, 0); in.sub = 1; in.fn = [](ExecCtx&, const Instr&) {}; return; }
+  in.traits.writes_dst = false;
+  in.traits.sched = SchedKind::Fence;
+  in.traits.op_class = "cp_async";  // exists only where the config has cp.async (sm_80+)
+  if (has("commit_group")) { need_ops(in, 0); in.traits.async = AsyncKind::Commit; in.fn = [](ExecCtx&, const Instr&) {}; return; }
   if (has("wait_group")) {
     need_ops(in, 1);
     if (in.ops[0].kind != OpndKind::Imm) throw DecodeError("cp.async.wait_group needs an immediate");
-    in.sub = 2;
+    in.traits.async = AsyncKind::WaitGroup;
     in.fn = [](ExecCtx&, const Instr&) {};
     return;
   }
-  if (has("wait_all")) { need_ops(in, 0); in.sub = 3; in.fn = [](ExecCtx&, const Instr&) {}; return; }
+  if (has("wait_all")) { need_ops(in, 0); in.traits.async = AsyncKind::WaitAll; in.fn = [](ExecCtx&, const Instr&) {}; return; }
   // The destination's space comes first: cp.async.ca.global.shared is refused, as by ptxas.
   const auto shared = std::find_if(in.mods.begin(), in.mods.end(), [](const std::string& m) { return m.rfind("shared", 0) == 0; });
   if (std::find(in.mods.begin(), in.mods.end(), "global") < shared) throw DecodeError("cp.async copies .shared from .global, in that order");
@@ -326,8 +329,9 @@ void decode_cpasync(Instr& in, const Kernel& k) {
   if (in.ops.size() > 3 && in.ops[3].kind == OpndKind::Reg && in.ops[3].reg >= 0 &&
       k.regs[static_cast<size_t>(in.ops[3].reg)].type == DType::Pred)
     in.num = 1;  // ignore-src predicate form
-  in.sub = 0;
-  in.space = Space::Shared;
+  in.space = Space::Shared;  // the destination's space; the source is global
+  in.traits.mem = MemKind::AsyncCopy;
+  in.traits.sched = SchedKind::Ordered;
   in.fn = &ex_cp_async;
 }
 

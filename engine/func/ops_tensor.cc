@@ -6,125 +6,12 @@
 
 #include "decode.h"
 #include "exec.h"
+#include "fragment.h"
 
 namespace stc {
 namespace {
 
 enum WmmaSub : uint8_t { W_LOAD_A, W_LOAD_B, W_LOAD_C, W_STORE_D, W_MMA };
-// Instr::sub of mma: dense mma.sync or 2:4 sparse mma.sp (timing/gpu.cc picks the timing by it).
-enum MmaSub : uint8_t { MMA_DENSE = 0, MMA_SPARSE = 1 };
-
-struct RC {
-  int r, c;
-};
-
-// ---- fragment maps: (lane, element) -> (row, col) of the operand matrix --------------------------
-RC mma_a(int k, int lane, int i) {  // A: 16 x k (k = 8 or 16), f16/bf16
-  const int g = lane >> 2, t = lane & 3;
-  if (k == 8) return {g + 8 * (i >> 1), 2 * t + (i & 1)};
-  return {g + 8 * ((i >> 1) & 1), 2 * t + (i & 1) + 8 * (i >> 2)};
-}
-RC mma_b(int k, int lane, int i) {  // B: k x 8 (k = 8, 16, or 32 for mma.sp m16n8k32: elements 0..7)
-  const int g = lane >> 2, t = lane & 3;
-  if (k == 8) return {2 * t + i, g};
-  return {2 * t + (i & 1) + 8 * (i >> 1), g};
-}
-RC mma_c(int lane, int i) {  // C/D: 16 x 8
-  const int g = lane >> 2, t = lane & 3;
-  return {g + 8 * (i >> 1), 2 * t + (i & 1)};
-}
-RC wmma_a(int lane, int i) { return mma_a(16, lane, i % 8); }
-RC wmma_b(int lane, int i) {
-  const int j = i % 8;
-  const RC rc = mma_b(16, lane, j % 4);
-  return {rc.r, rc.c + 8 * (j / 4)};
-}
-RC wmma_c(int lane, int i) {
-  const RC rc = mma_c(lane, i % 4);
-  return {rc.r, rc.c + 8 * (i / 4)};
-}
-
-// Element e of a fragment held in registers `regs` of one lane: 16-bit elements are packed two per register.
-inline uint64_t frag_get(const ExecCtx& c, const std::vector<int32_t>& regs, int lane, int e, bool half) {
-  if (!half) return c.w.regs[static_cast<size_t>(regs[static_cast<size_t>(e)]) * 32 + lane];
-  const uint64_t v = c.w.regs[static_cast<size_t>(regs[static_cast<size_t>(e / 2)]) * 32 + lane];
-  return (v >> (16 * (e % 2))) & 0xffff;
-}
-inline void frag_set(ExecCtx& c, const std::vector<int32_t>& regs, int lane, int e, bool half, uint64_t bits) {
-  const int32_t r = regs[static_cast<size_t>(half ? e / 2 : e)];
-  if (r < 0) return;
-  uint64_t& slot = c.w.regs[static_cast<size_t>(r) * 32 + lane];
-  if (!half) { slot = bits; return; }
-  const int sh = 16 * (e % 2);
-  slot = (slot & ~(uint64_t{0xffff} << sh)) | ((bits & 0xffff) << sh);
-}
-
-// fp16 -> fp32 for every bit pattern (exact): the decode of fp16 fragment elements.
-const std::vector<float> kHalfToFloat = [] {
-  std::vector<float> v(65536);
-  for (uint32_t h = 0; h < 65536; ++h) v[h] = static_cast<float>(half_to_double(static_cast<uint16_t>(h)));
-  return v;
-}();
-
-// Element decode: fp16 through the table, bf16 and f32 by bit placement.
-inline float elem_value(DType t, uint32_t bits) {
-  switch (t) {
-    case DType::F16: return kHalfToFloat[bits & 0xffffu];
-    case DType::BF16: return f32_from_bits((bits & 0xffffu) << 16);
-    case DType::F32: return f32_from_bits(bits);
-    default: return 0.0f;
-  }
-}
-uint64_t elem_bits(DType t, float v) {
-  switch (t) {
-    case DType::F16: return double_to_half(v);
-    case DType::F32: return bits_from_f32(v);
-    default: return 0;
-  }
-}
-bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
-
-// A fragment map as a table: (lane, element) -> (row, col), built once from the map functions above.
-struct FragTable {
-  int n = 0;
-  uint8_t r[32][16] = {};
-  uint8_t c[32][16] = {};
-};
-template <class Map>
-FragTable make_table(int n, Map map) {
-  FragTable t;
-  t.n = n;
-  for (int lane = 0; lane < 32; ++lane)
-    for (int i = 0; i < n; ++i) {
-      const RC p = map(lane, i);
-      t.r[lane][i] = static_cast<uint8_t>(p.r);
-      t.c[lane][i] = static_cast<uint8_t>(p.c);
-    }
-  return t;
-}
-
-// Reads the fragment elements of all 32 lanes into the operand matrix M (register-major, lanes inner).
-template <bool HALF>
-void gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, DType t, const FragTable& ft, float (*M)[16]) {
-  const int nregs = HALF ? ft.n / 2 : ft.n;
-  for (int j = 0; j < nregs; ++j) {
-    const uint64_t* col = &c.w.regs[static_cast<size_t>(regs[static_cast<size_t>(j)]) * 32];
-    for (int lane = 0; lane < 32; ++lane) {
-      const uint64_t v = col[lane];
-      if (HALF) {
-        const int i = 2 * j;
-        M[ft.r[lane][i]][ft.c[lane][i]] = elem_value(t, static_cast<uint32_t>(v));
-        M[ft.r[lane][i + 1]][ft.c[lane][i + 1]] = elem_value(t, static_cast<uint32_t>(v >> 16));
-      } else {
-        M[ft.r[lane][j]][ft.c[lane][j]] = elem_value(t, static_cast<uint32_t>(v));
-      }
-    }
-  }
-}
-void gather(const ExecCtx& c, const std::vector<int32_t>& regs, DType t, const FragTable& ft, float (*M)[16]) {
-  if (is_half(t)) gather_t<true>(c, regs, t, ft, M);
-  else gather_t<false>(c, regs, t, ft, M);
-}
 
 // D = A * B + C for an M x N x K warp tile with fp32 accumulation of exact fp16/bf16 products, summed in k order.
 void warp_mma(ExecCtx& c, const Instr& in, int M, int N, int K, const FragTable& ta, const FragTable& tb,
@@ -287,11 +174,6 @@ void ex_ldmatrix(ExecCtx& c, const Instr& in) {
   });
 }
 
-void need_vec(const Instr& in, size_t idx, size_t n, const char* what) {
-  if (in.ops[idx].kind != OpndKind::Vec || in.ops[idx].vec.size() != n || !in.ops[idx].vec_imm.empty())
-    throw DecodeError(std::string(what) + " must be a {..} of " + std::to_string(n) + " registers");
-}
-
 void decode_wmma(Instr& in) {
   bool have_shape = false;
   std::vector<DType> types;
@@ -345,6 +227,8 @@ void decode_wmma(Instr& in) {
     need_vec(in, 1, 8, "A");
     need_vec(in, 2, 8, "B");
     need_vec(in, 3, in.types[3] == DType::F32 ? 8 : 4, "C");
+    in.traits.tensor_math = true;
+    in.traits.op_class = in.types[0] == DType::F16 ? "tensor.wmma_m16n16k16_f16" : "tensor.wmma_m16n16k16_f32";
     in.fn = &ex_wmma_mma;
     return;
   }
@@ -358,6 +242,10 @@ void decode_wmma(Instr& in) {
   need_vec(in, fi, ab ? 8 : in.type == DType::F32 ? 8 : 4, "fragment");
   if (in.ops[kind == W_STORE_D ? 0 : 1].kind != OpndKind::Mem) throw DecodeError("expected an address operand [..]");
   in.unit = Unit::LDST;
+  in.traits.mem = kind == W_STORE_D ? MemKind::Store : MemKind::Load;
+  in.traits.sched = kind == W_STORE_D ? SchedKind::Ordered : SchedKind::Load;
+  in.traits.writes_dst = kind != W_STORE_D;
+  in.traits.fragment_load = ab;  // from shared memory: one ldmatrix-like SASS instruction
   in.fn = &ex_wmma_ldst;
 }
 
@@ -414,7 +302,9 @@ void decode_mma(Instr& in) {
   need_vec(in, 1, in.shape_k == 8 ? 2 : 4, "A");  // 16 x k; sparse: the compressed 16 x 16
   need_vec(in, 2, in.shape_k / 8u, "B");          // k x 8
   need_vec(in, 3, in.types[3] == DType::F32 ? 4 : 2, "C");
-  in.sub = sparse ? MMA_SPARSE : MMA_DENSE;
+  in.traits.tensor_math = true;
+  in.traits.op_class = sparse ? "tensor.mma_sp_m16n8k32_f32"
+                       : in.shape_k == 8 ? "tensor.mma_m16n8k8_f32" : "tensor.mma_m16n8k16_f32";
   in.fn = sparse ? &ex_mma_sp : &ex_mma;
 }
 

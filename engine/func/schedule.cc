@@ -21,20 +21,13 @@ bool reads_clock(const Instr& in) {
 
 Kind kind_of(const Instr& in) {
   if (is_control(in) || reads_clock(in)) return Kind::Barrier;
-  switch (in.op) {
-    case Op::Bar: case Op::Barrier: case Op::Membar: case Op::Fence: case Op::Nanosleep: case Op::Trap:
-      return Kind::Barrier;
-    case Op::Ld: case Op::Ldu: {
-      const bool vol = std::find(in.mods.begin(), in.mods.end(), "volatile") != in.mods.end() ||
-                       std::find(in.mods.begin(), in.mods.end(), "acquire") != in.mods.end();
-      return vol ? Kind::Ordered : Kind::Load;
-    }
-    case Op::Ldmatrix: return Kind::Load;
-    case Op::Wmma: return in.sub <= 2 ? Kind::Load : in.sub == 3 ? Kind::Ordered : Kind::Alu;
-    case Op::St: case Op::Atom: case Op::Red: case Op::Prefetch: return Kind::Ordered;
-    case Op::CpAsync: return in.sub == 0 ? Kind::Ordered : Kind::Barrier;
-    default: return Kind::Alu;
+  switch (in.traits.sched) {
+    case SchedKind::Free: return Kind::Alu;
+    case SchedKind::Load: return Kind::Load;
+    case SchedKind::Ordered: return Kind::Ordered;
+    case SchedKind::Fence: return Kind::Barrier;
   }
+  return Kind::Barrier;
 }
 
 bool intersects(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
@@ -62,8 +55,7 @@ bool depends(const Instr& i, Kind ki, const Instr& j, Kind kj) {
 // Whether an instruction may move under a guard: not control, barriers or clock reads, and not activemask
 // (it reports the SIMT mask, which predication would widen).
 bool convertible(const Instr& in) {
-  return in.guard < 0 && kind_of(in) != Kind::Barrier && !(in.op == Op::CpAsync && in.sub != 0) &&
-         in.op != Op::Activemask;
+  return in.guard < 0 && kind_of(in) != Kind::Barrier && in.op != Op::Activemask;
 }
 
 void schedule_block(std::vector<Instr>& code, size_t b, size_t e) {

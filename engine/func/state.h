@@ -21,6 +21,13 @@ struct MemAccess {
   Space space;     // Global, Shared, Local, Param or Const (never Generic)
 };
 
+// Data-dependent work an instruction reports for the latency model of its timing class (e.g. the operand
+// blocks each phase of wmma.smma.L touches). Opaque to the core: the class that reads it defines the bytes.
+struct WorkSummary {
+  uint32_t size = 0;
+  std::array<uint8_t, 1024> bytes{};
+};
+
 // What executing one warp instruction did: the timing model's view of it.
 struct WarpRecord {
   const Instr* in = nullptr;
@@ -28,9 +35,9 @@ struct WarpRecord {
   uint32_t active = 0;          // lanes that executed (active and guard true)
   Space space = Space::Generic; // resolved space of the memory accesses (Generic: none)
   std::vector<MemAccess> acc;
-  uint32_t extra_latency = 0;   // data-dependent latency reported by an instruction (ISA extensions)
+  WorkSummary work;             // data-dependent work (size 0: none reported)
   void reset(const Instr* i, int32_t p, uint32_t mask) {
-    in = i; pc = p; active = mask; space = Space::Generic; acc.clear(); extra_latency = 0;
+    in = i; pc = p; active = mask; space = Space::Generic; acc.clear(); work.size = 0;
   }
 };
 

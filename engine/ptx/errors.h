@@ -1,4 +1,5 @@
-// Errors raised by the engine: malformed PTX, unsupported instructions, bad launches, memory faults.
+// Errors raised by the engine: malformed PTX, unsupported instructions, bad launches, memory faults, the
+// launch watchdog, and the stop a host signal asks for. docs/errors.md lists what raises each.
 #pragma once
 
 #include <stdexcept>
@@ -41,6 +42,20 @@ class LaunchError : public std::runtime_error {
 class SimFault : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// A launch passed a watchdog limit (simulated cycles or warp instructions); the message names the kernel,
+// the limit and where the unfinished warps are.
+class WatchdogError : public SimFault {
+ public:
+  using SimFault::SimFault;
+};
+
+// The host asked the running launch to stop (a signal such as Ctrl-C is pending); the Python binding
+// re-raises the pending Python exception (KeyboardInterrupt) in its place.
+class Interrupted : public std::exception {
+ public:
+  const char* what() const noexcept override { return "launch interrupted by a signal"; }
 };
 
 }  // namespace stc

@@ -73,17 +73,42 @@ struct Param {
   uint32_t offset = 0;          // byte offset in the parameter buffer
 };
 
-// Opcode families; the table in func/opcodes.def maps names to these.
+// Opcode families; the table in func/opcodes.def maps names to these. Every instruction an extension
+// (engine/ext/) adds is of family Ext: its traits and semantic function say the rest.
 enum class Op : uint16_t {
-#define STC_OPCODE(name, id, unit, decoder) id,
+#define STC_OPCODE(name, id, unit, decoder, preset) id,
 #include "../func/opcodes.def"
 #undef STC_OPCODE
+  Ext,
   Count
 };
 
 // Unit classes the timing model schedules on.
 enum class Unit : uint8_t { INT, FP32, FP16, FP64, SFU, TENSOR, LDST, BRANCH, SYNC, NONE };
 const char* unit_name(Unit u);
+
+// What the rest of the engine knows of a decoded instruction, set once at decode (the opcode table gives the
+// defaults, the family decoder refines them). Timing, scheduling and register collection read these, never
+// `Instr::op` or `Instr::sub`.
+enum class MemKind : uint8_t { None, Load, Store, Atomic, AsyncCopy };
+// How the list scheduler (func/schedule.cc) may move the instruction: Free (registers only), Load (may pass
+// other loads), Ordered (stays in order with memory instructions of the same space), Fence (moves nothing
+// across it).
+enum class SchedKind : uint8_t { Free, Load, Ordered, Fence };
+// cp.async-style completion groups: the instruction commits the open group or waits for groups.
+enum class AsyncKind : uint8_t { None, Commit, WaitGroup, WaitAll };
+struct Traits {
+  MemKind mem = MemKind::None;   // memory access kind (the space is Instr::space; Generic resolves per lane)
+  SchedKind sched = SchedKind::Free;
+  AsyncKind async = AsyncKind::None;
+  bool writes_dst = true;        // operand 0 is a destination (its registers go to Instr::dsts)
+  bool branch = false;           // the next instruction of the warp waits for the branch to resolve
+  bool tensor_math = false;      // a warp-level matrix multiply (counted in tensor_insts)
+  bool fragment_load = false;    // a matrix-fragment load that reads shared memory as one SASS instruction
+  // Timing class: the config group its latency and issue interval come from (see timing/op_class.h);
+  // empty: the default class of its unit ("units.int", ...).
+  std::string op_class;
+};
 
 struct Instr;
 struct ExecCtx;
@@ -124,7 +149,8 @@ struct Instr {
   Rnd rnd = Rnd::None;
   Cmp cmp = Cmp::None;
   BoolOp bop = BoolOp::None;
-  uint8_t sub = 0;              // family sub-operation (e.g. atom op, shfl mode, wmma frag)
+  Traits traits;
+  uint8_t sub = 0;              // family sub-operation (atom op, shfl mode, wmma fragment): family-private
   uint8_t shape_m = 0, shape_n = 0, shape_k = 0;
   uint8_t layout_a = 0, layout_b = 0;  // 0 row, 1 col
   uint8_t num = 0;              // ldmatrix .x1/.x2/.x4, misc counts

@@ -4,9 +4,8 @@
 
 namespace stc {
 
-SectorCache::SectorCache(uint64_t size_bytes, uint32_t assoc, uint32_t line_bytes, uint32_t sector_bytes)
-    : assoc_(std::max(1u, assoc)), line_(line_bytes), sector_(sector_bytes) {
-  sets_ = static_cast<uint32_t>(std::max<uint64_t>(1, size_bytes / (static_cast<uint64_t>(line_) * assoc_)));
+SectorCache::SectorCache(uint32_t sets, uint32_t assoc, uint32_t line_bytes, uint32_t sector_bytes)
+    : sets_(std::max(1u, sets)), assoc_(std::max(1u, assoc)), line_(line_bytes), sector_(sector_bytes) {
   lines_.resize(static_cast<size_t>(sets_) * assoc_);
 }
 

@@ -8,7 +8,7 @@ namespace stc {
 
 class SectorCache {
  public:
-  SectorCache(uint64_t size_bytes, uint32_t assoc, uint32_t line_bytes, uint32_t sector_bytes);
+  SectorCache(uint32_t sets, uint32_t assoc, uint32_t line_bytes, uint32_t sector_bytes);
 
   struct Result {
     bool hit = false;

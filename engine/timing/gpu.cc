@@ -13,8 +13,6 @@ namespace {
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 constexpr size_t kUnits = static_cast<size_t>(Unit::NONE) + 1;
 uint64_t round_up(uint64_t v, uint64_t a) { return a ? (v + a - 1) / a * a : v; }
-// 2:4 sparse mma.sp m16n8k32 (func/ops_tensor.cc: Instr::sub of mma is 1 for mma.sp).
-bool is_mma_sp(const Instr& in) { return in.op == Op::Mma && in.sub == 1; }
 }  // namespace
 
 struct TimingModel::WarpT {
@@ -39,7 +37,8 @@ struct TimingModel::CtaSlot {
 
 struct TimingModel::SubCore {
   std::vector<WarpT*> warps;  // in age order
-  std::array<uint64_t, kUnits> unit_free{};
+  std::array<uint64_t, kUnits> unit_free{};  // per unit: when its earliest pipe accepts an instruction
+  std::vector<uint64_t> tensor_pipes;        // tensor.pipes_per_subcore Tensor Core pipes
   uint64_t wake = 0;
   WarpT* last = nullptr;
   size_t rr = 0;
@@ -57,13 +56,16 @@ struct TimingModel::SmT {
   uint64_t occ_t = 0;
 };
 
-TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread)
-    : cfg_(cfg), L_(launch), exec_(launch), mem_(cfg, stats_), regs_per_thread_(regs_per_thread) {
+TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, Stats& stats,
+                         Watchdog& watchdog)
+    : cfg_(cfg), L_(launch), watchdog_(watchdog), exec_(launch), stats_(stats), mem_(cfg, stats_),
+      regs_per_thread_(regs_per_thread) {
   warps_per_cta_ = warps_per_cta(L_);
   total_ctas_ = static_cast<uint64_t>(L_.grid[0]) * L_.grid[1] * L_.grid[2];
   L_.num_sms = cfg.num_sms;
   if (!regs_per_thread_) regs_per_thread_ = std::min<uint32_t>(cfg.max_regs_per_thread, std::max<uint32_t>(16, L_.kernel->regs_per_thread));
-  check_supported();
+  stats_[TStat::RegsPerThread] = regs_per_thread_;
+  resolve_classes();
   max_ctas_per_sm_ = ctas_per_sm();
   if (max_ctas_per_sm_ == 0)
     throw LaunchError("kernel '" + L_.kernel->name + "' cannot run on " + cfg.name + ": one block of " +
@@ -73,31 +75,35 @@ TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t 
     auto sm = std::make_unique<SmT>();
     sm->id = i;
     sm->subs.resize(cfg.sub_cores);
+    for (auto& sub : sm->subs) sub.tensor_pipes.assign(cfg.tensor_pipes, 0);
     sms_.push_back(std::move(sm));
   }
 }
 
 TimingModel::~TimingModel() = default;
 
-void TimingModel::check_supported() const {
+void TimingModel::resolve_classes() {
   const TimingConfig& c = cfg_;
+  desc_.reserve(L_.kernel->code.size());
   for (const Instr& in : L_.kernel->code) {
-    const char* missing = nullptr;
-    if (in.op == Op::Mma && in.shape_k == 16 && !c.has_mma_k16) missing = "mma.sync m16n8k16 (tensor.mma_m16n8k16_f32)";
-    if (in.op == Op::Mma && in.shape_k == 8 && !c.has_mma_k8) missing = "mma.sync m16n8k8 (tensor.mma_m16n8k8_f32)";
-    if (is_mma_sp(in) && !c.has_mma_sp_k32) missing = "mma.sp m16n8k32 (tensor.mma_sp_m16n8k32_f32)";
-    if (in.op == Op::CpAsync && !c.has_cp_async) missing = "cp.async (cp_async.mode)";
-    if (missing)
-      throw LaunchError("kernel '" + L_.kernel->name + "' uses " + missing + ", which config '" + c.name +
-                        "' has no timing for: the GPU it models does not have the instruction (" +
-                        L_.kernel->file + ":" + std::to_string(in.line) + ")");
+    const std::string& name = op_class_of(in);
+    auto it = c.classes.find(name);
+    if (it == c.classes.end()) {
+      auto why = c.missing.find(name);
+      throw LaunchError("kernel '" + L_.kernel->name + "' uses '" + in.opcode + "' (" + L_.kernel->file + ":" +
+                        std::to_string(in.line) + "), which config '" + c.name + "' has no timing for: " +
+                        (why != c.missing.end() ? why->second : "no timing class '" + name + "'"));
+    }
+    desc_.push_back(&it->second);
   }
+  int_latency_ = c.classes.at("units.int").timing.latency;
+  branch_latency_ = c.classes.at("units.branch").timing.latency;
 }
 
 uint32_t TimingModel::ctas_per_sm() const {
   const TimingConfig& c = cfg_;
   uint64_t n = c.max_ctas;
-  n = std::min<uint64_t>(n, (c.max_threads / 32) / std::max(1u, warps_per_cta_));
+  n = std::min<uint64_t>(n, c.max_warps / std::max(1u, warps_per_cta_));
   const uint64_t regs_per_warp = round_up(static_cast<uint64_t>(regs_per_thread_) * 32, c.reg_alloc_unit);
   if (regs_per_warp) n = std::min<uint64_t>(n, c.registers / (regs_per_warp * warps_per_cta_));
   const uint64_t smem = L_.shared_bytes ? round_up(L_.shared_bytes + c.shared_reserved_per_cta, c.shared_alloc_unit) : 0;
@@ -151,20 +157,14 @@ bool TimingModel::dispatch(SmT& sm, uint64_t t) {
   return true;
 }
 
-const TensorTiming& TimingModel::tensor_timing(const Instr& in) const {
-  if (in.op == Op::Wmma) return in.types[0] == DType::F16 ? cfg_.wmma_f16 : cfg_.wmma_f32;
-  if (is_mma_sp(in)) return cfg_.mma_sp_k32_f32;
-  return in.shape_k == 8 ? cfg_.mma_k8_f32 : cfg_.mma_k16_f32;
-}
-
 namespace {
 
 // SASS memory instructions a PTX memory instruction becomes: each moves at most 16 bytes per thread, so a
 // thread's accesses, merged where contiguous, need ceil(bytes / 16) of them (the most of any thread).
-// wmma A/B fragments from shared memory load with one ldmatrix-like instruction.
+// Matrix fragments from shared memory (wmma A/B) load with one ldmatrix-like instruction.
 uint32_t memory_instructions(const Instr& in, const WarpRecord& rec) {
   if (rec.acc.empty()) return 1;
-  if (in.op == Op::Wmma && in.sub <= 1 && rec.space == Space::Shared) return 1;
+  if (in.traits.fragment_load && rec.space == Space::Shared) return 1;
   uint32_t most = 1, count = 0;
   int lane = -1;
   uint64_t run_end = 0, run_bytes = 0;
@@ -185,11 +185,12 @@ uint32_t memory_instructions(const Instr& in, const WarpRecord& rec) {
   return std::max(most, count + static_cast<uint32_t>((run_bytes + 15) / 16));
 }
 
-bool is_tensor_math(const Instr& in) { return in.op == Op::Mma || (in.op == Op::Wmma && in.sub == 4); }
-bool touches_global(const Instr& in) {
-  return (in.op == Op::Ld || in.op == Op::Ldu || in.op == Op::St || in.op == Op::Atom || in.op == Op::Red ||
-          (in.op == Op::CpAsync && in.sub == 0) || (in.op == Op::Wmma && in.sub != 4)) &&
-         in.space != Space::Shared && in.space != Space::Param && in.space != Space::Const;
+// Whether the instruction may need an L1 MSHR: global (or generic) accesses, and cp.async, whose source
+// is global memory whatever its destination space.
+bool may_touch_global(const Instr& in) {
+  if (in.traits.mem == MemKind::AsyncCopy) return true;
+  return in.traits.mem != MemKind::None && in.space != Space::Shared && in.space != Space::Param &&
+         in.space != Space::Const;
 }
 }  // namespace
 
@@ -207,60 +208,55 @@ TimingModel::Check TimingModel::check(WarpT& w, const SubCore& sub, uint32_t sm,
   if (when > t) { w.hint = when; w.hint_reason = TStat::StallScoreboard; return {false, when, TStat::StallScoreboard}; }
   const uint64_t uf = sub.unit_free[static_cast<size_t>(in.unit)];
   if (uf > t) { w.hint = uf; w.hint_reason = TStat::StallUnit; return {false, uf, TStat::StallUnit}; }
-  if (in.op == Op::CpAsync && (in.sub == 2 || in.sub == 3)) {
-    const size_t keep = in.sub == 2 ? static_cast<size_t>(in.ops[0].imm) : 0;
-    uint64_t need = in.sub == 3 ? w.open_group : 0;
+  if (in.traits.async == AsyncKind::WaitGroup || in.traits.async == AsyncKind::WaitAll) {
+    const bool all = in.traits.async == AsyncKind::WaitAll;
+    const size_t keep = all ? 0 : static_cast<size_t>(in.ops[0].imm);
+    uint64_t need = all ? w.open_group : 0;
     for (size_t g = 0; g + keep < w.groups.size(); ++g) need = std::max(need, w.groups[g]);
     if (need > t) return {false, need, TStat::StallMemory};
   }
-  if (touches_global(in) && mem_.mshr_in_use(sm, t) >= cfg_.l1_mshr) return {false, std::max(t + 1, mem_.mshr_next_free(sm)), TStat::StallMemory};
+  if (may_touch_global(in) && mem_.mshr_in_use(sm, t) >= cfg_.l1_mshr) return {false, std::max(t + 1, mem_.mshr_next_free(sm)), TStat::StallMemory};
   return {true, t, TStat::IssueCycles};
 }
 
-uint64_t TimingModel::complete_time(const Instr& in, const WarpRecord& rec, WarpT& w, uint32_t sm, uint64_t t) {
-  const TimingConfig& c = cfg_;
-  const UnitTiming& u = c.unit[static_cast<size_t>(in.unit)];
-  if (is_tensor_math(in)) {
-    stats_[TStat::TensorInsts] += 1;
-    return t + tensor_timing(in).latency + rec.extra_latency;
-  }
-  switch (in.op) {
-    case Op::Ld: case Op::Ldu: case Op::St: case Op::Atom: case Op::Red: case Op::Wmma: case Op::Ldmatrix: {
-      if (rec.acc.empty()) return t + 1;
-      const Space s = rec.space;
-      if (s == Space::Param) return t + c.unit[static_cast<size_t>(Unit::INT)].latency;
-      if (s == Space::Const) return t + c.const_latency;
-      if (s == Space::Shared) return mem_.shared(sm, t, rec.acc);
-      if (in.op == Op::Atom || in.op == Op::Red) return mem_.atomic(sm, t, rec.acc);
-      const bool store = in.op == Op::St || (in.op == Op::Wmma && in.sub == 3);
-      if (store) {
-        const uint64_t done = mem_.store(sm, t, rec.acc);
-        w.last_done = std::max(w.last_done, done);
-        return t + 1;
-      }
-      return mem_.load(sm, t, rec.acc, !(in.flags & F_CG));
-    }
-    case Op::CpAsync: {
-      if (in.sub == 1) {  // commit_group
+uint64_t TimingModel::complete_time(const Instr& in, const WarpRecord& rec, const OpTiming& ot, WarpT& w,
+                                    uint32_t sm, uint64_t t) {
+  if (in.traits.tensor_math) stats_[TStat::TensorInsts] += 1;
+  switch (in.traits.mem) {
+    case MemKind::None:
+      if (in.traits.async == AsyncKind::Commit) {
         w.groups.push_back(w.open_group);
         w.open_group = 0;
-        return t + 1;
       }
-      if (in.sub != 0) return t + 1;
+      return t + ot.latency;
+    case MemKind::AsyncCopy: {
       if (rec.acc.empty()) return t + 1;
       std::vector<MemAccess> global, shared;
       for (const auto& a : rec.acc) (a.space == Space::Shared ? shared : global).push_back(a);
       for (const auto& a : shared) stats_[TStat::CpAsyncBytes] += a.size;
       uint64_t done = global.empty() ? t : mem_.load(sm, t, global, !(in.flags & F_CG));
       done = std::max(done, mem_.shared(sm, done, shared));
-      if (c.cp_async_sync) done = t + 1;
+      if (cfg_.cp_async_sync) done = t + 1;
       w.open_group = std::max(w.open_group, done);
       w.last_done = std::max(w.last_done, done);
       return t + 1;
     }
-    default:
-      return t + u.latency + rec.extra_latency;
+    case MemKind::Load: case MemKind::Store: case MemKind::Atomic: {
+      if (rec.acc.empty()) return t + 1;
+      const Space s = rec.space;
+      if (s == Space::Param) return t + int_latency_;
+      if (s == Space::Const) return t + cfg_.const_latency;
+      if (s == Space::Shared) return mem_.shared(sm, t, rec.acc);
+      if (in.traits.mem == MemKind::Atomic) return mem_.atomic(sm, t, rec.acc);
+      if (in.traits.mem == MemKind::Store) {
+        const uint64_t done = mem_.store(sm, t, rec.acc);
+        w.last_done = std::max(w.last_done, done);
+        return t + 1;
+      }
+      return mem_.load(sm, t, rec.acc, !(in.flags & F_CG));
+    }
   }
+  return t + ot.latency;
 }
 
 bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
@@ -268,15 +264,24 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   exec_.step(w.cta->cta, *w.w, rec_, sm.id);
   const Instr& in = *rec_.in;
   const size_t ui = static_cast<size_t>(in.unit);
-  uint32_t interval = is_tensor_math(in) ? tensor_timing(in).interval : cfg_.unit[ui].interval;
+  const OpDesc& desc = *desc_[static_cast<size_t>(rec_.pc)];
+  const OpTiming ot = desc.of(rec_.work);
+  if (desc.account) desc.account(stats_, ot);
+  uint32_t interval = ot.interval;
   if (in.unit == Unit::LDST) interval *= memory_instructions(in, rec_);
-  sub.unit_free[ui] = t + interval;
+  if (in.unit == Unit::TENSOR) {  // the earliest free pipe takes it
+    auto pipe = std::min_element(sub.tensor_pipes.begin(), sub.tensor_pipes.end());
+    *pipe = std::max(*pipe, t) + interval;
+    sub.unit_free[ui] = *std::min_element(sub.tensor_pipes.begin(), sub.tensor_pipes.end());
+  } else {
+    sub.unit_free[ui] = t + interval;
+  }
   stats_.v[static_cast<size_t>(TStat::BusyINT) + std::min<size_t>(ui, 8)] += interval;
-  const uint64_t done = complete_time(in, rec_, w, sm.id, t);
+  const uint64_t done = complete_time(in, rec_, ot, w, sm.id, t);
   for (int32_t r : in.dsts) w.reg_ready[static_cast<size_t>(r)] = done;
   w.last_done = std::max(w.last_done, done);
-  w.after_branch = in.op == Op::Bra;
-  w.next_issue = w.after_branch ? t + cfg_.unit[static_cast<size_t>(Unit::BRANCH)].latency : t + 1;
+  w.after_branch = in.traits.branch;
+  w.next_issue = w.after_branch ? t + branch_latency_ : t + 1;
   if (w.w->at_barrier && exec_.release_barriers(w.cta->cta)) {
     for (auto& s : sm.subs) s.wake = std::min(s.wake, t + 1);
   }
@@ -309,6 +314,15 @@ void TimingModel::account(SubCore& sub, uint64_t t) {
   sub.acct_t = std::max(sub.acct_t, t);
 }
 
+std::vector<LiveWarp> TimingModel::live_warps() const {
+  std::vector<LiveWarp> live;
+  for (const auto& sm : sms_)
+    for (const auto& slot : sm->ctas)
+      for (const auto& w : slot->cta.warps)
+        if (!w.done()) live.push_back({&slot->cta, &w});
+  return live;
+}
+
 void TimingModel::run() {
   uint64_t t = 0;
   for (bool more = true; more;) {  // initial fill, round-robin over SMs
@@ -317,6 +331,7 @@ void TimingModel::run() {
   }
   std::vector<WarpT*> order;
   while (resident_ctas_ > 0) {
+    watchdog_.check(L_, exec_.stats().warp_insts, t, [this] { return live_warps(); }, next_cta_ - resident_ctas_);
     uint64_t next = kNever;
     for (auto& smp : sms_) {
       SmT& sm = *smp;
@@ -374,18 +389,10 @@ void TimingModel::run() {
     }
   }
   mem_.flush_stats();
-  const FuncStats& f = exec_.stats();
-  const double cycles = static_cast<double>(end + cfg_.launch_overhead);
-  stats_[TStat::Cycles] = cycles;
+  exec_.stats().export_to(stats_);
+  stats_[TStat::Cycles] = static_cast<double>(end + cfg_.launch_overhead);
   stats_[TStat::KernelCycles] = static_cast<double>(end);
-  stats_[TStat::ThreadInsts] = static_cast<double>(f.thread_insts);
-  stats_[TStat::WarpInsts] = static_cast<double>(f.warp_insts);
-  stats_[TStat::Ipc] = cycles > 0 ? static_cast<double>(f.thread_insts) / cycles : 0.0;
-  stats_[TStat::WarpIpc] = cycles > 0 ? static_cast<double>(f.warp_insts) / cycles : 0.0;
-  const double max_warps = static_cast<double>(cfg_.max_threads / 32);
-  stats_[TStat::AchievedOccupancy] =
-      stats_[TStat::ActiveSmCycles] > 0 ? stats_[TStat::ActiveWarpCycles] / stats_[TStat::ActiveSmCycles] / max_warps : 0.0;
-  stats_[TStat::TheoreticalOccupancy] = static_cast<double>(max_ctas_per_sm_ * warps_per_cta_) / max_warps;
+  stats_[TStat::MaxWarpsPerSm] = cfg_.max_warps;
   stats_[TStat::CtasPerSm] = max_ctas_per_sm_;
 }
 

@@ -11,22 +11,22 @@
 #include "../func/executor.h"
 #include "config.h"
 #include "memsys.h"
-#include "stats.h"
+#include "../stats.h"
 
 namespace stc {
 
 class TimingModel {
  public:
-  // `regs_per_thread`: registers per thread for occupancy (0: estimate from the PTX).
-  TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread);
+  // `regs_per_thread`: registers per thread for occupancy (0: estimate from the PTX). Stats go to `stats`;
+  // `watchdog` bounds the simulated cycles and warp instructions of the run.
+  TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, Stats& stats,
+              Watchdog& watchdog);
   ~TimingModel();
   TimingModel(const TimingModel&) = delete;
   TimingModel& operator=(const TimingModel&) = delete;
 
   // Simulates the launch to completion (the functional results land in device memory as it goes).
   void run();
-  const TimingStats& stats() const { return stats_; }
-  const FuncStats& func_stats() const { return exec_.stats(); }
 
  private:
   struct WarpT;
@@ -40,22 +40,24 @@ class TimingModel {
   };
 
   uint32_t ctas_per_sm() const;
-  // Throws LaunchError when the kernel uses an instruction the config has no timing for.
-  void check_supported() const;
+  // Finds the timing class of every instruction; throws LaunchError when the config has none for one.
+  void resolve_classes();
   bool dispatch(SmT& sm, uint64_t t);
   Check check(WarpT& w, const SubCore& sub, uint32_t sm, uint64_t t);
   // Issues the warp's next instruction; returns true when the warp finished (and its CTA may be retired).
   bool issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t);
-  uint64_t complete_time(const Instr& in, const WarpRecord& rec, WarpT& w, uint32_t sm, uint64_t t);
-  const struct TensorTiming& tensor_timing(const Instr& in) const;
+  uint64_t complete_time(const Instr& in, const WarpRecord& rec, const OpTiming& ot, WarpT& w, uint32_t sm,
+                         uint64_t t);
   void account(SubCore& sub, uint64_t t);
   void retire_cta(SmT& sm, CtaSlot& cta, uint64_t t);
   void occupancy_tick(SmT& sm, uint64_t t);
+  std::vector<LiveWarp> live_warps() const;
 
   const TimingConfig& cfg_;
   LaunchState& L_;
+  Watchdog& watchdog_;
   Executor exec_;
-  TimingStats stats_;
+  Stats& stats_;
   MemorySystem mem_;
   std::vector<std::unique_ptr<SmT>> sms_;
   uint32_t regs_per_thread_;
@@ -64,6 +66,8 @@ class TimingModel {
   uint64_t next_cta_ = 0, total_ctas_ = 0, resident_ctas_ = 0, age_ = 0;
   uint64_t end_cycle_ = 0;
   WarpRecord rec_;
+  std::vector<const OpDesc*> desc_;  // timing class of each instruction, by pc
+  uint32_t int_latency_ = 1, branch_latency_ = 1;
 };
 
 }  // namespace stc

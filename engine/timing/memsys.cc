@@ -6,12 +6,11 @@
 
 namespace stc {
 
-MemorySystem::MemorySystem(const TimingConfig& cfg, TimingStats& stats) : cfg_(cfg), st_(stats) {
+MemorySystem::MemorySystem(const TimingConfig& cfg, Stats& stats) : cfg_(cfg), st_(stats) {
   sms_.reserve(cfg.num_sms);
   for (uint32_t i = 0; i < cfg.num_sms; ++i)
-    sms_.push_back(Sm{SectorCache(cfg.l1_size, cfg.l1_assoc, cfg.l1_line, cfg.l1_sector), Calendar(), Calendar(), {}, {}});
-  const uint64_t slice_bytes = std::max<uint64_t>(cfg.l2_line, cfg.l2_size / cfg.l2_slices);
-  for (uint32_t i = 0; i < cfg.l2_slices; ++i) l2_.emplace_back(slice_bytes, cfg.l2_assoc, cfg.l2_line, cfg.l2_sector);
+    sms_.push_back(Sm{SectorCache(cfg.l1_sets, cfg.l1_assoc, cfg.l1_line, cfg.l1_sector), Calendar(), Calendar(), {}, {}});
+  for (uint32_t i = 0; i < cfg.l2_slices; ++i) l2_.emplace_back(cfg.l2_sets, cfg.l2_assoc, cfg.l2_line, cfg.l2_sector);
   l2_port_.resize(cfg.l2_slices);
   l2_pending_.resize(cfg.l2_slices);
   dram_.resize(cfg.dram_channels);
@@ -52,7 +51,7 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
   const double arrive = static_cast<double>(t) + c.icnt_latency;
   const double start = l2_port_[slice].reserve(arrive, c.l2_sector / c.l2_slice_bytes_per_cycle);
   const SectorCache::Result r = l2_[slice].access(sector_addr, write, true);
-  const double per_channel = c.dram_bytes_per_cycle / c.dram_channels;
+  const double per_channel = c.dram_bytes_per_cycle_per_channel;
   if (r.writeback_sectors) {  // dirty victim written back: DRAM write bandwidth on the victim's channel
     const double bytes = static_cast<double>(r.writeback_sectors) * c.l2_sector;
     st_[TStat::DramWrite] += bytes;
@@ -63,7 +62,8 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
   if (r.hit || write) {
     if (r.hit) st_[TStat::L2Hits] += 1;
     else st_[TStat::L2Misses] += 1;
-    ready = start + (c.l2_latency - c.icnt_latency);
+    // the slice's access cycles, then the trip back and the L1 fill (an uncontended hit: l2.hit_latency)
+    ready = start + c.l2_access + c.icnt_latency + c.l1_latency;
     if (!write) {  // a hit on a sector whose DRAM fill is still in flight waits for the fill
       auto it = pending.find(sector_addr);
       if (it != pending.end() && static_cast<double>(it->second) > ready) ready = static_cast<double>(it->second);
@@ -72,7 +72,8 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
     st_[TStat::L2Misses] += 1;
     st_[TStat::DramRead] += c.l2_sector;
     const double dstart = dram_[dram_channel(sector_addr)].reserve(start, c.l2_sector / per_channel);
-    ready = dstart + (c.dram_latency - c.icnt_latency);
+    // DRAM's extra cycles, then as a hit (an uncontended miss: dram.latency)
+    ready = dstart + c.dram_access + c.l2_access + c.icnt_latency + c.l1_latency;
     prune(pending, t);
     pending[sector_addr] = static_cast<uint64_t>(std::ceil(ready));
   }

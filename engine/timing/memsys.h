@@ -12,13 +12,13 @@
 #include "calendar.h"
 #include "distinct.h"
 #include "config.h"
-#include "stats.h"
+#include "../stats.h"
 
 namespace stc {
 
 class MemorySystem {
  public:
-  MemorySystem(const TimingConfig& cfg, TimingStats& stats);
+  MemorySystem(const TimingConfig& cfg, Stats& stats);
 
   // Cycle at which the data of a global/local load issued at `t` on `sm` is back. `l1_allocate` false
   // bypasses L1 (ld.cg-like paths: cp.async.cg, atomics at L2).
@@ -50,7 +50,7 @@ class MemorySystem {
   void sectors_of(const std::vector<MemAccess>& acc, uint32_t sector, std::vector<uint64_t>& out);
 
   const TimingConfig& cfg_;
-  TimingStats& st_;
+  Stats& st_;
   std::vector<Sm> sms_;
   std::vector<SectorCache> l2_;
   std::vector<std::unordered_map<uint64_t, uint64_t>> l2_pending_;  // per slice: sector -> DRAM fill done

@@ -9,25 +9,16 @@ does not exist on that GPU (e.g. ldmatrix before sm_75).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
-from stcsim.config.params import Value
+from stcsim.config.extensions import extension_derived
+from stcsim.config.params import Derived, Value
 
 Values = Mapping[str, Value]
 
 LDMATRIX_MIN_SM = 75
 """PTX ISA: ldmatrix needs sm_75 or later."""
 
-_WMMA_F32 = "tensor.wmma_m16n16k16_f32"
-
-
-@dataclass(frozen=True)
-class Derived:
-    """A value computed from other keys; ``doc`` states the formula."""
-
-    unit: str
-    doc: str
-    fn: Callable[[Values], Value | None]
+WMMA_F32 = "tensor.wmma_m16n16k16_f32"
 
 
 def _i(v: Values, key: str) -> int:
@@ -64,7 +55,8 @@ def _ldmatrix_latency(n: int) -> Derived:
         return _i(v, "smem.latency") + (n - 1) * _i(v, "smem.wavefront_latency")
 
     return Derived("cycles", f"ldmatrix .x{n} ({n} 8x8 b16 matrices, one wavefront each): smem.latency + "
-                   f"{n - 1} x smem.wavefront_latency; sm_75+", fn)
+                   f"{n - 1} x smem.wavefront_latency; sm_75+ (what the shared-memory model gives it)", fn,
+                   "reports")
 
 
 def _ldmatrix_interval(n: int) -> Derived:
@@ -74,7 +66,7 @@ def _ldmatrix_interval(n: int) -> Derived:
         return n * _i(v, "smem.cycles_per_wavefront")
 
     return Derived("cycles", f"Shared-memory pipe occupancy of ldmatrix .x{n}: {n} x "
-                   "smem.cycles_per_wavefront; sm_75+", fn)
+                   "smem.cycles_per_wavefront; sm_75+ (what the shared-memory model gives it)", fn, "reports")
 
 
 def _l2_access(v: Values) -> int:
@@ -85,15 +77,6 @@ def _dram_bytes_per_cycle(v: Values) -> float:
     return float(v["dram.bandwidth_gbps"]) * 1000 / float(v["gpu.core_clock_mhz"])
 
 
-def _stc_dense_pingpong(v: Values) -> int:
-    sets, compute, fetch = (_i(v, f"{_WMMA_F32}.{k}") for k in ("sets", "compute_cycles", "fetch_cycles"))
-    return sets * compute + fetch
-
-
-def _if_pingpong(with_pingpong: str, without: str) -> Callable[[Values], Value]:
-    return lambda v: v[with_pingpong] if v["stc.pingpong"] else v[without]
-
-
 DERIVED: dict[str, Derived] = {
     "gpu.num_sms": Derived("count", "gpu.n_clusters x gpu.n_cores_per_cluster",
                            _product("gpu.n_clusters", "gpu.n_cores_per_cluster")),
@@ -101,37 +84,28 @@ DERIVED: dict[str, Derived] = {
     "tensor.pipes_per_subcore": Derived(
         "count", "Warp-level MMA pipes per sub-core: tensor.cores_per_subcore / tensor.cores_per_warp_op",
         _quotient("tensor.cores_per_subcore", "tensor.cores_per_warp_op")),
-    f"{_WMMA_F32}.latency": _wmma_latency(_WMMA_F32),
+    f"{WMMA_F32}.latency": _wmma_latency(WMMA_F32),
     "tensor.wmma_m16n16k16_f16.latency": _wmma_latency("tensor.wmma_m16n16k16_f16"),
     **{f"smem.ldmatrix_x{n}.latency": _ldmatrix_latency(n) for n in (1, 2, 4)},
     **{f"smem.ldmatrix_x{n}.issue_interval": _ldmatrix_interval(n) for n in (1, 2, 4)},
     "l1d.sets": Derived("count", "l1d.size_bytes / (l1d.assoc x l1d.line_bytes)",
                         _quotient("l1d.size_bytes", "l1d.assoc", "l1d.line_bytes")),
-    "l2.slice_bytes": Derived("bytes", "l2.size_bytes / l2.slices", _quotient("l2.size_bytes", "l2.slices")),
+    "l2.slice_bytes": Derived("bytes", "l2.size_bytes / l2.slices", _quotient("l2.size_bytes", "l2.slices"),
+                              "derived"),
     "l2.sets_per_slice": Derived("count", "l2.slice_bytes / (l2.assoc x l2.line_bytes)",
                                  _quotient("l2.slice_bytes", "l2.assoc", "l2.line_bytes")),
     "l2.slices_per_channel": Derived("count", "l2.slices / dram.channels",
-                                     _quotient("l2.slices", "dram.channels")),
+                                     _quotient("l2.slices", "dram.channels"), "reports"),
     "l2.access_cycles": Derived("cycles", "Cycles in the L2 slice on a hit: l2.hit_latency - l1d.hit_latency "
                                 "- 2 x icnt.latency", _l2_access),
     "dram.access_cycles": Derived("cycles", "Extra cycles of an L2 miss: dram.latency - l2.hit_latency",
                                   lambda v: _i(v, "dram.latency") - _i(v, "l2.hit_latency")),
     "dram.bytes_per_cycle": Derived("B/cycle", "Whole-GPU DRAM bytes per core cycle: dram.bandwidth_gbps x "
-                                    "1000 / gpu.core_clock_mhz", _dram_bytes_per_cycle),
+                                    "1000 / gpu.core_clock_mhz", _dram_bytes_per_cycle, "derived"),
     "dram.bytes_per_cycle_per_channel": Derived(
         "B/cycle", "dram.bytes_per_cycle / dram.channels",
         lambda v: float(v["dram.bytes_per_cycle"]) / _i(v, "dram.channels")),
-    "stc.dense_cycles": Derived("cycles", "Dense 16x16x16 op on the sparse Tensor Core without ping-pong: "
-                                f"{_WMMA_F32}.latency (paper 001: 40)", lambda v: v[f"{_WMMA_F32}.latency"]),
-    "stc.dense_pingpong_cycles": Derived(
-        "cycles", "Dense op with ping-pong, only the first set's fetch exposed: sets x compute_cycles + "
-        f"fetch_cycles of {_WMMA_F32} (paper 001: 4 x 8 + 2 = 34)", _stc_dense_pingpong),
-    "stc.dense_latency": Derived("cycles", "Dense op latency in effect: stc.dense_pingpong_cycles if "
-                                 "stc.pingpong else stc.dense_cycles",
-                                 _if_pingpong("stc.dense_pingpong_cycles", "stc.dense_cycles")),
-    "stc.sparse_latency": Derived("cycles", "Sparse op latency in effect: stc.sparse_pingpong_cycles if "
-                                  "stc.pingpong else stc.sparse_cycles",
-                                  _if_pingpong("stc.sparse_pingpong_cycles", "stc.sparse_cycles")),
+    **extension_derived(),
 }
 """Every derived value, in evaluation order."""
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from stcsim.config.derived import DERIVED
 from stcsim.config.loader import CONFIG_DIR, Origin, available, load_config
-from stcsim.config.params import Param, Value
+from stcsim.config.params import CONSUMERS, Param, Value
 from stcsim.config.rules import RULES
 from stcsim.config.schema import CONVENTIONS, GROUP_DOCS, PARAMS
 from stcsim.config.yaml_comments import leaf_comments, split_source
@@ -47,14 +47,15 @@ def render(config_dir: Path = CONFIG_DIR) -> str:
     parts = [_HEADER, f"Shipped configs: {_names(bases)}. Overlays: {_names(overlays)}.\n",
              "## Conventions\n", *(f"- {line}" for line in CONVENTIONS), "", "## Keys\n",
              "Type, unit, default (**required** when none), allowed values, meaning, and where values (and "
-             "defaults) come from. `sm_N+`: the key exists only on `gpu.sm_version` >= N.\n"]
+             "defaults) come from. `sm_N+`: the key exists only on `gpu.sm_version` >= N. *read by*: "
+             + "; ".join(f"`{name}`: {meaning}" for name, meaning in CONSUMERS.items()) + ".\n"]
     for group, rows in _keys_by_group().items():
         parts += [f"### `{group}`: {GROUP_DOCS[group]}\n",
-                  "| key | type | unit | default | allowed | description | source |",
-                  "|---|---|---|---|---|---|---|", *rows, ""]
+                  "| key | type | unit | default | allowed | description | source | read by |",
+                  "|---|---|---|---|---|---|---|---|", *rows, ""]
     parts += ["## Derived values\n", "Computed in one place (`stcsim/config/derived.py`), exposed in "
-              "`flat()`, never set in files.\n", "| key | unit | formula |", "|---|---|---|"]
-    parts += [f"| `{key}` | {d.unit} | {_cell(d.doc)} |" for key, d in DERIVED.items()]
+              "`flat()`, never set in files.\n", "| key | unit | formula | read by |", "|---|---|---|---|"]
+    parts += [f"| `{key}` | {d.unit} | {_cell(d.doc)} | {d.used_by} |" for key, d in DERIVED.items()]
     parts += ["", "## Cross-key rules\n"]
     parts += [f"- {', '.join(f'`{k}`' for k in rule.keys)}: {rule.doc}" for rule in RULES] + [""]
     parts += ["## Values per config\n", "Every resolved value with its source (file comment, schema default "
@@ -79,7 +80,7 @@ def _param_row(leaf: str, param: Param) -> str:
     default = "**required**" if param.required else f"`{_fmt(param.default)}`"  # type: ignore[arg-type]
     kind = param.kind + (f", sm_{param.min_sm}+" if param.min_sm else "")
     return (f"| `{leaf}` | {kind} | {param.unit} | {default} | {_cell(param.allowed())} | {_cell(param.doc)} "
-            f"| {_cell(param.source)} |")
+            f"| {_cell(param.source)} | {param.used_by} |")
 
 
 def _config_table(name: str, config_dir: Path) -> list[str]:

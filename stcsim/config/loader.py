@@ -22,8 +22,9 @@ from stcsim.config.params import Value
 from stcsim.config.rules import RULES
 from stcsim.config.schema import PARAMS
 from stcsim.config.yaml_comments import leaf_comments, split_source
+from stcsim.resources import data_dir
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
+CONFIG_DIR = data_dir("configs")
 """Where named base configs live; overlays are in its ``overlays/`` subfolder."""
 
 OVERRIDES = "<overrides>"
@@ -143,15 +144,36 @@ def _find(part: str, folder: Path, kind: str) -> Path:
 
 
 def _parse(text: str, where: str) -> dict[str, object]:
+    loader = yaml.SafeLoader(text)
     try:
-        data = yaml.safe_load(text)
+        node = loader.get_single_node()
+        if node is not None:
+            _reject_duplicate_keys(node, where)
+        data = None if node is None else loader.construct_document(node)
     except yaml.YAMLError as exc:
         raise ConfigError(f"not valid YAML: {exc}", where=where) from exc
+    finally:
+        loader.dispose()
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise ConfigError("a config file must be a mapping of groups to keys", where=where)
     return data
+
+
+def _reject_duplicate_keys(node: yaml.Node, where: str, prefix: str = "") -> None:
+    """Raise ConfigError at the second occurrence of a key in any mapping (PyYAML keeps the last silently)."""
+    if not isinstance(node, yaml.MappingNode):
+        return
+    first_line: dict[str, int] = {}
+    for key_node, value_node in node.value:
+        name = str(key_node.value)
+        line = key_node.start_mark.line + 1
+        if name in first_line:
+            raise ConfigError(f"duplicate key (first set at line {first_line[name]})", key=prefix + name,
+                              where=f"{where}:{line}")
+        first_line[name] = line
+        _reject_duplicate_keys(value_node, where, f"{prefix}{name}.")
 
 
 def _check_file(data: Mapping[object, object], where: str) -> dict[str, Value]:

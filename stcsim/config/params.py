@@ -7,13 +7,27 @@ the way the YAML files nest them. Nothing here knows about particular keys; thos
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 Value = int | float | str | bool
 """A resolved config value: configs hold scalars only (no lists, no mini-languages)."""
 
 KINDS = ("int", "float", "str", "bool", "enum")
+
+CONSUMERS = {
+    "engine": "the C++ engine reads it (checked: stcsim.sim.Engine refuses a config whose engine keys it "
+              "does not read)",
+    "derived": "only used to compute derived values (stcsim/config/derived.py), which the engine reads",
+    "loader": "used by the config loader itself (sm_N+ gating)",
+    "rules": "only checked by cross-key rules (stcsim/config/rules.py)",
+    "reports": "shown in reports and docs, not simulated",
+}
+"""Who reads a config value (`Param.used_by`, `Derived.used_by`) and what that means."""
+
+EXACT_INT_MAX = 2**53
+"""The largest integer a config may hold: the engine reads every number as a double."""
 
 
 class _Required:
@@ -40,10 +54,13 @@ class Param:
     multiple_of: int | None = None
     choices: tuple[Value, ...] | None = None
     min_sm: int | None = None
+    used_by: str = "engine"
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"unknown param kind {self.kind!r}; allowed: {', '.join(KINDS)}")
+        if self.used_by not in CONSUMERS:
+            raise ValueError(f"unknown consumer {self.used_by!r}; allowed: {', '.join(CONSUMERS)}")
         if not isinstance(self.default, _Required):
             self.check(self.default)
 
@@ -91,10 +108,15 @@ class Param:
         if self.kind == "int":
             if isinstance(value, bool) or not isinstance(value, int):
                 raise wrong
+            if abs(value) > EXACT_INT_MAX:
+                raise ValueError(f"{_show(value)} is too large: the engine reads config values as doubles, "
+                                 f"exact up to 2^53")
             return value
         if self.kind == "float":
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise wrong
+            if isinstance(value, int) and abs(value) > EXACT_INT_MAX or not math.isfinite(value):
+                raise ValueError(f"expected a finite number, got {_show(value)}")
             return float(value)
         if not isinstance(value, str) or not value:
             raise wrong
@@ -109,17 +131,28 @@ class Group:
     members: Mapping[str, Param | Group]
 
 
+@dataclass(frozen=True)
+class Derived:
+    """A value computed from other keys (``derived.py``, or an extension's config module); ``doc`` states the
+    formula and ``used_by`` who reads it."""
+
+    unit: str
+    doc: str
+    fn: Callable[[Mapping[str, Value]], Value | None]
+    used_by: str = "engine"
+
+
 def Int(doc: str, unit: str, source: str, default: Value | _Required = REQUIRED, *, lo: float | None = 1,
         hi: float | None = None, multiple_of: int | None = None, choices: tuple[int, ...] | None = None,
-        min_sm: int | None = None) -> Param:
+        min_sm: int | None = None, used_by: str = "engine") -> Param:
     """Declare an integer key (lower bound 1 unless ``lo`` says otherwise)."""
-    return Param("int", doc, unit, source, default, lo, hi, multiple_of, choices, min_sm)
+    return Param("int", doc, unit, source, default, lo, hi, multiple_of, choices, min_sm, used_by)
 
 
 def Float(doc: str, unit: str, source: str, default: Value | _Required = REQUIRED, *, lo: float | None = 0,
-          hi: float | None = None) -> Param:
+          hi: float | None = None, used_by: str = "engine") -> Param:
     """Declare a real-valued key (integers in YAML are accepted and converted)."""
-    return Param("float", doc, unit, source, default, lo, hi)
+    return Param("float", doc, unit, source, default, lo, hi, used_by=used_by)
 
 
 def Str(doc: str, source: str, default: Value | _Required = REQUIRED) -> Param:

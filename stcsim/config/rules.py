@@ -37,10 +37,6 @@ def _divides(small: str, big: str, *more: str) -> Callable[[Values, frozenset[st
     return holds
 
 
-def _stc_k_timed(v: Values, explicit: frozenset[str]) -> bool:
-    return _i(v, "stc.k") == 4 or {"stc.sparse_cycles", "stc.sparse_pingpong_cycles"} <= explicit
-
-
 RULES: tuple[Rule, ...] = (
     Rule(("sm.shared_mem_bytes", "sm.unified_l1_shared_bytes"),
          "the shared carve-out fits in the unified L1/shared SRAM",
@@ -73,8 +69,5 @@ RULES: tuple[Rule, ...] = (
          lambda v, _: _i(v, "l2.hit_latency") >= _i(v, "l1d.hit_latency") + 2 * _i(v, "icnt.latency")),
     Rule(("dram.latency", "l2.hit_latency"), "a DRAM access costs at least an L2 hit",
          lambda v, _: _i(v, "dram.latency") >= _i(v, "l2.hit_latency")),
-    Rule(("stc.sparse_cycles", "stc.sparse_pingpong_cycles", "stc.k"),
-         "paper 001 times SHMMA for K = 4 only: with another stc.k, set stc.sparse_cycles and "
-         "stc.sparse_pingpong_cycles explicitly", _stc_k_timed),
 )
 """Every cross-key constraint, checked in order."""

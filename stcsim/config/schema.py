@@ -8,7 +8,8 @@ The conventions every declaration follows are in :data:`CONVENTIONS` (also rende
 
 from __future__ import annotations
 
-from stcsim.config.params import Bool, Enum, Float, Group, Int, Param, Str, flatten_schema, group_docs
+from stcsim.config.extensions import extension_groups
+from stcsim.config.params import Enum, Float, Group, Int, Param, Str, flatten_schema, group_docs
 
 CONVENTIONS: tuple[str, ...] = (
     "All latencies and intervals are in core cycles at `gpu.core_clock_mhz`.",
@@ -51,10 +52,10 @@ def _wmma(shape: str) -> Group:
     doc = f"wmma.mma.sync {shape}: latency = sets x (fetch_cycles + compute_cycles) (paper 001 model)"
     return Group(doc, {
         "sets": Int("Sets per warp instruction (Volta: 4 sets of HMMA.884; sm_80+: SASS HMMAs per wmma)",
-                    "count", _P001_TC, hi=64),
+                    "count", _P001_TC, hi=64, used_by="derived"),
         "fetch_cycles": Int("Cycles to fill the operand buffers (A, B) before each set computes",
-                            "cycles", _P001_TC, lo=0, hi=1024),
-        "compute_cycles": Int("Dot-product cycles per set", "cycles", _P001_TC, hi=1024),
+                            "cycles", _P001_TC, lo=0, hi=1024, used_by="derived"),
+        "compute_cycles": Int("Dot-product cycles per set", "cycles", _P001_TC, hi=1024, used_by="derived"),
         "issue_interval": Int("Cycles the sub-core's Tensor Core pipe is busy before it accepts the "
                               "next wmma/mma", "cycles", _P001_TC, hi=1024),
     })
@@ -80,15 +81,15 @@ def _cache_geometry(what: str, sets_of: str) -> dict[str, Param]:
 
 TREE: dict[str, Param | Group] = {
     "gpu": Group("Whole-GPU organisation", {
-        "name": Str("GPU name used in reports", _DS),
+        "name": Str("GPU name used in reports and error messages", _DS),
         "sm_version": Int("SM architecture = compute capability x 10 (70 Volta, 80 Ampere GA100, 90 Hopper); "
-                          "PTX target sm_<N>", "version", _PG, lo=70, hi=120),
+                          "PTX target sm_<N>", "version", _PG, lo=70, hi=120, used_by="loader"),
         "core_clock_mhz": Float("SM core clock; every cycle count in the config is at this clock", "MHz", _DS,
-                                lo=100, hi=5000),
+                                lo=100, hi=5000, used_by="derived"),
         "n_clusters": Int("Clusters (GPGPU-Sim -gpgpu_n_clusters; a TPC on Volta..Hopper)", "count", _DS,
-                          hi=1024),
+                          hi=1024, used_by="derived"),
         "n_cores_per_cluster": Int("SMs per cluster (GPGPU-Sim -gpgpu_n_cores_per_cluster)", "count", _DS, 1,
-                                   hi=16),
+                                   hi=16, used_by="derived"),
         "launch_overhead_cycles": Int("Fixed cycles of a kernel launch on the GPU (launch set-up and drain), "
                                       "added to gpu_sim_cycle; measured as an empty kernel's "
                                       "gpc__cycles_elapsed.max", "cycles", _CAL, 0, lo=0, hi=1_000_000),
@@ -96,14 +97,15 @@ TREE: dict[str, Param | Group] = {
     "sm": Group("Per-SM organisation and occupancy limits (CTA dispatcher)", {
         "sub_cores": Int("Processing blocks (sub-cores) per SM, each with its own scheduler and units",
                          "count", _DS, 4, hi=8),
-        "max_threads": Int("Resident threads per SM", "threads", _PG, hi=4096, multiple_of=32),
+        "max_threads": Int("Resident threads per SM", "threads", _PG, hi=4096, multiple_of=32,
+                           used_by="derived"),
         "max_ctas": Int("Resident CTAs (thread blocks) per SM", "CTAs", _PG, hi=64),
         "registers": Int("32-bit registers per SM", "registers", _PG, hi=1 << 20, multiple_of=256),
         "register_alloc_unit": Int("Registers per allocation unit; registers are allocated per warp in "
                                    "these units", "registers", _OCC, 256, hi=4096),
         "max_registers_per_thread": Int("Registers one thread may use", "registers", _PG, 255, hi=255),
         "unified_l1_shared_bytes": Int("Unified L1 data cache + shared memory SRAM per SM", "bytes", _DS,
-                                       hi=1 << 22, multiple_of=1024),
+                                       hi=1 << 22, multiple_of=1024, used_by="rules"),
         "shared_mem_bytes": Int("Shared-memory carve-out per SM (occupancy limit); the rest of the "
                                 "unified SRAM can be L1D", "bytes", _PG, hi=1 << 22, multiple_of=1024),
         "max_shared_per_cta_bytes": Int("Largest dynamic shared memory one CTA may opt in to", "bytes", _PG,
@@ -131,9 +133,9 @@ TREE: dict[str, Param | Group] = {
         }),
     }),
     "tensor": Group("Tensor Cores: counts and per-instruction-shape timing", {
-        "cores_per_subcore": Int("Tensor Cores in each sub-core", "count", _DS, hi=16),
+        "cores_per_subcore": Int("Tensor Cores in each sub-core", "count", _DS, hi=16, used_by="derived"),
         "cores_per_warp_op": Int("Tensor Cores one warp-level MMA occupies at once", "count", _P001_TC,
-                                 hi=16),
+                                 hi=16, used_by="derived"),
         "wmma_m16n16k16_f32": _wmma("m16n16k16, f16 x f16 + f32"),
         "wmma_m16n16k16_f16": _wmma("m16n16k16, f16 x f16 + f16"),
         "mma_m16n8k8_f32": _mma("mma.sync m16n8k8", 75),
@@ -154,17 +156,15 @@ TREE: dict[str, Param | Group] = {
     }),
     "l1d": Group("L1 data cache of each SM (sectored, caches global loads)", {
         "size_bytes": Int("L1D capacity modelled (must fit beside the shared carve-out in the unified SRAM)",
-                          "bytes", _DS, hi=1 << 22, multiple_of=1024),
+                          "bytes", _DS, hi=1 << 22, multiple_of=1024, used_by="derived"),
         **_cache_geometry("L1D", "sets = size_bytes / (assoc x line_bytes)"),
         "hit_latency": Int("Load-to-use latency of a global load that hits in L1D", "cycles", _MB,
                            hi=10_000),
         "mshr_entries": Int("Outstanding missed lines (MSHR entries) per L1D", "entries",
                             "Accel-Sim tested configs", hi=65_536),
-        "mshr_max_merge": Int("Requests merged into one MSHR entry", "count", "Accel-Sim tested configs",
-                              hi=1024),
     }),
     "l2": Group("Shared L2 cache, split into slices (memory sub-partitions)", {
-        "size_bytes": Int("Total L2 capacity", "bytes", _DS, hi=1 << 34, multiple_of=1024),
+        "size_bytes": Int("Total L2 capacity", "bytes", _DS, hi=1 << 34, multiple_of=1024, used_by="derived"),
         "slices": Int("L2 slices; addresses interleave across slices", "count", _DS, hi=1024),
         **_cache_geometry("L2", "sets per slice = size_bytes / (slices x assoc x line_bytes)"),
         "hit_latency": Int("Load-to-use latency of a global load that misses L1D and hits L2", "cycles", _MB,
@@ -175,9 +175,9 @@ TREE: dict[str, Param | Group] = {
         "channels": Int("Independent memory channels (L2 slices map evenly onto them)", "count", _DS,
                         hi=1024),
         "bandwidth_gbps": Float("Peak device-memory bandwidth, whole GPU (1 GB/s = 1e9 B/s)", "GB/s", _DS,
-                                lo=1, hi=1e6),
+                                lo=1, hi=1e6, used_by="derived"),
         "latency": Int("Load-to-use latency of a global load that misses L2 (TLB hit)", "cycles", _MB,
-                       hi=100_000),
+                       hi=100_000, used_by="derived"),
     }),
     "icnt": Group("Interconnect between SMs and L2 slices (crossbar)", {
         "latency": Int("One-way SM <-> L2 slice traversal latency", "cycles", _MB, lo=0, hi=10_000),
@@ -192,36 +192,7 @@ TREE: dict[str, Param | Group] = {
                      "sync: modelled as a blocking load followed by a store", ("async", "sync"),
                      "PTX ISA (cp.async)", "async", min_sm=80),
     }),
-    "stc": Group("Sparse Tensor Core SHMMA extension (paper 001): 16x16x16 warp ops, L = 16, K non-zeros", {
-        "enabled": Bool("Accept the swmma.* instructions", f"{_P001} Sec. 4.2", False),
-        "k": Int("Non-zeros per 16-wide row vector of A (paper 001 evaluates K = 4)", "count",
-                 f"{_P001} Sec. 3 (L = 16, K = 4)", 4, choices=(2, 4, 8)),
-        "pingpong": Bool("Ping-pong operand buffer B (hides the B fetch behind compute)",
-                         f"{_P001} Sec. 4.3, Fig. 13(c)", False),
-        "sparse_cycles": Int("Latency of one sparse 16x16x16 warp op without ping-pong (paper: K = 4)",
-                             "cycles", f"{_P001} Fig. 13(b)", 26, hi=10_000),
-        "sparse_pingpong_cycles": Int("Latency of one sparse 16x16x16 warp op with ping-pong (K = 4)",
-                                      "cycles", f"{_P001} Fig. 13(c)", 20, hi=10_000),
-    }),
-    "extensor": Group("ExTensor wmma.smma.L extension (paper 004): latency = sum of PhaseLat over phases", {
-        "enabled": Bool("Accept the wmma.smma.L instructions", _P004, False),
-        "max_l": Int("Largest chunk width L; allowed L = 16, 32, ..., max_l (paper evaluates 16..64)",
-                     "count", _P004, 64, lo=16, hi=1024, multiple_of=16),
-        "block_skip": Enum("Reading of the block-skip rule: literal (charge >= min_block_cycles for every "
-                           "row and block), row_skip (skip blocks a row does not use), phase_skip (skip "
-                           "blocks no row of the phase uses)", ("literal", "row_skip", "phase_skip"),
-                           "paper 004 text: a block is not fetched if no coordinate of the phase falls in it",
-                           "phase_skip"),
-        "nnz_per_phase": Int("Non-zeros per row consumed in one phase (4-dim dot-product units)", "count",
-                             _P004, 4, hi=64),
-        "min_block_cycles": Int("Minimum cycles to fetch one operand block for a row (register access)",
-                                "cycles", _P004, 2, lo=0, hi=1024),
-        "phase_overhead_cycles": Int("Cycles added per phase (latency of the last dot product)", "cycles",
-                                     _P004, 2, lo=0, hi=1024),
-        "initiation_interval": Int("Cycles before the Tensor Cores accept the next instruction; 0 = the "
-                                   "instruction's own latency (not given by the paper)", "cycles",
-                                   "assumption (paper 004 does not specify)", 0, lo=0, hi=100_000),
-    }),
+    **extension_groups(),
 }
 """The config tree, nested as in the YAML files."""
 

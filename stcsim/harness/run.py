@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass
 
-from stcsim.kernels import GemmCheck, GemmProblem, get_kernel, verify_gemm
+from stcsim.kernels import (
+    GemmCheck,
+    GemmProblem,
+    NoKernelError,
+    get_kernel,
+    kernels_for,
+    verify_gemm,
+)
 from stcsim.sim import Engine
+from stcsim.sparsity import get as get_pattern
 
 DEFAULT_KERNEL = "gemm_wmma_f16_f32_tile64x64x32_warp32x32"
 DEFAULT_SHAPE = "256x256x256"
 DEFAULT_CONFIG = "v100"
+DEFAULT_PATTERN = "dense"
 
 # The stats printed by default, in order (every stat is in the returned dict).
 HEADLINE_STATS = (
@@ -63,10 +73,27 @@ def parse_shape(text: str) -> GemmProblem:
     return GemmProblem(m, n, k)
 
 
-def run_kernel(kernel: str, shape: str, config: str | None, seed: int | None = None) -> RunResult:
-    """Runs `kernel` at `shape` ('MxNxK') on an engine with `config` (None: functional only)."""
+def default_kernel(pattern: str) -> str:
+    """The kernel `invoke run` uses for a pattern spec: the WMMA GEMM for dense, else the first registered
+    kernel that consumes the pattern (NoKernelError listing what exists when none does)."""
+    if get_pattern(pattern).name == DEFAULT_PATTERN:
+        return DEFAULT_KERNEL
+    return kernels_for(pattern)[0].procedural_name
+
+
+def run_kernel(
+    kernel: str,
+    shape: str,
+    config: str | None,
+    seed: int | None = None,
+    *,
+    pattern: str = DEFAULT_PATTERN,
+    sparsity: float = 0.0,
+) -> RunResult:
+    """Runs `kernel` at `shape` ('MxNxK') on an engine with `config` (None: functional only), the weights
+    pruned to `sparsity` in the sparsity `pattern` (a stcsim.sparsity spec)."""
     problem = parse_shape(shape)
-    check = verify_gemm(get_kernel(kernel), Engine(config), problem, seed)
+    check = verify_gemm(get_kernel(kernel), Engine(config), problem, seed, pattern=pattern, sparsity=sparsity)
     return RunResult(check, config)
 
 
@@ -89,15 +116,25 @@ def format_result(r: RunResult, all_stats: bool = False) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: python -m stcsim.harness.run [--kernel K] [--shape MxNxK] [--config C|none] [--all]."""
+    """CLI: python -m stcsim.harness.run [--kernel K] [--shape MxNxK] [--config C|none] [--pattern P
+    --sparsity S] [--all]. Exit status 0 when the check passes, 1 when it fails, 2 for bad input (unknown
+    kernel or pattern, a pattern no kernel implements, a problem the kernel cannot run)."""
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--kernel", default=DEFAULT_KERNEL)
+    ap.add_argument("--kernel", default=None, help=f"kernel name (default: {DEFAULT_KERNEL} for dense)")
     ap.add_argument("--shape", default=DEFAULT_SHAPE)
     ap.add_argument("--config", default=DEFAULT_CONFIG, help="GPU config spec, or 'none' for functional only")
+    ap.add_argument("--pattern", default=DEFAULT_PATTERN, help="sparsity pattern spec, e.g. vw:L=16,K=4")
+    ap.add_argument("--sparsity", type=float, default=0.0, help="fraction of the weights pruned")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--all", action="store_true", help="print every statistic")
     a = ap.parse_args(argv)
-    r = run_kernel(a.kernel, a.shape, None if a.config == "none" else a.config, a.seed)
+    config = None if a.config == "none" else a.config
+    try:
+        kernel = a.kernel or default_kernel(a.pattern)
+        r = run_kernel(kernel, a.shape, config, a.seed, pattern=a.pattern, sparsity=a.sparsity)
+    except (NoKernelError, KeyError, ValueError) as err:  # no kernel, unknown name, bad shape/pattern/problem
+        print(f"error: {err.args[0]}", file=sys.stderr)
+        return 2
     print(format_result(r, a.all))
     return 0 if r.check.ok else 1
 

@@ -1,32 +1,34 @@
-"""The GEMM kernel descriptor: one lifecycle (CUTLASS style) for every kernel of the set.
+"""The dense GEMM kernel descriptor: the kernel protocol (stcsim.kernels.protocol) for the dense kernel set.
 
-A descriptor names its kernel, says which problems it can run, lays out the operands, gives the launch
-geometry and the argument list, and computes the numpy reference. Every kernel of the set computes
-C = A @ B and takes the parameters (A, B, C, M, N, K, lda, ldb, ldc): three 64-bit pointers then six 32-bit
-integers.
+Every dense kernel computes C = A @ B (A = the weights W, B = the activations X) and takes the parameters
+(A, B, C, M, N, K, lda, ldb, ldc): three 64-bit pointers then six 32-bit integers.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 from stcsim.kernels.layout import OperandLayout
+from stcsim.kernels.operands import OperandArray, Operands, poisoned
 from stcsim.kernels.paths import PTX_DIR
 from stcsim.kernels.problem import GemmProblem, TileShape, ceil_div
+from stcsim.kernels.protocol import Dim3, require, supports_family
+from stcsim.sparsity.base import Pattern
+from stcsim.sparsity.dense import DenseFormat
 
 _INT32_MAX = 2**31 - 1
 _GRID_YZ_MAX = 65535
 _TOLERANCE = {"float16": 1e-2, "float32": 1e-5}
 
-Dim3 = tuple[int, int, int]
-
 
 @dataclass(frozen=True)
 class GemmKernel:
-    """Descriptor of one GEMM kernel compiled into the PTX of `ptx_file`.
+    """Descriptor of one dense GEMM kernel compiled into the PTX of `ptx_file` (a `Kernel`).
 
     algorithm: naive | simt | wmma_global | wmma | mma (procedural-name token).
     block_tile: the C tile of one thread block and its k step. threads: the thread-block shape.
@@ -47,6 +49,8 @@ class GemmKernel:
     stages: int = 1
     dynamic_shared_bytes: int = 0
     summary: str = ""
+
+    pattern_name: ClassVar[str] = "dense"
 
     @property
     def procedural_name(self) -> str:
@@ -75,8 +79,15 @@ class GemmKernel:
         """Largest accepted max|C - ref| / max|ref| for this kernel's input type."""
         return _TOLERANCE[self.layout.a_dtype]
 
-    def can_implement(self, p: GemmProblem) -> tuple[bool, str]:
-        """Whether the kernel runs problem p correctly, and why not if it does not."""
+    def supports(self, pattern: Pattern) -> tuple[bool, str]:
+        """Only the dense pattern (the weights are used as they are)."""
+        return supports_family(self, pattern)
+
+    def can_implement(self, p: GemmProblem, pattern: Pattern) -> tuple[bool, str]:
+        """Whether the kernel runs problem p with weights in `pattern` correctly, and why not."""
+        ok, reason = self.supports(pattern)
+        if not ok:
+            return False, reason
         if min(p.m, p.n, p.k) < 1:
             return False, f"M, N, K must be >= 1, got {p}"
         grid, _, _ = self.launch_geometry(p)
@@ -89,18 +100,41 @@ class GemmKernel:
                 return False, f"{name} has {elements} elements; the kernel indexes with 32-bit integers"
         return True, ""
 
+    def prepare(
+        self, weights: np.ndarray, activations: np.ndarray, pattern: Pattern, sparsity: float = 0.0
+    ) -> Operands:
+        """A = the dense pattern's encoding of the weights, B = the activations, both padded to the layout and
+        rounded to its input type; C poisoned with NaN."""
+        problem = GemmProblem.of(np.shape(weights), np.shape(activations))
+        require(self, problem, pattern)
+        w = np.asarray(weights)
+        encoded = pattern.encode(w, pattern.prune(w, sparsity))
+        lay = self.layout
+        arrays = (
+            OperandArray("A", lay.pack_a(encoded.values)),
+            OperandArray("B", lay.pack_b(np.asarray(activations))),
+            poisoned("C", lay.c_shape(problem), lay.c_dtype),
+        )
+        return Operands(problem, pattern, arrays)
+
     def launch_geometry(self, p: GemmProblem) -> tuple[Dim3, Dim3, int]:
         """(grid, block, dynamic shared bytes): one thread block per block tile of C."""
         grid = (ceil_div(p.n, self.block_tile.n), ceil_div(p.m, self.block_tile.m), 1)
         return grid, self.threads, self.dynamic_shared_bytes
 
-    def args(self, p: GemmProblem, a_ptr: int, b_ptr: int, c_ptr: int) -> list[int]:
+    def args(self, operands: Operands, pointers: Mapping[str, int]) -> list[int | float]:
         """Kernel arguments in `.param` order: A, B, C, M, N, K, lda, ldb, ldc."""
-        lay = self.layout
-        return [a_ptr, b_ptr, c_ptr, p.m, p.n, p.k, lay.lda(p), lay.ldb(p), lay.ldc(p)]
+        p, lay = operands.problem, self.layout
+        ptrs = [pointers["A"], pointers["B"], pointers["C"]]
+        return [*ptrs, p.m, p.n, p.k, lay.lda(p), lay.ldb(p), lay.ldc(p)]
 
-    def reference(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """float64 product of the operands rounded to the kernel's input types (what the kernel sees)."""
-        a64 = np.asarray(a).astype(self.layout.a_dtype).astype(np.float64)
-        b64 = np.asarray(b).astype(self.layout.b_dtype).astype(np.float64)
-        return a64 @ b64
+    def unpack(self, operands: Operands, outputs: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The m x n result from the C buffer."""
+        return self.layout.unpack_c(outputs["C"], operands.problem)
+
+    def reference(self, operands: Operands) -> np.ndarray:
+        """float64 product of the operands as the kernel reads them (rounded to its input types), A decoded
+        through the dense pattern."""
+        p = operands.problem
+        a = operands.pattern.decode(DenseFormat(operands["A"][:, : p.k]))
+        return a.astype(np.float64) @ operands["B"][:, : p.n].astype(np.float64)

@@ -1,5 +1,5 @@
-"""Where the CUDA sources and their committed PTX live."""
+"""Where the CUDA sources of the kernel set and their committed PTX live (see stcsim.resources)."""
 
-from pathlib import Path
+from stcsim.resources import data_dir
 
-PTX_DIR = Path(__file__).resolve().parents[2] / "ptx_kernels"
+PTX_DIR = data_dir("ptx_kernels")

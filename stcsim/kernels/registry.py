@@ -1,10 +1,19 @@
-"""The kernel set: every GEMM kernel descriptor, registered by procedural name."""
+"""The kernel set: every kernel descriptor, registered by procedural name and found by sparsity pattern.
+
+``kernels_for("dense")`` lists the kernels that consume a pattern spec; a spec no kernel implements (e.g.
+``"vw:L=16,K=4"`` today) is a NoKernelError that lists the patterns that have kernels. A new kernel is one
+descriptor class (stcsim.kernels.protocol.Kernel) and one row of KERNEL_SET.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
 
 from stcsim.kernels.gemm import GemmKernel
 from stcsim.kernels.layout import OperandLayout
 from stcsim.kernels.problem import TileShape
+from stcsim.kernels.protocol import Kernel, as_pattern, missing_members
+from stcsim.sparsity.base import Pattern
 
 _F32 = OperandLayout(a_dtype="float32", b_dtype="float32")
 _F16 = OperandLayout(a_dtype="float16", b_dtype="float16")
@@ -77,12 +86,77 @@ GEMM_KERNELS: tuple[GemmKernel, ...] = (
     ),
 )
 
-KERNELS: dict[str, GemmKernel] = {k.procedural_name: k for k in GEMM_KERNELS}
 
 
-def get_kernel(name: str) -> GemmKernel:
+class NoKernelError(LookupError):
+    """No registered kernel consumes a sparsity pattern; the message lists the patterns that have kernels."""
+
+
+class KernelRegistry:
+    """Kernel descriptors by procedural name (unique), searchable by the sparsity pattern they consume."""
+
+    def __init__(self, kernels: Iterable[Kernel]) -> None:
+        self._kernels: dict[str, Kernel] = {}
+        for kernel in kernels:
+            missing = missing_members(kernel)
+            if missing:
+                raise TypeError(f"{kernel!r} is not a kernel descriptor: it lacks {', '.join(missing)}")
+            if kernel.procedural_name in self._kernels:
+                raise ValueError(f"two kernels are named {kernel.procedural_name}")
+            self._kernels[kernel.procedural_name] = kernel
+
+    def __iter__(self) -> Iterator[Kernel]:
+        return iter(self._kernels.values())
+
+    def __len__(self) -> int:
+        return len(self._kernels)
+
+    def names(self) -> list[str]:
+        """Procedural names in registration order."""
+        return list(self._kernels)
+
+    def get(self, name: str) -> Kernel:
+        """The kernel registered under this name; KeyError listing the registered names otherwise."""
+        try:
+            return self._kernels[name]
+        except KeyError:
+            raise KeyError(f"unknown kernel {name!r}; registered: {', '.join(self._kernels)}") from None
+
+    def by_pattern(self) -> dict[str, list[str]]:
+        """Kernel names grouped by the pattern family they consume, in registration order."""
+        groups: dict[str, list[str]] = {}
+        for kernel in self:
+            groups.setdefault(kernel.pattern_name, []).append(kernel.procedural_name)
+        return groups
+
+    def for_pattern(self, pattern: Pattern | str) -> tuple[Kernel, ...]:
+        """The kernels that consume `pattern` (an instance or a spec such as 'vw:L=16,K=4').
+
+        ValueError for a spec stcsim.sparsity does not know; NoKernelError when no kernel consumes it.
+        """
+        pat = as_pattern(pattern)
+        found = tuple(k for k in self if k.supports(pat)[0])
+        if not found:
+            have = "; ".join(f"{p}: {', '.join(names)}" for p, names in self.by_pattern().items())
+            raise NoKernelError(
+                f"no kernel implements the sparsity pattern {pat.spec()!r}; kernels exist for {have}"
+            )
+        return found
+
+
+KERNEL_SET: tuple[Kernel, ...] = (*GEMM_KERNELS,)
+"""Every kernel of the set: the dense GEMMs; a sparse kernel is one more row."""
+
+REGISTRY = KernelRegistry(KERNEL_SET)
+
+KERNELS: dict[str, Kernel] = {k.procedural_name: k for k in REGISTRY}
+
+
+def get_kernel(name: str) -> Kernel:
     """The kernel registered under this procedural name; KeyError listing the allowed names otherwise."""
-    try:
-        return KERNELS[name]
-    except KeyError:
-        raise KeyError(f"unknown kernel {name!r}; registered: {', '.join(KERNELS)}") from None
+    return REGISTRY.get(name)
+
+
+def kernels_for(pattern: Pattern | str) -> tuple[Kernel, ...]:
+    """The registered kernels that consume `pattern`; NoKernelError listing what exists when none does."""
+    return REGISTRY.for_pattern(pattern)

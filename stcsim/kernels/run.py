@@ -1,4 +1,5 @@
-"""Run a GEMM kernel of the set on any engine: the simulator's or a real GPU's."""
+"""Run a kernel of the set on any engine (the simulator's or a real GPU's): prepare, allocate, copy, launch,
+copy back. The same steps for every kernel, whatever operands its pattern needs."""
 
 from __future__ import annotations
 
@@ -6,12 +7,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from stcsim.kernels.gemm import GemmKernel
-from stcsim.kernels.problem import GemmProblem
+from stcsim.kernels.operands import Operands
+from stcsim.kernels.protocol import Kernel, as_pattern
+from stcsim.sparsity.base import Pattern
 
 
 class DeviceEngine(Protocol):
-    """What run_gemm needs of an engine (stcsim.sim.Engine and stcsim.gpu.GpuEngine both provide it)."""
+    """What a launch needs of an engine (stcsim.sim.Engine and stcsim.gpu.GpuEngine both provide it)."""
 
     def malloc(self, nbytes: int) -> int: ...
 
@@ -31,28 +33,30 @@ class DeviceEngine(Protocol):
     ) -> Any: ...
 
 
-def run_gemm(
-    kernel: GemmKernel, engine: DeviceEngine, a: np.ndarray, b: np.ndarray
-) -> tuple[np.ndarray, Any]:
-    """C = A @ B with `kernel` on `engine`: lay out, allocate, copy, launch, copy back.
-
-    C is poisoned with NaN before the launch, so elements the kernel fails to write show up. Returns the
-    m x n result (kernel.layout.c_dtype) and whatever the engine's launch returned (its stats).
-    """
-    problem = GemmProblem.of(a.shape, b.shape)
-    ok, reason = kernel.can_implement(problem)
-    if not ok:
-        raise ValueError(f"{kernel.procedural_name} cannot run {problem}: {reason}")
-    layout = kernel.layout
-    a_dev, b_dev = layout.pack_a(a), layout.pack_b(b)
-    c_poison = np.full(layout.c_shape(problem), np.nan, dtype=layout.c_dtype)
-    a_ptr, b_ptr, c_ptr = (engine.malloc(x.nbytes) for x in (a_dev, b_dev, c_poison))
-    engine.copy_to(a_ptr, a_dev)
-    engine.copy_to(b_ptr, b_dev)
-    engine.copy_to(c_ptr, c_poison)
+def launch(kernel: Kernel, engine: DeviceEngine, operands: Operands) -> tuple[np.ndarray, Any]:
+    """Run prepared operands on `engine`: allocate and copy every operand array, load the PTX, launch with
+    `kernel.args`, copy the outputs back. Returns the m x n result (`kernel.unpack`) and whatever the engine's
+    launch returned (its stats)."""
+    pointers = {a.name: engine.malloc(a.data.nbytes) for a in operands}
+    for a in operands:
+        engine.copy_to(pointers[a.name], a.data)
     engine.load_ptx(str(kernel.ptx_path))
-    grid, block, shared_bytes = kernel.launch_geometry(problem)
-    stats = engine.launch(kernel.entry, grid, block, kernel.args(problem, a_ptr, b_ptr, c_ptr), shared_bytes)
-    c = engine.copy_from(c_ptr, c_poison.shape, layout.c_dtype)
-    return layout.unpack_c(c, problem), stats
+    grid, block, shared_bytes = kernel.launch_geometry(operands.problem)
+    stats = engine.launch(kernel.entry, grid, block, kernel.args(operands, pointers), shared_bytes)
+    outputs = {a.name: engine.copy_from(pointers[a.name], a.data.shape, a.dtype) for a in operands.outputs}
+    return kernel.unpack(operands, outputs), stats
 
+
+def run_gemm(
+    kernel: Kernel,
+    engine: DeviceEngine,
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    pattern: Pattern | str = "dense",
+    sparsity: float = 0.0,
+) -> tuple[np.ndarray, Any]:
+    """D = prune(A) @ B with `kernel` on `engine`: prepare the operands (A pruned to `sparsity` and encoded
+    through `pattern`; the kernel set poisons outputs with NaN, so elements a kernel fails to write show up),
+    then `launch` them. Returns the m x n result and the engine's stats."""
+    return launch(kernel, engine, kernel.prepare(a, b, as_pattern(pattern), sparsity))

@@ -1,4 +1,4 @@
-"""Check a kernel against its numpy reference on fresh random operands."""
+"""Check a kernel against its numpy reference (through its pattern's decode) on fresh random operands."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from stcsim.kernels.gemm import GemmKernel
 from stcsim.kernels.problem import GemmProblem
-from stcsim.kernels.run import DeviceEngine, run_gemm
+from stcsim.kernels.protocol import Kernel, as_pattern
+from stcsim.kernels.run import DeviceEngine, launch
+from stcsim.sparsity.base import Pattern
 
 
 def relative_error(c: np.ndarray, ref: np.ndarray) -> float:
@@ -33,6 +34,7 @@ class GemmCheck:
 
     kernel: str
     problem: GemmProblem
+    pattern: str
     seed: int
     rel_error: float
     tolerance: float
@@ -46,19 +48,26 @@ class GemmCheck:
     def __str__(self) -> str:
         verdict = "ok" if self.ok else "FAILED"
         return (
-            f"{self.kernel} at {self.problem} (seed {self.seed}): max|C - ref| / max|ref| = "
+            f"{self.kernel} at {self.problem}, {self.pattern} (seed {self.seed}): max|C - ref| / max|ref| = "
             f"{self.rel_error:.3e} vs tolerance {self.tolerance:.0e}: {verdict}"
         )
 
 
 def verify_gemm(
-    kernel: GemmKernel, engine: DeviceEngine, p: GemmProblem, seed: int | None = None
+    kernel: Kernel,
+    engine: DeviceEngine,
+    p: GemmProblem,
+    seed: int | None = None,
+    *,
+    pattern: Pattern | str = "dense",
+    sparsity: float = 0.0,
 ) -> GemmCheck:
-    """Run `kernel` on `engine` with random operands (fresh ones unless a seed is given) and compare with
-    the float64 numpy reference."""
+    """Run `kernel` on `engine` with random operands (fresh ones unless a seed is given), the weights
+    pruned to `sparsity` in `pattern`, and compare with the kernel's float64 reference."""
     if seed is None:
         seed = int(np.random.SeedSequence().generate_state(1)[0])
     a, b = random_operands(p, np.random.default_rng(seed))
-    c, stats = run_gemm(kernel, engine, a, b)
-    err = relative_error(c, kernel.reference(a, b))
-    return GemmCheck(kernel.procedural_name, p, seed, err, kernel.tolerance, stats)
+    operands = kernel.prepare(a, b, as_pattern(pattern), sparsity)
+    c, stats = launch(kernel, engine, operands)
+    err = relative_error(c, kernel.reference(operands))
+    return GemmCheck(kernel.procedural_name, p, operands.pattern.spec(), seed, err, kernel.tolerance, stats)

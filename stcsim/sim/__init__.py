@@ -1,5 +1,21 @@
 """Python API of the simulator engine: `Engine(config)`, device memory, PTX loading and kernel launches."""
 
-from stcsim.sim.engine import Engine, LaunchError, PtxError, SimFault
+from stcsim.sim.engine import (
+    DEFAULT_MAX_CYCLES,
+    DEFAULT_MAX_WARP_INSTS,
+    Engine,
+    LaunchError,
+    PtxError,
+    SimFault,
+    WatchdogError,
+)
 
-__all__ = ["Engine", "LaunchError", "PtxError", "SimFault"]
+__all__ = [
+    "DEFAULT_MAX_CYCLES",
+    "DEFAULT_MAX_WARP_INSTS",
+    "Engine",
+    "LaunchError",
+    "PtxError",
+    "SimFault",
+    "WatchdogError",
+]

@@ -6,25 +6,29 @@ returns a flat dict of statistics (GPGPU-Sim names where one exists).
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from stcsim import _engine
+from stcsim.sim import launch_args
 
 PtxError = _engine.PtxError
 LaunchError = _engine.LaunchError
 SimFault = _engine.SimFault
+WatchdogError = _engine.WatchdogError
+
+DEFAULT_MAX_CYCLES: int = _engine.DEFAULT_MAX_CYCLES
+"""Default watchdog limit on the simulated cycles of one timing launch (docs/errors.md)."""
+DEFAULT_MAX_WARP_INSTS: int = _engine.DEFAULT_MAX_WARP_INSTS
+"""Default watchdog limit on the warp instructions of one launch (docs/errors.md)."""
 
 Dim = int | Sequence[int]
-
-
-def _dims(d: Dim) -> list[int]:
-    if isinstance(d, int | np.integer):
-        return [int(d)]
-    return [int(x) for x in d]
+ADDRESS_MAX = 2**64 - 1
 
 
 class Engine:
@@ -35,42 +39,78 @@ class Engine:
     functional only (results and instruction counts, no cycles). With `schedule_loads` (the default) each
     basic block of loaded PTX is reordered so loads issue as early as their dependencies allow, as ptxas
     schedules the SASS that real GPUs run; False executes the PTX in its written order.
+
+    `memcheck` (like compute-sanitizer's memcheck) surrounds every allocation with red zones, so that an
+    access overrunning one allocation faults (`SimFault`) instead of landing in a neighbouring one.
+    `max_cycles` and `max_warp_insts` are the watchdog limits of every launch (0: no limit; a launch may
+    override them): past one, a launch raises `WatchdogError` saying where its warps are. A launch can
+    also be stopped with Ctrl-C (KeyboardInterrupt); the engine stays usable. See docs/errors.md.
     """
 
-    def __init__(self, config: str | os.PathLike[str] | None = None, *, schedule_loads: bool = True) -> None:
-        self._eng = _engine.Engine(schedule_loads)
+    def __init__(
+        self,
+        config: str | os.PathLike[str] | None = None,
+        *,
+        schedule_loads: bool = True,
+        memcheck: bool = False,
+        max_cycles: int = DEFAULT_MAX_CYCLES,
+        max_warp_insts: int = DEFAULT_MAX_WARP_INSTS,
+    ) -> None:
+        self.max_cycles = launch_args.limit(max_cycles, "max_cycles")
+        self.max_warp_insts = launch_args.limit(max_warp_insts, "max_warp_insts")
+        self._eng = _engine.Engine(bool(schedule_loads), bool(memcheck))
         self.config: str | None = None
         if config is not None:
             from stcsim.config import load_config
+            from stcsim.sim.config_check import check_engine_reads
 
             gpu = load_config(str(config))
             self._eng.set_config(gpu.flat())
+            check_engine_reads(gpu, self._eng.config_record())
             self.config = str(config)
+
+    @property
+    def memcheck(self) -> bool:
+        """True when allocations have red zones (set at construction)."""
+        return bool(self._eng.memcheck)
 
     def malloc(self, nbytes: int) -> int:
         """Allocates `nbytes` of zeroed device memory and returns its device address."""
-        return int(self._eng.malloc(int(nbytes)))
+        return int(self._eng.malloc(launch_args.integer(nbytes, "malloc size")))
 
     def free(self, addr: int) -> None:
         """Frees an allocation made by `malloc`."""
-        self._eng.free(int(addr))
+        self._eng.free(launch_args.integer(addr, "free address", 0, ADDRESS_MAX))
 
     def copy_to(self, addr: int, array: np.ndarray) -> None:
         """Copies the bytes of `array` (made C-contiguous) to device memory at `addr`."""
         data = np.ascontiguousarray(array)
-        self._eng.copy_to(int(addr), data.reshape(-1).view(np.uint8))
+        self._eng.copy_to(launch_args.integer(addr, "copy_to address", 0, ADDRESS_MAX),
+                          data.reshape(-1).view(np.uint8))
 
     def copy_from(self, addr: int, shape: int | Sequence[int], dtype: np.dtype | type | str) -> np.ndarray:
         """Returns a new host array of `shape` and `dtype` read from device memory at `addr`."""
-        out = np.empty(shape, dtype=dtype)
-        self._eng.copy_from(int(addr), out.reshape(-1).view(np.uint8))
+        address = launch_args.integer(addr, "copy_from address", 0, ADDRESS_MAX)
+        dims = [shape] if launch_args.is_integer(shape) else shape
+        if not isinstance(dims, tuple | list):
+            raise LaunchError(f"copy_from shape must be an int or a tuple/list of ints, got {shape!r}")
+        sizes = [launch_args.integer(d, "copy_from shape") for d in dims]
+        nbytes = math.prod(sizes) * np.dtype(dtype).itemsize
+        if nbytes > launch_args.INT64_MAX:
+            raise LaunchError(f"copy_from of shape {tuple(sizes)} ({nbytes} bytes) exceeds any allocation")
+        try:
+            out = np.empty(sizes, dtype=dtype)
+        except (MemoryError, ValueError) as exc:
+            raise LaunchError(f"copy_from: no host array of shape {tuple(sizes)} and dtype {dtype}: "
+                              f"{exc}") from exc
+        self._eng.copy_from(address, out.reshape(-1).view(np.uint8))
         return out
 
     def load_ptx(self, ptx: str | os.PathLike[str]) -> list[str]:
         """Loads PTX from a file path or from PTX text; returns the names of its entry kernels.
 
-        The PTX goes to the engine as bytes, whatever their encoding: a byte no PTX token can hold (e.g. a
-        non-ASCII character outside a comment) is a PtxError naming file and line, never a decode error.
+        The PTX goes to the engine as bytes, whatever their encoding: a byte that is not ASCII (PTX is ASCII
+        text, comments included) is a PtxError naming file, line and the bytes, never a decode error.
         """
         if isinstance(ptx, os.PathLike) or (
             isinstance(ptx, str) and "\n" not in ptx and ptx.endswith(".ptx")
@@ -93,22 +133,37 @@ class Engine:
         *,
         timing: bool = True,
         regs_per_thread: int = 0,
+        max_cycles: int | None = None,
+        max_warp_insts: int | None = None,
     ) -> dict[str, float | str]:
         """Runs `kernel` over `grid` x `block` threads with `args` packed by the PTX parameter types.
 
+        `grid` and `block` are ints or tuples/lists of 1 to 3 ints; `args` a sequence of Python or numpy
+        integer and float scalars (device pointers are integers); each must fit its PTX parameter type.
         `shared_bytes` is the dynamic shared memory per block. With a config and `timing`, the launch runs on
         the cycle-level model and the stats include `gpu_sim_cycle`; `regs_per_thread` (0: estimated from
-        the PTX) sets register occupancy. Returns the launch statistics as a flat dict.
+        the PTX) sets register occupancy. `max_cycles` / `max_warp_insts` override the engine's watchdog
+        limits for this launch (None: the engine's; 0: no limit). Returns the launch statistics as a flat
+        dict. Raises LaunchError (bad request), SimFault (memory fault, trap, deadlock), WatchdogError (a
+        limit passed) and KeyboardInterrupt (Ctrl-C).
         """
+        cycles = self.max_cycles if max_cycles is None else max_cycles
+        insts = self.max_warp_insts if max_warp_insts is None else max_warp_insts
+        if not isinstance(kernel, str):
+            raise LaunchError(f"kernel must be a kernel name (str), got {kernel!r}")
+        if not isinstance(timing, bool | np.bool_):
+            raise LaunchError(f"timing must be True or False, got {timing!r}")
         stats: dict[str, float | str] = dict(
             self._eng.launch(
                 kernel,
-                _dims(grid),
-                _dims(block),
-                list(args),
-                int(shared_bytes),
+                launch_args.dims(grid, "grid"),
+                launch_args.dims(block, "block"),
+                launch_args.kernel_args(args),
+                launch_args.integer(shared_bytes, "shared_bytes"),
                 bool(timing),
-                int(regs_per_thread),
+                launch_args.integer(regs_per_thread, "regs_per_thread", 0, 255),
+                launch_args.limit(cycles, "max_cycles"),
+                launch_args.limit(insts, "max_warp_insts"),
             )
         )
         if self.config is not None:
@@ -116,6 +171,20 @@ class Engine:
         return stats
 
 
-def timing_stat_info() -> list[tuple[str, str, str]]:
-    """(name, unit, description) of every statistic the timing model reports."""
-    return [tuple(x) for x in _engine.timing_stat_info()]
+class StatInfo(NamedTuple):
+    """One statistic of the registry: name, group, unit, kind (counter, value, formula), description."""
+
+    name: str
+    group: str
+    unit: str
+    kind: str
+    description: str
+
+
+def stat_info() -> list[StatInfo]:
+    """Every statistic a launch can report, from the engine's one registry (core and extensions).
+
+    Groups ``launch`` and ``functional`` are reported by every launch; the others only by launches on the
+    cycle-level model (an Engine with a config).
+    """
+    return [StatInfo(*row) for row in _engine.stat_info()]

@@ -106,6 +106,8 @@ class Pattern(ABC):
     """A sparsity pattern: its parameters are the fields of a frozen dataclass subclass."""
 
     name: ClassVar[str]
+    accepts_gradients: ClassVar[bool] = False
+    """True for patterns whose ``prune`` takes ``gradients=`` (a Taylor importance score)."""
 
     @abstractmethod
     def prune(self, weights: np.ndarray, sparsity: float) -> np.ndarray:
@@ -114,6 +116,14 @@ class Pattern(ABC):
     @abstractmethod
     def encode(self, weights: np.ndarray, mask: np.ndarray) -> SparseFormat:
         """Encode ``weights * mask`` in this pattern's format; ValueError if the mask breaks the pattern."""
+
+    def shape_unit(self) -> tuple[int, int]:
+        """``(row, column)`` multiples a matrix needs for this pattern to take it without zero padding.
+
+        Any shape can be pruned and encoded (each pattern zero-pads internally, and padding is never kept);
+        a shape that is not a multiple runs at the padded size. Default ``(1, 1)``: no padding ever.
+        """
+        return (1, 1)
 
     def decode(self, fmt: SparseFormat) -> np.ndarray:
         """Return the dense matrix held by ``fmt`` (original shape)."""

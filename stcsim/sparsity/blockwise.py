@@ -1,9 +1,11 @@
-"""Block-wise sparsity: ``B x B`` blocks kept or pruned whole, ranked by L2 norm; BSR storage.
+"""Block-wise sparsity: ``B x B`` blocks kept or pruned whole, ranked by L2 norm per element; BSR storage.
 
 Orientation: blocks tile ``W`` (``M x K``) in both dimensions (block rows along the output dimension
 ``M``, block columns along the reduction dimension ``K``). Both dimensions are zero-padded to multiples
-of ``B``; a partial edge block is ranked by the norm of its real elements and counts only those toward
-the target, so the achieved sparsity is within one block of the target.
+of ``B``. A block's score is the mean square of its real elements (its L2 norm per element), so a
+partial edge block is ranked on equal terms with full ones (a plain norm over fewer elements would
+always rank it low); it counts only its real elements toward the target, so the achieved sparsity is
+within half a block of the target.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from stcsim.sparsity.base import (
     pad_to,
 )
 from stcsim.sparsity.csr import CSR_INDEX_BYTES
-from stcsim.sparsity.select import l2_norm, select_groups
+from stcsim.sparsity.select import select_groups
 
 
 def to_blocks(arr: np.ndarray, B: int) -> np.ndarray:
@@ -67,7 +69,7 @@ class BSRFormat(SparseFormat):
 
 @dataclass(frozen=True)
 class BlockWise(Pattern):
-    """Keep the ``B x B`` blocks with the largest L2 norm."""
+    """Keep the ``B x B`` blocks with the largest L2 norm per element (see module docstring)."""
 
     name: ClassVar[str] = "bw"
     B: int = 16
@@ -77,13 +79,17 @@ class BlockWise(Pattern):
         if self.B < 1:
             raise ValueError(f"bw: block size B must be >= 1, got {self.B}")
 
+    def shape_unit(self) -> tuple[int, int]:
+        """``B x B`` blocks."""
+        return (self.B, self.B)
+
     def prune(self, weights: np.ndarray, sparsity: float) -> np.ndarray:
-        """Keep whole blocks by descending L2 norm until the kept element count is closest to the target."""
+        """Keep whole blocks by descending mean square until the kept count is closest to the target."""
         w = check_weights(weights)
-        blocks = to_blocks(w, self.B)
+        squares = to_blocks(np.square(w, dtype=np.float64), self.B).sum(axis=(2, 3))
         sizes = to_blocks(np.ones(w.shape, dtype=np.int64), self.B).sum(axis=(2, 3))
         target = keep_count(w.size, check_sparsity(sparsity))
-        keep = select_groups(l2_norm(blocks, (2, 3)).ravel(), sizes.ravel(), target)
+        keep = select_groups((squares / sizes).ravel(), sizes.ravel(), target)
         block_mask = np.kron(keep.reshape(sizes.shape), np.ones((self.B, self.B), dtype=bool)).astype(bool)
         return block_mask[: w.shape[0], : w.shape[1]]
 

@@ -122,6 +122,10 @@ class ExTensor(Pattern):
         if self.tensor_cores < 0:
             raise ValueError(f"extensor: tensor_cores must be >= 0 (0 = no limit), got {self.tensor_cores}")
 
+    def shape_unit(self) -> tuple[int, int]:
+        """16-row slices, chunks of multiples of 16 columns."""
+        return (SLICE_ROWS, BLOCK)
+
     def plan(self, mask: np.ndarray) -> list[SlicePlan]:
         """Per-slice chunk plans of a mask under this pattern's settings."""
         cores = self.tensor_cores or None

@@ -67,10 +67,18 @@ def top_n_per_group(weights: np.ndarray, N: int, M: int) -> np.ndarray:
 
     A zero-padded last group keeps ``min(N, real elements)``; ties keep the lower index.
     """
-    real = pad_to(np.ones(weights.shape, dtype=bool), 1, M)
-    scores = np.where(real, pad_to(magnitude(weights), 1, M), -1.0)
-    keep = top_k_per_row(scores.reshape(-1, M), N).reshape(scores.shape)
-    return keep[:, : weights.shape[1]]
+    return top_n_scores_per_group(magnitude(weights), N, M)
+
+
+def top_n_scores_per_group(scores: np.ndarray, N: int, M: int) -> np.ndarray:
+    """Mask keeping the ``N`` highest of the non-negative ``scores`` in every group of ``M`` along K.
+
+    A zero-padded last group keeps ``min(N, real elements)``; ties keep the lower index.
+    """
+    real = pad_to(np.ones(scores.shape, dtype=bool), 1, M)
+    padded = np.where(real, pad_to(np.asarray(scores, dtype=np.float64), 1, M), -1.0)
+    keep = top_k_per_row(padded.reshape(-1, M), N).reshape(padded.shape)
+    return keep[:, : scores.shape[1]]
 
 
 def group_positions(mask: np.ndarray, N: int, M: int) -> tuple[np.ndarray, np.ndarray]:
@@ -100,6 +108,10 @@ class NM(Pattern):
         """Validate ``1 <= N <= M``."""
         if not 1 <= self.N <= self.M:
             raise ValueError(f"nm: need 1 <= N <= M, got N={self.N}, M={self.M}")
+
+    def shape_unit(self) -> tuple[int, int]:
+        """Groups of ``M`` along ``K``."""
+        return (1, self.M)
 
     def prune(self, weights: np.ndarray, sparsity: float) -> np.ndarray:
         """Top-``N`` per group, then a global trim to the target count."""

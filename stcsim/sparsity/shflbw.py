@@ -1,8 +1,9 @@
 """Shuffled block-wise (Shfl-BW) sparsity of paper 000.
 
-Orientation: ``W`` is ``M x K`` (output rows x reduction). Rows are zero-padded to a multiple of 16 (the
-Tensor Core tile height) and ``V`` must divide the padded row count. A mask is Shfl-BW when the rows can
-be permuted into groups of ``V`` consecutive rows that keep the same reduction columns (``V x 1``
+Orientation: ``W`` is ``M x K`` (output rows x reduction). Rows are zero-padded to a multiple of both 16
+(the Tensor Core tile height) and ``V`` (so that they form whole groups; the paper leaves padding open):
+the 1000-row classifier of a CNN runs as 1024 rows at ``V = 32`` or ``64``. A mask is Shfl-BW when the
+rows can be permuted into groups of ``V`` consecutive rows that keep the same reduction columns (``V x 1``
 vectors); stitching a group's kept columns gives a dense ``V x n`` block (the column gather is per group).
 
 Pruning (paper 000, Sec. 5) with target density ``alpha = 1 - s``:
@@ -22,6 +23,7 @@ row-major, groups concatenated). All indices are int32; values at ``value_bytes`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import lcm
 from typing import ClassVar
 
 import numpy as np
@@ -93,16 +95,14 @@ class ShflBW(Pattern):
         if self.beta_factor < 1.0:
             raise ValueError(f"shflbw: beta_factor must be >= 1 (beta >= alpha), got {self.beta_factor}")
 
+    def shape_unit(self) -> tuple[int, int]:
+        """Rows in whole groups of ``V`` and whole Tensor Core tiles of 16."""
+        return (lcm(ROW_ALIGN, self.V), 1)
+
     def padded_rows(self, rows: int) -> int:
-        """Rows padded to a multiple of 16; ValueError listing the allowed ``V`` if ``V`` does not divide."""
-        padded = -(-rows // ROW_ALIGN) * ROW_ALIGN
-        if padded % self.V:
-            allowed = [v for v in range(1, padded + 1) if padded % v == 0]
-            raise ValueError(
-                f"shflbw: V={self.V} must divide the padded row count {padded} ({rows} rows padded to a "
-                f"multiple of {ROW_ALIGN}); allowed V: {allowed}"
-            )
-        return padded
+        """``rows`` rounded up to a multiple of ``lcm(16, V)``."""
+        unit = self.shape_unit()[0]
+        return -(-rows // unit) * unit
 
     def group_rows(self, weights: np.ndarray, sparsity: float) -> np.ndarray:
         """Steps 1-3: the row permutation (padded row ids, group-major) from balanced K-Means."""

@@ -2,7 +2,9 @@
 
 Orientation and tiling as in :mod:`stcsim.sparsity.tilewise` (``W`` is ``M x K``; TW tiles are groups of
 ``G`` kept output rows). For a target ``s_t``, TW prunes to ``s_t + delta`` and then the
-``round(delta * M * K)`` pruned weights of largest ``|w|`` are restored.
+``round(delta * M * K)`` pruned weights of highest importance are restored. Importance is the ``score``
+option of :mod:`stcsim.sparsity.tilewise` (``l2``: ``|w|``; ``taylor``: ``|g w|``, needs gradients), used
+by the TW stage and by the restore alike (Alg. 3 ranks both with ImportanceScoreElement/-Vector).
 
 Format: the TW part in CTO format plus the restored elements stored per tile of ``G`` *original* output
 rows as CSR (paper 002's per-tile CSC of ``B``, which is CSR of our ``W = B^T``; int32 indices).
@@ -10,7 +12,8 @@ rows as CSR (paper 002's per-tile CSC of ``B``, which is CSR of our ``W = B^T``;
 Decomposition on ``encode``: the TW row tiling is recomputed from the weights (TW-C ranking at the
 sparsity the mask implies, plus ``delta``); every tile segment the mask keeps whole goes to the TW part
 and every other kept weight to the element-wise part. This is exact for any mask; for a mask from
-``prune`` of the same weights it recovers the TW part of the pruning.
+``prune`` of the same weights with ``score=l2`` it recovers the TW part of the pruning (with ``taylor`` the
+row ranking needs the gradients, so the split between the two parts may differ; the sum is exact).
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ from stcsim.sparsity.base import (
     keep_count,
 )
 from stcsim.sparsity.csr import CSRFormat
-from stcsim.sparsity.select import magnitude, top_k_flat
+from stcsim.sparsity.importance import check_score, element_importance
+from stcsim.sparsity.select import top_k_flat
 from stcsim.sparsity.tilewise import TileSelection, TWFormat, check_granularity, encode_tiles, tw_select
 
 
@@ -61,15 +65,18 @@ class TEWFormat(SparseFormat):
 
 @dataclass(frozen=True)
 class TileElementWise(Pattern):
-    """TEW with tile granularity ``G`` and restored fraction ``delta`` (see module docstring)."""
+    """TEW with tile granularity ``G``, restored fraction ``delta`` and importance ``score`` (see module)."""
 
     name: ClassVar[str] = "tew"
+    accepts_gradients: ClassVar[bool] = True
     G: int = 64
     delta: float = 0.015
+    score: str = "l2"
 
     def __post_init__(self) -> None:
-        """Validate ``G`` and ``0 <= delta < 1``."""
+        """Validate ``G``, ``score`` and ``0 <= delta < 1``."""
         check_granularity(self.name, self.G)
+        check_score(self.name, self.score)
         if not 0.0 <= self.delta < 1.0:
             raise ValueError(f"tew: delta must be in [0, 1), got {self.delta}")
 
@@ -83,17 +90,20 @@ class TileElementWise(Pattern):
             )
         return s + self.delta
 
-    def prune_parts(self, weights: np.ndarray, sparsity: float) -> tuple[np.ndarray, np.ndarray]:
-        """``(tw_mask, restored_mask)``: TW at ``s_t + delta``, then the top ``delta`` pruned by ``|w|``."""
+    def prune_parts(
+        self, weights: np.ndarray, sparsity: float, gradients: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(tw_mask, restored_mask)``: TW at ``s_t + delta``, then the most important ``delta`` back."""
         w = check_weights(weights)
-        tw_mask = tw_select(w, self.tw_sparsity(sparsity), self.G).mask(w.shape)
+        importance = element_importance(self.name, w, self.score, gradients)
+        tw_mask = tw_select(w, self.tw_sparsity(sparsity), self.G, importance).mask(w.shape)
         n_restore = min(keep_count(w.size, 1.0 - self.delta), int((~tw_mask).sum()))
-        restored = top_k_flat(np.where(tw_mask, -1.0, magnitude(w)), n_restore) & ~tw_mask
+        restored = top_k_flat(np.where(tw_mask, -1.0, importance), n_restore) & ~tw_mask
         return tw_mask, restored
 
-    def prune(self, weights: np.ndarray, sparsity: float) -> np.ndarray:
-        """Union of the TW mask and the restored elements."""
-        tw_mask, restored = self.prune_parts(weights, sparsity)
+    def prune(self, weights: np.ndarray, sparsity: float, gradients: np.ndarray | None = None) -> np.ndarray:
+        """Union of the TW mask and the restored elements (``gradients``: score=taylor)."""
+        tw_mask, restored = self.prune_parts(weights, sparsity, gradients)
         return tw_mask | restored
 
     def encode(self, weights: np.ndarray, mask: np.ndarray) -> TEWFormat:

@@ -4,13 +4,19 @@ Mapping to our convention: paper 002 prunes ``B`` (``K x N``, reduction x output
 ``W`` (``M x K``) is ``B`` transposed. Hence:
 
 * TW-C (paper: prune whole ``(K, 1)`` columns of ``B``) prunes whole *rows* of ``W`` (output channels),
-  ranked globally by L2 norm, a fraction ``s = 1 - sqrt(1 - s_t)`` of them.
+  ranked globally by importance, a fraction ``s = 1 - sqrt(1 - s_t)`` of them.
 * Condensing: the kept rows, in original order, are cut into tiles of ``G`` consecutive kept rows (the
   paper's re-organisation that makes every tile exactly ``G`` wide); the last tile may hold fewer rows
   (logically zero-padded to ``G``).
 * TW-R (paper: prune ``(1, G)`` rows of a ``B`` tile) prunes one reduction column ``k`` for all rows of a
-  tile: a ``G x 1`` segment of ``W``. Segments are ranked globally by L2 norm and kept in descending order
-  until the kept element count is closest to ``(1 - s_t) * M * K`` (within one segment of the target).
+  tile: a ``G x 1`` segment of ``W``. Segments are ranked globally and kept in descending order until the
+  kept element count is closest to ``(1 - s_t) * M * K`` (within half a segment of the target).
+
+Importance (option ``score``, :mod:`stcsim.sparsity.importance`): ``l2`` (magnitude, default) or ``taylor``
+(paper 002's criterion; needs the caller's gradients). A group's score is the mean of its elements'
+scores, so every tile's segments, a partial last tile's (fewer than ``G`` rows) included, are ranked on
+equal terms: Alg. 3 ranks ``(1, G)`` vectors of one length, and a sum over fewer rows would always rank
+the partial tile's segments low and starve it.
 
 Format (CTO, paper 002 Sec. V): ``row_offsets[j] = row[j] - j`` for the condensed rows (``CTO_n``),
 per tile the kept reduction indices as offsets ``k[p] - p`` (``CTO_k``, merged into one zero-padded
@@ -35,7 +41,8 @@ from stcsim.sparsity.base import (
     keep_count,
 )
 from stcsim.sparsity.csr import CSR_INDEX_BYTES
-from stcsim.sparsity.select import l2_norm, select_groups, top_k_flat
+from stcsim.sparsity.importance import check_score, element_importance
+from stcsim.sparsity.select import select_groups, top_k_flat
 
 
 def check_granularity(name: str, G: int) -> None:
@@ -69,17 +76,24 @@ def tile_count(n_rows: int, G: int) -> int:
     return -(-n_rows // G)
 
 
-def tw_select(weights: np.ndarray, sparsity: float, G: int) -> TileSelection:
-    """TW-C then TW-R selection of ``weights`` at ``sparsity`` (see module docstring)."""
+def tw_select(
+    weights: np.ndarray, sparsity: float, G: int, importance: np.ndarray | None = None
+) -> TileSelection:
+    """TW-C then TW-R selection of ``weights`` at ``sparsity`` (see module docstring).
+
+    ``importance`` holds the element scores (default ``weights ** 2``, the ``l2`` score); rows and segments
+    are ranked by the mean score of their elements.
+    """
     w = check_weights(weights)
     s_t = check_sparsity(sparsity)
+    scores = element_importance("tw", w, "l2") if importance is None else np.asarray(importance, np.float64)
     s = 1.0 - np.sqrt(1.0 - s_t)
-    rows = np.flatnonzero(top_k_flat(l2_norm(w, 1), keep_count(w.shape[0], s)))
+    rows = np.flatnonzero(top_k_flat(scores.mean(axis=1), keep_count(w.shape[0], s)))
     n_tiles = tile_count(len(rows), G)
     tiles = [rows[t * G : (t + 1) * G] for t in range(n_tiles)]
-    scores = np.concatenate([l2_norm(w[r], 0) for r in tiles]) if tiles else np.zeros(0)
+    segment_scores = np.concatenate([scores[r].mean(axis=0) for r in tiles]) if tiles else np.zeros(0)
     sizes = np.repeat([len(r) for r in tiles], w.shape[1])
-    keep = select_groups(scores, sizes, keep_count(w.size, s_t)).reshape(n_tiles, w.shape[1])
+    keep = select_groups(segment_scores, sizes, keep_count(w.size, s_t)).reshape(n_tiles, w.shape[1])
     return TileSelection(rows, G, tuple(np.flatnonzero(k) for k in keep))
 
 
@@ -174,19 +188,23 @@ def encode_tiles(weights: np.ndarray, selection: TileSelection) -> TWFormat:
 
 @dataclass(frozen=True)
 class TileWise(Pattern):
-    """TW = TW-C + TW-R with tile granularity ``G`` (see module docstring)."""
+    """TW = TW-C + TW-R with tile granularity ``G`` and importance ``score`` (see module docstring)."""
 
     name: ClassVar[str] = "tw"
+    accepts_gradients: ClassVar[bool] = True
     G: int = 64
+    score: str = "l2"
 
     def __post_init__(self) -> None:
-        """Validate ``G``."""
+        """Validate ``G`` and ``score``."""
         check_granularity(self.name, self.G)
+        check_score(self.name, self.score)
 
-    def prune(self, weights: np.ndarray, sparsity: float) -> np.ndarray:
-        """TW-C at ``1 - sqrt(1 - s)``, condense, TW-R to the target count."""
+    def prune(self, weights: np.ndarray, sparsity: float, gradients: np.ndarray | None = None) -> np.ndarray:
+        """TW-C at ``1 - sqrt(1 - s)``, condense, TW-R to the target count (``gradients``: score=taylor)."""
         w = check_weights(weights)
-        return tw_select(w, sparsity, self.G).mask(w.shape)
+        importance = element_importance(self.name, w, self.score, gradients)
+        return tw_select(w, sparsity, self.G, importance).mask(w.shape)
 
     def encode(self, weights: np.ndarray, mask: np.ndarray) -> TWFormat:
         """CTO format; ValueError if the mask is not tile-wise for this ``G``."""

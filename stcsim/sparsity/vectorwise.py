@@ -1,10 +1,12 @@
 """Vector-wise sparsity and its encoding (paper 001, VectorSparse, Sec. 3.1 and Fig. 5).
 
-Orientation: with ``axis="row"`` (default) every row of ``W`` (``M x K``) is split into ``L``-long vectors
-along the reduction dimension ``K``: the row vectors of operand A that the SHMMA sparse Tensor Core
-consumes (L=16, 4 kept). ``axis="col"`` splits every column into ``L``-long vectors along ``M`` (the
-paper's "column vectors"). The vector dimension is zero-padded to a multiple of ``L``; padding is never
-kept and is dropped again by ``decode``.
+Orientation (option ``axis``): with ``axis="row"`` (default) every row of ``W`` (``M x K``) is split into
+``L``-long vectors along the reduction dimension ``K``: the row vectors of operand A that the SHMMA sparse
+Tensor Core consumes (L=16, 4 kept; paper 001 Sec. 3.3 and Fig. 7 multiply "row vectors" of A).
+``axis="col"`` splits every column into ``L``-long vectors along ``M``: the reading of the encoding
+section's "Without losing generality, we use column vectors unless specifically illustrated", with the
+weight matrix as paper 001 defines it (filters x C*H*W, i.e. ``M x K``). The vector dimension is
+zero-padded to a multiple of ``L``; padding is never kept and is dropped again by ``decode``.
 
 Pruning keeps the top ``K`` magnitudes in every vector (``K`` defaults to ``ceil((1 - s) * L)``); if that
 keeps more than the target, the smallest kept weights are trimmed globally (the result still has at
@@ -128,6 +130,10 @@ class VectorWise(Pattern):
             raise ValueError(f"vw: K must be in [1, L={self.L}] (or unset), got K={self.K}")
         if self.axis not in AXES:
             raise ValueError(f"vw: axis must be one of {AXES}, got {self.axis!r}")
+
+    def shape_unit(self) -> tuple[int, int]:
+        """Vectors of ``L`` along ``K`` (``axis=row``) or along ``M`` (``axis=col``)."""
+        return (1, self.L) if self.axis == "row" else (self.L, 1)
 
     def kept_per_vector(self, sparsity: float) -> int:
         """``K`` if set, else ``ceil((1 - sparsity) * L)``; ValueError if ``K`` cannot reach the target."""

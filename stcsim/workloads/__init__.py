@@ -9,6 +9,8 @@ from stcsim.workloads.layer import ConvGeometry, Layer, LayerKind
 from stcsim.workloads.loader import WeightFileError, load_weights, match_weights
 from stcsim.workloads.lowering import gemm_operand, im2col
 from stcsim.workloads.network import Network
+from stcsim.workloads.papers import PAPER_WORKLOADS, PaperWorkload, paper_workloads
+from stcsim.workloads.pruning import LayerPruning, prune_network
 from stcsim.workloads.registry import NetworkSpec, get_network, list_networks, network_spec
 from stcsim.workloads.shapes import GemmShape, unique_gemm_shapes
 from stcsim.workloads.weights import LazyWeights, make_weights
@@ -18,9 +20,12 @@ __all__ = [
     "GemmShape",
     "Layer",
     "LayerKind",
+    "LayerPruning",
     "LazyWeights",
     "Network",
     "NetworkSpec",
+    "PAPER_WORKLOADS",
+    "PaperWorkload",
     "WeightFileError",
     "gemm_operand",
     "get_network",
@@ -30,5 +35,7 @@ __all__ = [
     "make_weights",
     "match_weights",
     "network_spec",
+    "paper_workloads",
+    "prune_network",
     "unique_gemm_shapes",
 ]

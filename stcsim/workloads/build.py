@@ -78,19 +78,33 @@ def lstm(
 
 
 def attention(
-    prefix: str, batch: int, heads: int, head_dim: int, q_len: int, kv_len: int, repeat: int = 1
+    prefix: str, batch: int, heads: int, head_dim: int, q_len: int, kv_len: int, repeat: int = 1,
+    value_dim: int | None = None,
 ) -> tuple[Layer, Layer]:
     """Dot-product attention's two activation GEMMs, one per (batch element, head).
 
     ``<prefix>.scores`` = K Q^T: (M=kv_len, N=q_len, K=head_dim); ``<prefix>.context`` = V^T P^T:
-    (M=head_dim, N=q_len, K=kv_len). Neither has weights, so neither is prunable.
+    (M=value_dim, N=q_len, K=kv_len), ``value_dim`` = ``head_dim`` unless the values are wider than the
+    keys (Luong attention over a bidirectional encoder). Neither has weights, so neither is prunable.
     """
     return (
-        Layer(f"{prefix}.scores", LayerKind.ATTN_SCORE, m=kv_len, n=q_len, k=head_dim,
-              groups=batch * heads, repeat=repeat),
-        Layer(f"{prefix}.context", LayerKind.ATTN_CONTEXT, m=head_dim, n=q_len, k=kv_len,
-              groups=batch * heads, repeat=repeat),
+        attention_scores(prefix, batch * heads, head_dim, q_len, kv_len, repeat),
+        attention_context(prefix, batch * heads, value_dim or head_dim, q_len, kv_len, repeat),
     )
+
+
+def attention_scores(prefix: str, groups: int, key_dim: int, q_len: int, kv_len: int, repeat: int) -> Layer:
+    """``<prefix>.scores`` = K Q^T per group: (M=kv_len, N=q_len, K=key_dim), no weights."""
+    return Layer(f"{prefix}.scores", LayerKind.ATTN_SCORE, m=kv_len, n=q_len, k=key_dim, groups=groups,
+                 repeat=repeat)
+
+
+def attention_context(
+    prefix: str, groups: int, value_dim: int, q_len: int, kv_len: int, repeat: int
+) -> Layer:
+    """``<prefix>.context`` = V^T P^T per group: (M=value_dim, N=q_len, K=kv_len), no weights."""
+    return Layer(f"{prefix}.context", LayerKind.ATTN_CONTEXT, m=value_dim, n=q_len, k=kv_len, groups=groups,
+                 repeat=repeat)
 
 
 def pool(in_hw: tuple[int, int], kernel: int, stride: int, padding: int = 0) -> tuple[int, int]:

@@ -7,7 +7,8 @@ import sys
 from collections.abc import Sequence
 
 from stcsim.workloads.network import Network
-from stcsim.workloads.registry import get_network, list_networks, network_spec
+from stcsim.workloads.papers import PAPERS, papers_using
+from stcsim.workloads.registry import NetworkSpec, get_network, list_networks, network_spec
 from stcsim.workloads.shapes import GemmShape, unique_gemm_shapes
 
 
@@ -34,18 +35,33 @@ def _layer_names(shape: GemmShape) -> str:
     return shape.layers[0] + (f" (+{extra} more)" if extra else "")
 
 
+def _takes(spec: NetworkSpec) -> str:
+    if spec.takes_image:
+        return f"image_size={spec.default_image_size} (>= {spec.min_image_size})"
+    text = f"seq_len={spec.default_seq_len}"
+    return text + (f", hidden={spec.default_hidden}" if spec.default_hidden is not None else "")
+
+
+def _network_block(name: str) -> list[str]:
+    spec = network_spec(name)
+    lines = [f"{name}: {spec.description}", f"  defaults  {_takes(spec)}", f"  source    {spec.source}",
+             f"  model     {spec.reference}"]
+    for option in spec.options:
+        for index, value in enumerate(option.values):
+            label = f"{option.name}={value.value}" + (" (default)" if index == 0 else "")
+            minimum = f" [image_size >= {value.min_image_size}]" if value.min_image_size else ""
+            lines.append(f"  {'options' if index == 0 else '':8}  {label}: {value.description}{minimum}")
+    used = papers_using(name)
+    uses = [f"{w.paper} {w.label} -> {w.spec}" + (f" (batch {w.batch})" if w.batch else "") for w in used]
+    lines += [f"  {'papers' if i == 0 else '':8}  {use}" for i, use in enumerate(uses or ["none"])]
+    return lines
+
+
 def list_text() -> str:
-    """One line per network: name, parameters it takes, description."""
-    rows = []
-    for name in list_networks():
-        spec = network_spec(name)
-        if spec.takes_image:
-            takes = f"image_size={spec.default_image_size} (>= {spec.min_image_size})"
-        else:
-            takes = f"seq_len={spec.default_seq_len}" + (
-                f", hidden={spec.default_hidden}" if spec.default_hidden is not None else "")
-        rows.append((name, takes, spec.description))
-    return _grid(("network", "defaults", "description"), rows, right=set())
+    """Every network with its defaults, source, model paper, options (variants) and the papers that ran it."""
+    blocks = ["\n".join(_network_block(name)) for name in list_networks()]
+    legend = "papers: " + "; ".join(f"{key} = {title}" for key, title in PAPERS.items())
+    return "\n\n".join([*blocks, legend])
 
 
 def _layer_rows(net: Network) -> list[tuple[str, ...]]:
@@ -80,7 +96,7 @@ def network_text(net: Network) -> str:
         f"GEMMs per forward pass: {sum(s.count for s in shapes):,}; unique GEMM shapes: {len(shapes)}",
     ]
     return "\n\n".join([
-        f"{net.name} ({settings})",
+        f"{net.spec} ({settings})",
         _grid(header, _layer_rows(net), right={0, 3, 4, 5, 6, 7, 8, 9}),
         "\n".join(totals),
         _grid(_SHAPE_HEADER, _shape_rows(shapes), right={0, 1, 2, 3, 5, 6}),
@@ -106,8 +122,9 @@ def shapes_markdown(net: Network) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m stcsim.workloads``; returns the exit status."""
     parser = argparse.ArgumentParser(prog="python -m stcsim.workloads", description=__doc__)
-    parser.add_argument("network", nargs="?", help="network name (see --list)")
-    parser.add_argument("--list", action="store_true", help="list the networks and exit")
+    parser.add_argument("network", nargs="?", help="network spec, e.g. alexnet:variant=tf-slim (see --list)")
+    parser.add_argument("--list", action="store_true",
+                        help="list the networks (source, options, papers) and exit")
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--image-size", type=int)
     parser.add_argument("--seq-len", type=int)

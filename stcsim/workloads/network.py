@@ -14,6 +14,7 @@ class Network:
 
     ``extra_params`` lists tensors that belong to the model but lower to no GEMM (embedding tables, the
     Luong attention scale): they count towards ``params`` but are neither generated nor loaded as weights.
+    ``options`` are the named choices it was built with (e.g. ``(("variant", "tf-slim"),)``), see ``spec``.
     Pooling, activations, residual additions and softmax are not listed (no GEMM, no parameters).
     """
 
@@ -24,12 +25,19 @@ class Network:
     seq_len: int | None = None
     hidden: int | None = None
     extra_params: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    options: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         names = [layer.name for layer in self.layers]
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:
             raise ValueError(f"{self.name}: duplicate layer names {duplicates}")
+
+    @property
+    def spec(self) -> str:
+        """Name and options as the registry reads them back, e.g. ``alexnet:variant=tf-slim``."""
+        options = ",".join(f"{key}={value}" for key, value in self.options)
+        return f"{self.name}:{options}" if options else self.name
 
     def layer(self, name: str) -> Layer:
         """The layer called ``name``; KeyError naming a few valid names otherwise."""

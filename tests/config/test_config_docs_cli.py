@@ -38,7 +38,7 @@ def test_show_prints_the_flat_resolved_config(capsys: pytest.CaptureFixture[str]
     assert main(["show", "v100+stc"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert "stc.enabled = true" in lines
-    assert "stc.sparse_cycles = 26" in lines
+    assert "stc.smma_k4.latency = 26" in lines
     assert "tensor.wmma_m16n16k16_f32.latency = 40" in lines
     assert main(["show", "v100", "--sources"]) == 0
     assert "l1d.hit_latency = 28  # configs/v100.yaml: Jia et al. 2018" in capsys.readouterr().out

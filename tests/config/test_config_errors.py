@@ -43,8 +43,9 @@ def test_out_of_range(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"over\.yaml: sm\.max_threads: 4100 is out of range; "
                                           r"allowed: int in \[1, 4096\], multiple of 32"):
         load_config(_overlay(tmp_path, "sm:\n  max_threads: 4100\n"))
-    with pytest.raises(ConfigError, match=r"stc\.k: 3 is not allowed; allowed: one of 2, 4, 8"):
-        load_config(_overlay(tmp_path, "stc:\n  k: 3\n"))
+    with pytest.raises(ConfigError, match=r"extensor\.block_skip: 'some' is not allowed; allowed: one of "
+                                          r"'literal', 'row_skip', 'phase_skip'"):
+        load_config(_overlay(tmp_path, "extensor:\n  block_skip: some\n"))
     with pytest.raises(ConfigError, match=r"sched\.policy: 'fifo' is not allowed; "
                                           r"allowed: one of 'gto', 'lrr'"):
         load_config(_overlay(tmp_path, "sched:\n  policy: fifo\n"))
@@ -84,10 +85,8 @@ def test_cross_key_rules_name_keys_and_files(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"l1d\.size_bytes: violates: L1D and the shared carve-out "
                                           r".*over\.yaml"):
         load_config(_overlay(tmp_path, "l1d:\n  size_bytes: 65536\n"))
-    with pytest.raises(ConfigError, match=r"stc\.sparse_cycles: violates: paper 001 times SHMMA for K = 4"):
-        load_config(_overlay(tmp_path, "stc:\n  k: 8\n"))
-    timed = "stc:\n  k: 8\n  sparse_cycles: 40\n  sparse_pingpong_cycles: 30\n"
-    assert load_config(_overlay(tmp_path, timed)).get("stc.sparse_latency") == 40
+    with pytest.raises(ConfigError, match=r"stc\.smma_k4\.latency: is derived"):
+        load_config(_overlay(tmp_path, "stc:\n  smma_k4:\n    latency: 30\n"))
 
 
 def test_get_unknown_key_suggests() -> None:
@@ -100,3 +99,36 @@ def test_overrides_are_checked_like_a_file() -> None:
     assert cfg.get("l2.sets_per_slice") == 64 and cfg.source("l2.size_bytes") == "<overrides>: "
     with pytest.raises(ConfigError, match=r"<overrides>: dram\.latency: expected an integer"):
         load_config("v100", overrides={"dram.latency": "slow"})
+
+
+@pytest.mark.parametrize("value", [".nan", ".NaN", ".inf", "-.inf"])
+@pytest.mark.parametrize("key", ["dram.bandwidth_gbps", "gpu.core_clock_mhz"])
+def test_non_finite_numbers_are_rejected(tmp_path: Path, key: str, value: str) -> None:
+    group, leaf = key.split(".")
+    shown = {"n": "nan", "i": "inf", "-": "-inf"}[value.lower()[1] if value[0] == "." else "-"]
+    with pytest.raises(ConfigError, match=rf"over\.yaml: {key}: expected a finite number, got {shown}$"):
+        load_config(_overlay(tmp_path, f"{group}:\n  {leaf}: {value}\n"))
+
+
+def test_non_finite_numbers_name_the_base_file_and_overrides(tmp_path: Path) -> None:
+    spec = _v100_with(tmp_path, "  bandwidth_gbps: 900 ", "  bandwidth_gbps: .nan ")
+    with pytest.raises(ConfigError, match=r"broken\.yaml: dram\.bandwidth_gbps: expected a finite number"):
+        load_config(spec)
+    finite = r"<overrides>: gpu\.core_clock_mhz: expected a finite number, got nan$"
+    with pytest.raises(ConfigError, match=finite):
+        load_config("v100", overrides={"gpu.core_clock_mhz": float("nan")})
+    with pytest.raises(ConfigError, match=r"<overrides>: l2\.size_bytes: 1{40} is too large"):
+        load_config("v100", overrides={"l2.size_bytes": int("1" * 40)})
+
+
+def test_duplicate_keys_name_file_and_line(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"over\.yaml:4: l1d\.assoc: duplicate key \(first set at line 2\)"):
+        load_config(_overlay(tmp_path, "l1d:\n  assoc: 4\n  hit_latency: 30\n  assoc: 8\n"))
+    with pytest.raises(ConfigError, match=r"over\.yaml:3: l1d: duplicate key \(first set at line 1\)$"):
+        load_config(_overlay(tmp_path, "l1d:\n  assoc: 4\nl1d:\n  hit_latency: 30\n"))
+    text = (CONFIG_DIR / "v100.yaml").read_text()
+    line = next(i for i, s in enumerate(text.splitlines(), 1) if s.startswith("  bandwidth_gbps:"))
+    spec = _v100_with(tmp_path, "  bandwidth_gbps: 900 ", "  bandwidth_gbps: 900\n  bandwidth_gbps: 901 ")
+    with pytest.raises(ConfigError, match=rf"broken\.yaml:{line + 1}: dram\.bandwidth_gbps: duplicate key "
+                                          rf"\(first set at line {line}\)"):
+        load_config(spec)

@@ -66,15 +66,16 @@ def test_v100_is_paper_001() -> None:
 def test_stc_overlay_exposes_the_paper_001_timings() -> None:
     flat = load_config("v100+stc").flat()
     assert flat["stc.enabled"] is True and flat["stc.pingpong"] is False
-    assert (flat["stc.dense_cycles"], flat["stc.sparse_cycles"]) == (40, 26)
-    assert (flat["stc.sparse_pingpong_cycles"], flat["stc.dense_pingpong_cycles"]) == (20, 34)
-    assert (flat["stc.dense_latency"], flat["stc.sparse_latency"]) == (40, 26)
+    assert (flat["stc.dense_cycles"], flat["stc.smma_k4.latency"]) == (40, 26)
+    assert flat["stc.dense_pingpong.latency"] == 34
+    assert (flat["stc.smma_k2.latency"], flat["stc.smma_k8.latency"]) == (18, 50)
 
 
 def test_pingpong_overlay_switches_the_latencies_in_effect() -> None:
     cfg = load_config("v100+stc-pingpong")
     assert cfg.get("stc.enabled") is True
-    assert (cfg.get("stc.dense_latency"), cfg.get("stc.sparse_latency")) == (34, 20)
+    assert (cfg.get("stc.dense_pingpong.latency"), cfg.get("stc.smma_k4.latency")) == (34, 20)
+    assert (cfg.get("stc.smma_k2.latency"), cfg.get("stc.smma_k8.latency")) == (12, 38)
 
 
 def test_extensor_overlay() -> None:
@@ -87,7 +88,7 @@ def test_extensor_overlay() -> None:
 def test_overlays_compose_in_order_and_accept_paths(tmp_path) -> None:
     off = tmp_path / "off.yaml"
     off.write_text("stc:\n  pingpong: false\n")
-    assert load_config(f"v100+stc-pingpong+{off}").get("stc.sparse_latency") == 26
+    assert load_config(f"v100+stc-pingpong+{off}").get("stc.smma_k4.latency") == 26
     assert load_config(f"{CONFIG_DIR / 'v100.yaml'}+stc").get("stc.enabled") is True
 
 
@@ -109,5 +110,5 @@ def test_sources_say_where_each_value_comes_from() -> None:
     cfg = load_config("v100+stc")
     assert cfg.source("gpu.core_clock_mhz").startswith("configs/v100.yaml: paper 001")
     assert cfg.source("stc.enabled").startswith("configs/overlays/stc.yaml: ")
-    assert cfg.source("stc.sparse_cycles").startswith("default: paper 001")
+    assert cfg.source("stc.sets").startswith("default: paper 001")
     assert cfg.source("stc.dense_cycles").startswith("derived: ")

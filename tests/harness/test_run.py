@@ -2,7 +2,8 @@
 
 import pytest
 
-from stcsim.harness.run import format_result, main, parse_shape, run_kernel
+from stcsim.harness.run import default_kernel, format_result, main, parse_shape, run_kernel
+from stcsim.kernels import NoKernelError
 
 
 def test_parse_shape_accepts_mxnxk():
@@ -39,3 +40,28 @@ def test_main_exit_code_is_zero_on_success(capsys):
 def test_unknown_kernel_lists_the_known_ones():
     with pytest.raises(KeyError, match="gemm_"):
         run_kernel("no_such_kernel", "16x16x16", None)
+
+
+def test_default_kernel_per_pattern():
+    assert default_kernel("dense") == "gemm_wmma_f16_f32_tile64x64x32_warp32x32"
+    with pytest.raises(NoKernelError, match="kernels exist for dense"):
+        default_kernel("vw:L=16,K=4")
+
+
+def test_main_reports_a_pattern_without_kernels(capsys):
+    assert main(["--pattern", "vw:L=16,K=4", "--sparsity", "0.75"]) == 2
+    err = capsys.readouterr().err
+    assert "no kernel implements the sparsity pattern 'vw:L=16,K=4,axis=row'" in err
+    assert "gemm_mma_f16_f32_tile128x128x32_warp64x64_stage3" in err
+
+
+def test_main_reports_a_kernel_that_cannot_run_the_pattern(capsys):
+    args = ["--kernel", "gemm_naive_f32_f32_tile16x16x1", "--pattern", "unstructured", "--sparsity", "0.5"]
+    assert main(args) == 2
+    assert "implements the dense pattern, not unstructured" in capsys.readouterr().err
+
+
+def test_run_kernel_records_the_pattern():
+    r = run_kernel("gemm_simt_f32_f32_tile64x64x8_warp32x16_thread4x4", "20x30x40", None, pattern="dense")
+    assert r.check.ok and r.check.pattern == "dense"
+    assert "20x30x40, dense" in format_result(r)

@@ -3,7 +3,10 @@
 import numpy as np
 import pytest
 
-from stcsim.kernels import GEMM_KERNELS, KERNELS, GemmProblem, OperandLayout, get_kernel
+from stcsim.kernels import GEMM_KERNELS, KERNELS, GemmProblem, OperandLayout, get_kernel, random_operands
+from stcsim.sparsity.dense import Dense
+
+DENSE = Dense()
 
 IDS = [k.procedural_name for k in GEMM_KERNELS]
 SHAPES = [GemmProblem(64, 64, 64), GemmProblem(200, 136, 72), GemmProblem(33, 17, 40), GemmProblem(1, 1, 1)]
@@ -37,16 +40,16 @@ def test_entry_and_ptx(kernel):
 @pytest.mark.parametrize("kernel", GEMM_KERNELS, ids=IDS)
 @pytest.mark.parametrize("p", SHAPES, ids=str)
 def test_can_implement_ragged_shapes(kernel, p):
-    assert kernel.can_implement(p) == (True, "")
+    assert kernel.can_implement(p, DENSE) == (True, "")
 
 
 @pytest.mark.parametrize("kernel", GEMM_KERNELS, ids=IDS)
 def test_can_implement_rejects_with_a_reason(kernel):
-    ok, reason = kernel.can_implement(GemmProblem(0, 16, 16))
+    ok, reason = kernel.can_implement(GemmProblem(0, 16, 16), DENSE)
     assert not ok and "M, N, K" in reason
-    ok, reason = kernel.can_implement(GemmProblem(kernel.block_tile.m * 65536, 16, 16))
+    ok, reason = kernel.can_implement(GemmProblem(kernel.block_tile.m * 65536, 16, 16), DENSE)
     assert not ok and "grid" in reason
-    ok, reason = kernel.can_implement(GemmProblem(65536, 16, 65536))
+    ok, reason = kernel.can_implement(GemmProblem(65536, 16, 65536), DENSE)
     assert not ok and "32-bit" in reason
 
 
@@ -72,7 +75,8 @@ def test_multistage_shared_memory_holds_every_stage():
 @pytest.mark.parametrize("kernel", GEMM_KERNELS, ids=IDS)
 def test_args_follow_the_layout(kernel):
     p = GemmProblem(33, 17, 40)
-    args = kernel.args(p, 0x1000, 0x2000, 0x3000)
+    operands = kernel.prepare(*random_operands(p, np.random.default_rng(5)), DENSE)
+    args = kernel.args(operands, {"A": 0x1000, "B": 0x2000, "C": 0x3000})
     align = kernel.layout.align_ab
     assert args[:6] == [0x1000, 0x2000, 0x3000, 33, 17, 40]
     assert args[6] == -(-40 // align) * align and args[7] == -(-17 // align) * align and args[8] == 17
@@ -104,7 +108,7 @@ def test_reference_rounds_inputs_to_the_kernel_types(kernel):
     b = rng.uniform(-1, 1, (11, 5))
     dtype = kernel.layout.a_dtype
     expected = a.astype(dtype).astype(np.float64) @ b.astype(dtype).astype(np.float64)
-    ref = kernel.reference(a, b)
+    ref = kernel.reference(kernel.prepare(a, b, DENSE))
     assert ref.dtype == np.float64
     np.testing.assert_allclose(ref, expected, rtol=1e-12)
     assert kernel.tolerance == (1e-2 if dtype == "float16" else 1e-5)

@@ -14,6 +14,7 @@ from stcsim.kernels import (
     verify_gemm,
 )
 from stcsim.kernels.ptx_info import entry_params
+from stcsim.sparsity.dense import Dense
 
 IDS = [k.procedural_name for k in GEMM_KERNELS]
 
@@ -65,7 +66,7 @@ def test_run_gemm_lays_out_launches_and_reads_back(kernel):
     a, b = random_operands(p, np.random.default_rng(3))
     c, stats = run_gemm(kernel, NumpyEngine(), a, b)
     assert c.shape == (33, 17) and c.dtype == np.float32
-    assert relative_error(c, kernel.reference(a, b)) < 1e-6
+    assert relative_error(c, kernel.reference(kernel.prepare(a, b, Dense()))) < 1e-6
     assert stats == dict(zip(("grid", "block", "shared_bytes"), kernel.launch_geometry(p), strict=True))
 
 

@@ -322,6 +322,6 @@ def test_mma_sp_is_refused_on_a_config_without_it():
 
     eng = Engine("v100")
     (name,) = eng.load_ptx(timing_kernel(1, chain))
-    refused = r"uses mma\.sp m16n8k32 \(tensor\.mma_sp_m16n8k32_f32\), which config 'Tesla V100'"
+    refused = r"uses 'mma\.sp\.sync.*which config 'Tesla V100' has no timing for.*tensor\.mma_sp_m16n8k32_f32"
     with pytest.raises(LaunchError, match=refused):
         eng.launch(name, 1, 32, [eng.malloc(8)])

@@ -44,3 +44,15 @@ def test_bad_parameters() -> None:
         BlockWise(0)
     with pytest.raises(ValueError, match="part of a 2x2 block"):
         BlockWise(2).encode(np.ones((2, 2)), np.array([[True, False], [True, True]]))
+
+
+def test_edge_blocks_rank_on_equal_terms() -> None:
+    """A 70 x 70 matrix of one magnitude, B = 16: blocks are kept in index order, edge blocks included.
+
+    With a plain L2 norm the 6-wide edge blocks would all rank last; per element they tie with the full ones.
+    """
+    w = np.random.default_rng().choice([-1.0, 1.0], size=(70, 70))
+    mask = BlockWise(16).prune(w, 0.5)
+    kept = to_blocks(mask, 16).any(axis=(2, 3))
+    assert kept.ravel()[:10].all() and not kept.ravel()[12:].any()  # 25 blocks, index order, half kept
+    assert kept[0, 4]  # the first edge block (16 x 6) is among the kept ones

@@ -22,7 +22,7 @@ def test_report_rows_cover_every_pattern() -> None:
 def test_unreachable_targets_are_reported_not_raised() -> None:
     """2:4 and TVW cannot reach 30% sparsity: their rows carry the reason."""
     specs = ["nm:N=2,M=4", "tvw:G=64", "tw:G=64"]
-    rows = {r["pattern"]: r for r in report_rows((32, 64), 0.3, patterns=specs)}
+    rows = dict(zip(specs, report_rows((32, 64), 0.3, patterns=specs), strict=True))
     assert "sparsity must be in [0.5, 1)" in rows["nm:N=2,M=4"]["note"]
     assert "sparsity must be in [0.5, 1)" in rows["tvw:G=64"]["note"]
     assert rows["tw:G=64"]["note"] == "" and rows["tw:G=64"]["bytes"] > 0

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from stcsim.sparsity.vectorwise import to_vectors
-from stcsim.sparsity.vectorwise_schedule import relative_increase, vectorsparse_schedule
+from stcsim.sparsity.vectorwise_schedule import final_step, relative_increase, vectorsparse_schedule
 
 
 def pruned_fraction_error(weights: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, float]:
@@ -49,3 +49,23 @@ def test_relative_increase_with_zero_base_error() -> None:
     assert relative_increase(0.0, 0.0) == 0.0 and relative_increase(0.1, 0.0) == float("inf")
     with pytest.raises(ValueError, match="e_delta"):
         next(vectorsparse_schedule(np.ones((1, 4)), 4, -1.0, pruned_fraction_error))
+
+
+def test_bound_and_result_readings() -> None:
+    """A step exactly at the bound: inclusive accepts it, strict (the listing's '<') stops there.
+
+    L=8, errors 1 + 10 * pruned fraction: relative increases 1.25, 2.5, 3.75. With e_delta = 2.5 the second
+    step sits on the bound. final_step gives the last accepted step or, as the listing's Ws = W, the last one.
+    """
+    w = np.random.default_rng().standard_normal((5, 16))
+    inclusive = list(vectorsparse_schedule(w, 8, 2.5, pruned_fraction_error))
+    strict = list(vectorsparse_schedule(w, 8, 2.5, pruned_fraction_error, bound="strict"))
+    assert [s.accepted for s in inclusive] == [True, True, False]
+    assert [s.accepted for s in strict] == [True, False]
+    assert final_step(inclusive).n_zero == 2 and final_step(inclusive, "last").n_zero == 3
+    assert final_step(strict).n_zero == 1 and final_step(strict, "last").n_zero == 2
+    assert final_step(list(vectorsparse_schedule(w, 8, 0.5, pruned_fraction_error))) is None
+    with pytest.raises(ValueError, match="bound must be one of"):
+        next(vectorsparse_schedule(w, 8, 1.0, pruned_fraction_error, bound="loose"))
+    with pytest.raises(ValueError, match="result must be one of"):
+        final_step(inclusive, "first")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.micro import BENCHES, CONFIGS, Result, measure
+from benchmarks.micro import BENCHES, Result, measure
 
 
 def cases(group: str) -> list:
@@ -13,7 +13,7 @@ def cases(group: str) -> list:
     for b in BENCHES:
         if b.group != group:
             continue
-        for config in CONFIGS:
+        for config in b.configs:
             reason = b.xfail(config)
             marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
             params.append(pytest.param(b.id, config, id=f"{b.id}-{config}", marks=marks))

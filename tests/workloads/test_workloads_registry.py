@@ -5,14 +5,15 @@ import pytest
 from stcsim.workloads import get_network, list_networks, network_spec
 
 PAPER_NETWORKS = {"alexnet", "vgg16", "vgg19", "resnet18", "resnet50", "resnext50_32x4d", "mobilenet_v1",
-                  "bert_base", "transformer_base", "gnmt", "show_and_tell"}
+                  "bert_base", "transformer_base", "nmt_wmt16", "gnmt", "nmt_iwslt", "luong_nmt",
+                  "show_and_tell"}
 
 
 def test_all_paper_networks_are_listed() -> None:
     assert set(list_networks()) == PAPER_NETWORKS
 
 
-ALIASES = [("ResNeXt-50", "resnext50_32x4d"), ("nmt", "gnmt"), ("BERT", "bert_base"),
+ALIASES = [("ResNeXt-50", "resnext50_32x4d"), ("Luong", "luong_nmt"), ("BERT", "bert_base"),
            ("Show-and-Tell", "show_and_tell"), ("resnet50", "resnet50")]
 
 
@@ -63,7 +64,8 @@ def test_parameters_a_network_does_not_take() -> None:
 
 def test_defaults() -> None:
     assert get_network("resnet50").image_size == 224
-    assert (get_network("gnmt").seq_len, get_network("gnmt").hidden) == (50, 512)
+    assert (get_network("nmt_wmt16").seq_len, get_network("nmt_wmt16").hidden) == (50, 512)
+    assert (get_network("gnmt").seq_len, get_network("gnmt").hidden) == (50, 1024)
     assert get_network("bert_base").seq_len == 128
 
 

@@ -1,4 +1,4 @@
-"""Shape sanity of the sequence models: Transformer base, GNMT (paper 001 NMT), Show and Tell, BERT."""
+"""Shape sanity of the sequence models: Transformer base, paper 001's NMT, Show and Tell, BERT."""
 
 import pytest
 
@@ -24,9 +24,9 @@ def test_transformer_base_shapes_and_macs() -> None:
     assert net.params == pytest.approx(65e6, rel=0.05)  # Vaswani et al. Table 3 quote "65 M"
 
 
-def test_gnmt_matches_paper_001_architecture() -> None:
+def test_nmt_wmt16_matches_paper_001_architecture() -> None:
     batch, seq = 4, 20
-    net = get_network("gnmt", batch=batch, seq_len=seq)
+    net = get_network("nmt_wmt16", batch=batch, seq_len=seq)
     lstms = [layer for layer in net.layers if layer.kind is LayerKind.LSTM]
     cells = sorted({layer.name.rsplit(".", 1)[0] for layer in lstms})
     assert cells == ["decoder.lstm0", "decoder.lstm1", "decoder.lstm2", "decoder.lstm3",
@@ -40,8 +40,8 @@ def test_gnmt_matches_paper_001_architecture() -> None:
     assert net.layer("decoder.projection").weight_shape == (32000, 512)
 
 
-def test_gnmt_hidden_size_is_a_parameter() -> None:
-    net = get_network("gnmt", hidden=1024)
+def test_hidden_size_is_a_parameter() -> None:
+    net = get_network("nmt_wmt16", hidden=1024)
     ih = net.layer("decoder.lstm2.ih")
     assert (ih.m, ih.k, ih.weight_shape) == (4096, 2048, (4096, 2048))
 

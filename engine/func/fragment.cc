@@ -1,0 +1,92 @@
+#include "fragment.h"
+
+namespace stc {
+
+// ---- fragment maps: (lane, element) -> (row, col) of the operand matrix --------------------------
+RC mma_a(int k, int lane, int i) {  // A: 16 x k (k = 8 or 16), f16/bf16
+  const int g = lane >> 2, t = lane & 3;
+  if (k == 8) return {g + 8 * (i >> 1), 2 * t + (i & 1)};
+  return {g + 8 * ((i >> 1) & 1), 2 * t + (i & 1) + 8 * (i >> 2)};
+}
+RC mma_b(int k, int lane, int i) {  // B: k x 8 (k = 8, 16, or 32 for mma.sp m16n8k32: elements 0..7)
+  const int g = lane >> 2, t = lane & 3;
+  if (k == 8) return {2 * t + i, g};
+  return {2 * t + (i & 1) + 8 * (i >> 1), g};
+}
+RC mma_c(int lane, int i) {  // C/D: 16 x 8
+  const int g = lane >> 2, t = lane & 3;
+  return {g + 8 * (i >> 1), 2 * t + (i & 1)};
+}
+RC wmma_a(int lane, int i) { return mma_a(16, lane, i % 8); }
+RC wmma_b(int lane, int i) {
+  const int j = i % 8;
+  const RC rc = mma_b(16, lane, j % 4);
+  return {rc.r, rc.c + 8 * (j / 4)};
+}
+RC wmma_c(int lane, int i) {
+  const RC rc = mma_c(lane, i % 4);
+  return {rc.r, rc.c + 8 * (i / 4)};
+}
+
+// fp16 -> fp32 for every bit pattern (exact): the decode of fp16 fragment elements.
+const std::vector<float> kHalfToFloat = [] {
+  std::vector<float> v(65536);
+  for (uint32_t h = 0; h < 65536; ++h) v[h] = static_cast<float>(half_to_double(static_cast<uint16_t>(h)));
+  return v;
+}();
+
+uint64_t elem_bits(DType t, float v) {
+  switch (t) {
+    case DType::F16: return double_to_half(v);
+    case DType::F32: return bits_from_f32(v);
+    default: return 0;
+  }
+}
+namespace {
+
+// Register-major, lanes inner.
+template <bool HALF>
+void gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, DType t, const FragTable& ft, float (*M)[16]) {
+  const int nregs = HALF ? ft.n / 2 : ft.n;
+  for (int j = 0; j < nregs; ++j) {
+    const uint64_t* col = &c.w.regs[static_cast<size_t>(regs[static_cast<size_t>(j)]) * 32];
+    for (int lane = 0; lane < 32; ++lane) {
+      const uint64_t v = col[lane];
+      if (HALF) {
+        const int i = 2 * j;
+        M[ft.r[lane][i]][ft.c[lane][i]] = elem_value(t, static_cast<uint32_t>(v));
+        M[ft.r[lane][i + 1]][ft.c[lane][i + 1]] = elem_value(t, static_cast<uint32_t>(v >> 16));
+      } else {
+        M[ft.r[lane][j]][ft.c[lane][j]] = elem_value(t, static_cast<uint32_t>(v));
+      }
+    }
+  }
+}
+}  // namespace
+
+void gather(const ExecCtx& c, const std::vector<int32_t>& regs, DType t, const FragTable& ft, float (*M)[16]) {
+  if (is_half(t)) gather_t<true>(c, regs, t, ft, M);
+  else gather_t<false>(c, regs, t, ft, M);
+}
+
+void scatter(ExecCtx& c, const std::vector<int32_t>& regs, DType t, const FragTable& ft, const float (*M)[16]) {
+  const bool half = is_half(t);
+  for_lanes(c.mask, [&](int lane) {
+    for (int i = 0; i < ft.n; ++i) frag_set(c, regs, lane, i, half, elem_bits(t, M[ft.r[lane][i]][ft.c[lane][i]]));
+  });
+}
+
+const FragTable& wmma_a_table() {
+  static const FragTable t = make_table(16, wmma_a);
+  return t;
+}
+const FragTable& wmma_b_table() {
+  static const FragTable t = make_table(16, wmma_b);
+  return t;
+}
+const FragTable& wmma_c_table() {
+  static const FragTable t = make_table(8, wmma_c);
+  return t;
+}
+
+}  // namespace stc

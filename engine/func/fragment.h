@@ -1,0 +1,83 @@
+// Warp-level matrix fragments: the (lane, element) -> (row, col) maps of mma.sync and of our wmma layout
+// (docs/isa.md), as tables, and whole-warp gather/scatter between registers and a 16 x 16 matrix. Used by
+// the core's tensor instructions (ops_tensor.cc) and by ISA extensions (engine/ext/).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "exec.h"
+
+namespace stc {
+
+struct RC {
+  int r, c;
+};
+
+// ---- fragment maps: (lane, element) -> (row, col) of the operand matrix --------------------------
+RC mma_a(int k, int lane, int i);  // A: 16 x k (k = 8 or 16), f16/bf16
+RC mma_b(int k, int lane, int i);  // B: k x 8 (k = 8, 16, or 32 for mma.sp m16n8k32: elements 0..7)
+RC mma_c(int lane, int i);         // C/D: 16 x 8
+RC wmma_a(int lane, int i);        // wmma m16n16k16 A (16 elements, 8..15 duplicate 0..7)
+RC wmma_b(int lane, int i);        // wmma m16n16k16 B (16 elements, 8..15 duplicate 0..7)
+RC wmma_c(int lane, int i);        // wmma m16n16k16 C/D (8 elements)
+
+// Element e of a fragment held in registers `regs` of one lane: 16-bit elements are packed two per register.
+inline uint64_t frag_get(const ExecCtx& c, const std::vector<int32_t>& regs, int lane, int e, bool half) {
+  if (!half) return c.w.regs[static_cast<size_t>(regs[static_cast<size_t>(e)]) * 32 + lane];
+  const uint64_t v = c.w.regs[static_cast<size_t>(regs[static_cast<size_t>(e / 2)]) * 32 + lane];
+  return (v >> (16 * (e % 2))) & 0xffff;
+}
+inline void frag_set(ExecCtx& c, const std::vector<int32_t>& regs, int lane, int e, bool half, uint64_t bits) {
+  const int32_t r = regs[static_cast<size_t>(half ? e / 2 : e)];
+  if (r < 0) return;
+  uint64_t& slot = c.w.regs[static_cast<size_t>(r) * 32 + lane];
+  if (!half) { slot = bits; return; }
+  const int sh = 16 * (e % 2);
+  slot = (slot & ~(uint64_t{0xffff} << sh)) | ((bits & 0xffff) << sh);
+}
+
+// fp16 -> fp32 for every bit pattern (exact): the decode of fp16 fragment elements.
+extern const std::vector<float> kHalfToFloat;
+
+// Element decode: fp16 through the table, bf16 and f32 by bit placement.
+inline float elem_value(DType t, uint32_t bits) {
+  switch (t) {
+    case DType::F16: return kHalfToFloat[bits & 0xffffu];
+    case DType::BF16: return f32_from_bits((bits & 0xffffu) << 16);
+    case DType::F32: return f32_from_bits(bits);
+    default: return 0.0f;
+  }
+}
+uint64_t elem_bits(DType t, float v);
+inline bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
+
+// A fragment map as a table: (lane, element) -> (row, col).
+struct FragTable {
+  int n = 0;
+  uint8_t r[32][16] = {};
+  uint8_t c[32][16] = {};
+};
+template <class Map>
+FragTable make_table(int n, Map map) {
+  FragTable t;
+  t.n = n;
+  for (int lane = 0; lane < 32; ++lane)
+    for (int i = 0; i < n; ++i) {
+      const RC p = map(lane, i);
+      t.r[lane][i] = static_cast<uint8_t>(p.r);
+      t.c[lane][i] = static_cast<uint8_t>(p.c);
+    }
+  return t;
+}
+// The wmma m16n16k16 tables: A and B with their 16 elements, C/D with 8.
+const FragTable& wmma_a_table();
+const FragTable& wmma_b_table();
+const FragTable& wmma_c_table();
+
+// Reads the fragment elements of all 32 lanes into the operand matrix M.
+void gather(const ExecCtx& c, const std::vector<int32_t>& regs, DType t, const FragTable& ft, float (*M)[16]);
+// Writes M into the fragment registers of the lanes in c.mask, as type t.
+void scatter(ExecCtx& c, const std::vector<int32_t>& regs, DType t, const FragTable& ft, const float (*M)[16]);
+
+}  // namespace stc

@@ -1,0 +1,79 @@
+// The core's timing classes: one per execution unit (units.<name>), one per Tensor Core instruction shape,
+// and cp.async. Extensions add theirs (ext/extension.h).
+#include "op_class.h"
+
+#include "config.h"
+
+namespace stc {
+
+namespace {
+
+const char* kNotOnGpu = "the GPU it models does not have the instruction";
+
+// The unit classes: latency and issue interval of units.<name>; ldst has no latency of its own (the memory
+// system gives it); sync (bar, fences) and none issue in one cycle by definition.
+OpClassDef unit_class(const std::string& name, bool has_latency) {
+  return {"units." + name, [name, has_latency](ConfigReader& r, std::string&) -> std::optional<OpDesc> {
+            OpDesc d;
+            d.timing.latency = has_latency ? r.u32("units." + name + ".latency") : 1;
+            d.timing.interval = r.u32("units." + name + ".issue_interval");
+            return d;
+          }};
+}
+
+OpClassDef fixed_class(const std::string& name) {
+  return {name, [](ConfigReader&, std::string&) -> std::optional<OpDesc> { return OpDesc{}; }};
+}
+
+std::vector<OpClassDef>& registry() {
+  static std::vector<OpClassDef> defs = {
+      unit_class("int", true), unit_class("fp32", true), unit_class("fp16", true), unit_class("fp64", true),
+      unit_class("sfu", true), unit_class("branch", true), unit_class("ldst", false),
+      fixed_class("units.sync"), fixed_class("units.none"),
+      // wmma.mma: latency derived by stcsim.config (sets x (fetch + compute)), issue interval declared.
+      keyed_class("tensor.wmma_m16n16k16_f32", kNotOnGpu), keyed_class("tensor.wmma_m16n16k16_f16", kNotOnGpu),
+      keyed_class("tensor.mma_m16n8k8_f32", kNotOnGpu), keyed_class("tensor.mma_m16n8k16_f32", kNotOnGpu),
+      keyed_class("tensor.mma_sp_m16n8k32_f32", kNotOnGpu),
+      // cp.async: issues on the LD/ST pipe; exists where the config has cp_async.mode (sm_80+).
+      {"cp_async", [](ConfigReader& r, std::string& why) -> std::optional<OpDesc> {
+         if (!r.has("cp_async.mode")) { why = std::string(kNotOnGpu) + " (cp_async.mode)"; return std::nullopt; }
+         OpDesc d;
+         d.timing.interval = r.u32("units.ldst.issue_interval");
+         return d;
+       }},
+  };
+  return defs;
+}
+
+const char* unit_key(Unit u) {
+  static const char* k[] = {"units.int", "units.fp32", "units.fp16", "units.fp64", "units.sfu",
+                            "units.tensor", "units.ldst", "units.branch", "units.sync", "units.none"};
+  return k[static_cast<size_t>(u)];
+}
+
+}  // namespace
+
+OpClassDef keyed_class(const std::string& group, const std::string& why_absent) {
+  return {group, [group, why_absent](ConfigReader& r, std::string& why) -> std::optional<OpDesc> {
+            if (!r.has(group + ".latency")) { why = why_absent + " (" + group + ")"; return std::nullopt; }
+            OpDesc d;
+            d.timing.latency = r.u32(group + ".latency");
+            d.timing.interval = r.u32(group + ".issue_interval");
+            return d;
+          }};
+}
+
+void add_op_classes(const std::vector<OpClassDef>& defs) { registry().insert(registry().end(), defs.begin(), defs.end()); }
+
+const std::vector<OpClassDef>& op_classes() { return registry(); }
+
+const std::string& op_class_of(const Instr& in) {
+  static const std::vector<std::string> by_unit = [] {
+    std::vector<std::string> v;
+    for (size_t u = 0; u <= static_cast<size_t>(Unit::NONE); ++u) v.emplace_back(unit_key(static_cast<Unit>(u)));
+    return v;
+  }();
+  return in.traits.op_class.empty() ? by_unit[static_cast<size_t>(in.unit)] : in.traits.op_class;
+}
+
+}  // namespace stc

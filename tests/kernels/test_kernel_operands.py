@@ -1,0 +1,56 @@
+"""Operands: named host arrays with their dtypes, unique names, at least one output, NaN-poisoned outputs."""
+
+import numpy as np
+import pytest
+
+from stcsim.kernels import GemmProblem, OperandArray, Operands, poisoned
+from stcsim.sparsity.dense import Dense
+
+P = GemmProblem(3, 4, 5)
+
+
+def _arrays(rng):
+    return (
+        OperandArray("A", rng.uniform(-1, 1, (3, 5)).astype(np.float16)),
+        OperandArray("meta", rng.integers(1, 2**16, 7, dtype=np.uint16)),
+        poisoned("C", (3, 4), "float32"),
+    )
+
+
+def test_operands_by_name_with_dtypes():
+    rng = np.random.default_rng()
+    arrays = _arrays(rng)
+    ops = Operands(P, Dense(), arrays)
+    assert ops.names == ["A", "meta", "C"]
+    assert ops.dtypes == {"A": np.float16, "meta": np.uint16, "C": np.float32}
+    assert ops["meta"] is arrays[1].data and [a.name for a in ops] == ops.names
+    assert ops.outputs == (arrays[2],) and np.isnan(ops["C"]).all()
+    assert ops.nbytes == 3 * 5 * 2 + 7 * 2 + 3 * 4 * 4
+    with pytest.raises(KeyError, match="operands: A, meta, C"):
+        ops["B"]
+
+
+def test_operand_arrays_are_contiguous_and_immutable_records():
+    data = np.random.default_rng().uniform(-1, 1, (6, 4))[:, ::2]
+    a = OperandArray("x", data)
+    assert a.data.flags.c_contiguous and np.array_equal(a.data, data) and a.dtype == np.float64
+    with pytest.raises(AttributeError):
+        a.name = "y"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [("2x", np.ones(3), "identifier"), ("x", np.ones(0), "non-empty"), ("x", [1.0, 2.0], "numpy array")],
+)
+def test_operand_array_rejects_bad_input(name, data, message):
+    with pytest.raises(ValueError, match=message):
+        OperandArray(name, data)
+
+
+def test_operands_need_unique_names_and_an_output():
+    rng = np.random.default_rng()
+    a, meta, c = _arrays(rng)
+    with pytest.raises(ValueError, match="unique"):
+        Operands(P, Dense(), (a, OperandArray("A", meta.data), c))
+    with pytest.raises(ValueError, match="no output"):
+        Operands(P, Dense(), (a, meta))
