@@ -55,11 +55,11 @@ bool sreg_is_vector(SReg s) { return s == SReg::Tid || s == SReg::Ntid || s == S
 bool register_fits(DType reg, DType type, Fit fit) {
   const Cls rc = class_of(reg), tc = class_of(type);
   if (rc == Cls::Pred || tc == Cls::Pred) return rc == tc;
-  if (tc == Cls::Int && rc == Cls::Float) return false;
+  if (tc == Cls::Float && rc == Cls::Float) return reg == type;  // a float register holds its own type only
   if (tc == Cls::Float && rc == Cls::Int) return false;
+  if (tc == Cls::Int && rc == Cls::Float && reg != DType::F16x2) return false;  // ptxas reads .f16x2 as bits
   const int rb = dtype_bytes(reg), tb = dtype_bytes(type);
-  if (fit == Fit::Exact || (tc == Cls::Float && rc == Cls::Float)) return rb == tb;
-  return rb >= tb;
+  return fit == Fit::Exact ? rb == tb : rb >= tb;
 }
 
 void check_register(const Instr& in, const Kernel& k, int32_t reg, DType type, Fit fit, bool dst) {

@@ -22,8 +22,9 @@ enum OperandKinds : uint32_t {
 };
 
 // How a register must fit the type. Exact: the same width (class rules of the ISA: .bN takes any register
-// of N bits, .uN/.sN integer and bit registers, .fN float and bit registers). Relaxed (the data operands
-// of ld, st and cvt): integer and bit registers may be wider than the type.
+// of N bits, .uN/.sN integer and bit registers (and .f16x2 ones, as ptxas has it), a float type bit
+// registers and float registers of that very type). Relaxed (the data operands of ld, st and cvt): integer
+// and bit registers may be wider than the type.
 enum class Fit : uint8_t { Exact, Relaxed };
 
 // Checks operand i of `in` (a destination when i == 0 and `dst`): an accepted kind whose registers and

@@ -329,7 +329,8 @@ void decode_cvt(Instr& in, const Kernel& k) {
   }
   need_ops(in, 2);
   check_operand(in, k, 0, in.type, OK_REG, Fit::Relaxed, true);
-  check_operand(in, k, 1, in.type2, OK_SRC | OK_SREG, Fit::Relaxed);
+  const bool ints = !dtype_is_float(in.type) && !dtype_is_float(in.type2);  // special registers: int -> int only
+  check_operand(in, k, 1, in.type2, OK_SRC | (ints ? uint32_t{OK_SREG} : 0u), Fit::Relaxed);
   imm_as(in.ops[1], in.type2);
   in.fn = &ex_cvt;
 }

@@ -2,6 +2,7 @@
 // operands. Tokens and literals are lexer.cc's, register scopes scopes.cc's.
 #include "parser.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <unordered_map>
@@ -164,7 +165,14 @@ class Parser {
       if (is(".local")) fail(peek(), "module-scope .local variables are not allowed");
       const Tok& start = peek();
       Variable v = variable(is_extern);
-      if (!module_names_.insert(v.name).second) fail(start, "duplicate definition of '" + v.name + "'");
+      if (!module_names_.insert(v.name).second) {
+        // An .extern declaration may be repeated (the same variable declared again), nothing else.
+        const auto same = std::find_if(mod_->globals.begin(), mod_->globals.end(), [&](const Variable& g) {
+          return g.name == v.name && g.is_extern && v.is_extern && g.space == v.space && g.type == v.type;
+        });
+        if (same == mod_->globals.end()) fail(start, "duplicate definition of '" + v.name + "'");
+        return;
+      }
       uint64_t& total = v.space == Space::Const ? const_bytes_ : global_bytes_;
       if (v.space == Space::Const || v.space == Space::Global) {
         total = align_up(total, v.align) + v.size;

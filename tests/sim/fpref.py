@@ -126,6 +126,8 @@ def mul(x: float, y: float, fmt: str, mode: str = "rn") -> float:
 def fma(x: float, y: float, z: float, fmt: str, mode: str = "rn") -> float:
     """x * y + z with a single rounding to fmt."""
     if _special(x, y, z):
+        if math.isfinite(x) and math.isfinite(y):  # the exact product is finite, even where x * y overflows
+            return z
         return x * y + z
     prod_sign = math.copysign(1, x) * math.copysign(1, y)
     exact = Fraction(x) * Fraction(y) + Fraction(z)

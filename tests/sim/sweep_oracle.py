@@ -44,13 +44,13 @@ def to_signed(v: int, bits: int) -> int:
 
 
 # ---- inputs ----------------------------------------------------------------------------------------------
-def _float_bits(rng: np.random.Generator, fmt: str, n: int, moderate: bool) -> list[int]:
+def _float_bits(rng: np.random.Generator, fmt: str, n: int, moderate: bool, top: int = 20) -> list[int]:
     p, emin, emax, _ = fpref.FORMATS[fmt]
     out = []
     for _ in range(n):
         r = rng.random()
-        if moderate:  # normal values of moderate size, for the approximate functions
-            e = int(rng.integers(max(emin, -20), min(emax, 20)))
+        if moderate:  # normal values of moderate size (below 2^top), for the approximate functions
+            e = int(rng.integers(max(emin, -20), min(emax, top)))
         elif r < 0.15:  # subnormals
             e = emin - 1 - int(rng.integers(0, p - 1))
         elif r < 0.25:  # near overflow
@@ -96,8 +96,9 @@ def operand_bits(rng: np.random.Generator, c: Combo, i: int, n: int) -> list[int
     if is_float(t):
         fmt = FLOAT_FMT[t]
         moderate = "approx" in c.mods or "full" in c.mods
+        top = 8 if c.op in ("sin", "cos") else 20  # sin/cos.approx: within 100 pi, where the ISA bounds them
         halves = 2 if t.endswith("x2") else 1
-        cols = [_float_bits(rng, fmt, n, moderate) for _ in range(halves)]
+        cols = [_float_bits(rng, fmt, n, moderate, top) for _ in range(halves)]
         return [sum(col[k] << (16 * h) for h, col in enumerate(cols)) for k in range(n)]
     if t.endswith("x2"):
         lo, hi = _int_bits(rng, 16, n), _int_bits(rng, 16, n)
@@ -237,8 +238,8 @@ def _approx_fn(op: str) -> Callable[..., float]:
 
 
 # Tolerances of the approximate forms (relative, and absolute for sin / cos / lg2), per format: the PTX ISA's
-# bounds with a margin (tanh.approx.f32 has 2^-10.987 relative error; f16 / bf16 forms are within 1-2 ulp).
-_REL = {"f32": 2.0**-20, "f64": 2.0**-18, "f16": 2.0**-9, "bf16": 2.0**-6}
+# bounds with a margin (tanh.approx.f32 has 2^-10.987 relative error; f16 / bf16 forms within 2-4 ulp).
+_REL = {"f32": 2.0**-20, "f64": 2.0**-18, "f16": 2.0**-8, "bf16": 2.0**-5}
 _ABS = {"sin": 2.0**-20, "cos": 2.0**-20, "lg2": 2.0**-21}
 
 

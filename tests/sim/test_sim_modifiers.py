@@ -5,7 +5,8 @@ and the engine refuses exactly what ptxas refuses.
 ptxas's verdicts are recorded in data/ptxas_modifier_sweep.json, so that CI without CUDA still checks the
 engine against them. With ptxas installed, a sample of the recorded verdicts is checked against ptxas
 (``STCSIM_PTXAS_FULL=1``: all of them); ``STCSIM_UPDATE_PTXAS=1`` records them anew (a few minutes).
-The numeric test runs unchanged on a GPU with ``STCSIM_TEST_BACKEND=gpu``.
+The numeric test runs unchanged on a GPU with ``STCSIM_TEST_BACKEND=gpu``; ``STCSIM_SWEEP_THREADS`` sets its
+inputs per form (32, one warp, by default).
 """
 
 from __future__ import annotations
@@ -164,7 +165,7 @@ def numeric_combos(combos: list[ms.Combo], recorded: dict) -> list[ms.Combo]:
     return [c for c in combos if c.op in ms.NUMERIC_OPS and c.name in acc and not outside_subset(c)]
 
 
-N_THREADS = 64
+N_THREADS = int(os.environ.get("STCSIM_SWEEP_THREADS", "32"))  # inputs per form (a warp); more: slower
 CHUNK = 400  # kernels per module
 
 

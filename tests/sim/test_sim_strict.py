@@ -80,6 +80,8 @@ def refused(line: int, message: str, **parts: str) -> str:
         ("bar.sync 1, 33;", "a barrier's thread count must be a multiple of 32"),
         ("@%r1 bra $L;", "a guard must be a .pred register"),
         ("add.u32 _, %r1, %r2;", "cannot be the sink _"),
+        ("cvt.rn.f32.u32 %f1, %tid.x;", "cannot be a special register"),
+        ("fma.rn.f16x2 %f1, %f2, %f3, %f4;", "register %f1 (.f32) does not fit .f16x2"),
         ("add.u32 %r1, _, %r2;", "the sink _ is not a source"),
         ("mov.b64 %rd1, {%r1, %rd2};", "incompatible elements of vector expression"),
         ("ld.global.v2.u32 {%r1 %r2}, [%rd1];", "malformed vector operand"),
@@ -91,8 +93,8 @@ def refused(line: int, message: str, **parts: str) -> str:
             "incompatible elements of vector expression",
         ),
         (
-            "mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, "
-            "{%r5, %r6, %r7, %r1}, {%f1, %f2, %f3, %f4}, %rd1, 0;",
+            "mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, "
+            "{%r1, %r2, %r3, %r4}, {%r5, %r6, %r7, %r1}, {%f1, %f2, %f3, %f4}, %rd1, 0;",
             "register %rd1 (.b64) does not fit .b32",
         ),
     ],
@@ -160,6 +162,11 @@ def test_invalid_module_declarations_are_refused(module, message):
 )
 def test_invalid_launch_bounds_are_refused(bounds, message):
     refused(5, message, bounds=bounds)
+
+
+def test_an_extern_declaration_may_be_repeated():
+    ext = ".extern .shared .align 16 .b8 dyn[];"
+    assert load(module=f"{ext}\n{ext}") == ["k"]
 
 
 def test_huge_register_ranges_cost_nothing_until_used():
