@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from stcsim.kernels.gemm import GemmKernel
+from stcsim.kernels.gemm_channel import ChannelGemmKernel
 from stcsim.kernels.layout import OperandLayout
 from stcsim.kernels.problem import TileShape
 from stcsim.kernels.protocol import Kernel, as_pattern, missing_members
@@ -87,6 +88,9 @@ GEMM_KERNELS: tuple[GemmKernel, ...] = (
     ),
 )
 
+_SIMT_F32 = GEMM_KERNELS[1]
+"""The dense SIMT SGEMM: CUDA Core Dense of paper 001, whose tiles the sparse CUDA-core GEMMs reuse."""
+
 
 class NoKernelError(LookupError):
     """No registered kernel consumes a sparsity pattern; the message lists the patterns that have kernels."""
@@ -147,6 +151,7 @@ class KernelRegistry:
 KERNEL_SET: tuple[Kernel, ...] = (
     *GEMM_KERNELS,
     CsrSpmmKernel(),
+    ChannelGemmKernel(dense=_SIMT_F32),
 )
 """Every kernel of the set: the dense GEMMs, then the sparse kernels (one row each)."""
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from stcsim.kernels.gemm import GemmKernel
 from stcsim.kernels.problem import GemmProblem
 from stcsim.kernels.protocol import Dim3
 
@@ -27,6 +28,12 @@ def launch_refusal(problem: GemmProblem, grid: Dim3, extents: Mapping[str, int])
         if elements > INT32_MAX:
             return f"{name} has {elements} elements; the kernel indexes with 32-bit integers"
     return ""
+
+
+def check_simt_f32(dense: GemmKernel, owner: str) -> None:
+    """ValueError unless `dense` is an fp32 SIMT GEMM, the kernel whose tiles `owner` (a class name) runs."""
+    if dense.algorithm != "simt" or dense.layout.a_dtype != "float32":
+        raise ValueError(f"{owner} runs the tiles of the fp32 SIMT GEMM, not {dense.procedural_name}")
 
 
 def nonempty(array: np.ndarray) -> np.ndarray:

@@ -14,9 +14,13 @@ SHAPES = [
     pytest.param(GemmProblem(517, 263, 1000), id="517x263x1000"),
 ]
 
+CSR = "spmm_csr_f32_f32_tile4x64_warp1x64"
+CHANNEL = "gemm_simt_channel_f32_f32_tile64x64x8_warp32x16_thread4x4"
 RUNS = [
-    pytest.param("spmm_csr_f32_f32_tile4x64_warp1x64", "unstructured", 0.96, id="csr-96"),
-    pytest.param("spmm_csr_f32_f32_tile4x64_warp1x64", "unstructured", 0.5, id="csr-50"),
+    pytest.param(CSR, "unstructured", 0.96, id="csr-96"),
+    pytest.param(CSR, "unstructured", 0.5, id="csr-50"),
+    pytest.param(CHANNEL, "channel", 0.5, id="channel-50"),
+    pytest.param(CHANNEL, "channel", 0.9, id="channel-90"),
 ]
 
 
