@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 
 from stcsim.kernels.gemm import GemmKernel
 from stcsim.kernels.gemm_channel import ChannelGemmKernel
+from stcsim.kernels.gemm_vectorwise_simt import VectorWiseSimtKernel
 from stcsim.kernels.layout import OperandLayout
 from stcsim.kernels.problem import TileShape
 from stcsim.kernels.protocol import Kernel, as_pattern, missing_members
@@ -152,6 +153,9 @@ KERNEL_SET: tuple[Kernel, ...] = (
     *GEMM_KERNELS,
     CsrSpmmKernel(),
     ChannelGemmKernel(dense=_SIMT_F32),
+    VectorWiseSimtKernel(dense=_SIMT_F32, kv=2),
+    VectorWiseSimtKernel(dense=_SIMT_F32, kv=4),
+    VectorWiseSimtKernel(dense=_SIMT_F32, kv=8),
 )
 """Every kernel of the set: the dense GEMMs, then the sparse kernels (one row each)."""
 

@@ -16,11 +16,16 @@ SHAPES = [
 
 CSR = "spmm_csr_f32_f32_tile4x64_warp1x64"
 CHANNEL = "gemm_simt_channel_f32_f32_tile64x64x8_warp32x16_thread4x4"
+VW = "gemm_simt_vw_l16k{}_f32_f32_tile64x64x8_warp32x16_thread4x4"
 RUNS = [
     pytest.param(CSR, "unstructured", 0.96, id="csr-96"),
     pytest.param(CSR, "unstructured", 0.5, id="csr-50"),
     pytest.param(CHANNEL, "channel", 0.5, id="channel-50"),
     pytest.param(CHANNEL, "channel", 0.9, id="channel-90"),
+    pytest.param(VW.format(2), "vw:L=16,K=2", 0.875, id="vw-k2"),
+    pytest.param(VW.format(4), "vw:L=16,K=4", 0.75, id="vw-k4"),
+    pytest.param(VW.format(4), "vw:L=16,K=4", 0.9, id="vw-k4-90"),
+    pytest.param(VW.format(8), "vw:L=16,K=8", 0.5, id="vw-k8"),
 ]
 
 
