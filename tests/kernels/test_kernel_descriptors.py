@@ -13,7 +13,7 @@ SHAPES = [GemmProblem(64, 64, 64), GemmProblem(200, 136, 72), GemmProblem(33, 17
 
 
 def test_names_are_procedural_and_unique():
-    assert len(KERNELS) == len(GEMM_KERNELS)
+    assert len(set(IDS)) == len(GEMM_KERNELS) and set(IDS) <= set(KERNELS)
     assert get_kernel("gemm_wmma_f16_f32_tile64x64x32_warp32x32").algorithm == "wmma"
     assert set(IDS) == {
         "gemm_naive_f32_f32_tile16x16x1",
