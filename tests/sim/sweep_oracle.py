@@ -308,11 +308,14 @@ def _int_arith(c: Combo, cols: list[int], cin: int) -> list[Want]:
     b = val[1] if len(val) > 1 else 0
     carry = None
     if op in ("add", "sub", "addc", "subc"):
+        # A subtraction adds the complement (a + ~b + CF, sub: CF = 1): subc subtracts 1 - CF, and the
+        # carry out is NOT borrow, as on silicon.
         minus = op in ("sub", "subc")
+        borrow = 1 - cin if op == "subc" else 0
         ua, ub = cols[0] & mask, cols[1] & mask
-        exact = ua - ub - cin if minus else ua + ub + cin
-        carry = int(exact < 0) if minus else exact >> bits
-        r = (a - b - cin if minus else a + b + cin) if "sat" in m else exact
+        exact = ua - ub - borrow if minus else ua + ub + cin
+        carry = int(exact >= 0) if minus else exact >> bits
+        r = (a - b - borrow if minus else a + b + cin) if "sat" in m else exact
         if "sat" in m:
             r = max(-(1 << 31), min((1 << 31) - 1, r))
     elif op in ("mul", "mad", "madc"):
@@ -333,7 +336,10 @@ def _int_arith(c: Combo, cols: list[int], cin: int) -> list[Want]:
     elif op == "div":
         r = mask if b == 0 else (abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1)
     elif op == "rem":
-        r = a if b == 0 else a - b * ((abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1))
+        if b == 0:  # all ones at 16 and 32 bits, as the H100 gives
+            r = a if bits == 64 else mask
+        else:
+            r = a - b * ((abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1))
     elif op in ("min", "max"):
         r = min(a, b) if op == "min" else max(a, b)
         if "relu" in m:
