@@ -1,7 +1,7 @@
 """The kernel set: every kernel descriptor, registered by procedural name and found by sparsity pattern.
 
 ``kernels_for("dense")`` lists the kernels that consume a pattern spec; a spec no kernel implements (e.g.
-``"vw:L=16,K=4"`` today) is a NoKernelError that lists the patterns that have kernels. A new kernel is one
+``"nm:N=2,M=4"`` today) is a NoKernelError that lists the patterns that have kernels. A new kernel is one
 descriptor class (stcsim.kernels.protocol.Kernel) and one row of KERNEL_SET.
 """
 
@@ -13,6 +13,7 @@ from stcsim.kernels.gemm import GemmKernel
 from stcsim.kernels.layout import OperandLayout
 from stcsim.kernels.problem import TileShape
 from stcsim.kernels.protocol import Kernel, as_pattern, missing_members
+from stcsim.kernels.shmma import SHMMA_KERNELS
 from stcsim.sparsity.base import Pattern
 
 _F32 = OperandLayout(a_dtype="float32", b_dtype="float32")
@@ -144,8 +145,11 @@ class KernelRegistry:
         return found
 
 
-KERNEL_SET: tuple[Kernel, ...] = (*GEMM_KERNELS,)
-"""Every kernel of the set: the dense GEMMs; a sparse kernel is one more row."""
+KERNEL_SET: tuple[Kernel, ...] = (
+    *GEMM_KERNELS,
+    *SHMMA_KERNELS,  # Tensor Core Vector-wise (paper 001): vw:L=16,K=2|4|8
+)
+"""Every kernel of the set: the dense GEMMs, then the sparse kernels (one row each)."""
 
 REGISTRY = KernelRegistry(KERNEL_SET)
 
