@@ -40,6 +40,14 @@ __device__ __forceinline__ void load_b_global(uint32_t (&b)[8], const half* p, i
                  : "l"(p), "r"(ld));
 }
 
+// Loads the f32 accumulator fragment of the 16x16 row-major tile (ld 16) at shared address addr.
+__device__ __forceinline__ void load_c_shared(float (&c)[8], uint32_t addr)
+{
+    asm volatile("wmma.load.c.sync.aligned.row.m16n16k16.shared.f32 {%0, %1, %2, %3, %4, %5, %6, %7}, [%8], 16;"
+                 : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3]), "=f"(c[4]), "=f"(c[5]), "=f"(c[6]), "=f"(c[7])
+                 : "r"(addr));
+}
+
 // Stores the f32 accumulator fragment d as a 16x16 row-major tile at global address p (rows ld apart).
 __device__ __forceinline__ void store_d_global(float* p, const float (&d)[8], int ld)
 {

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from stcsim.kernels.extensor_spmm import EXTENSOR_KERNELS
 from stcsim.kernels.gemm import GemmKernel
 from stcsim.kernels.layout import OperandLayout
 from stcsim.kernels.problem import TileShape
@@ -148,6 +149,7 @@ class KernelRegistry:
 KERNEL_SET: tuple[Kernel, ...] = (
     *GEMM_KERNELS,
     *SHMMA_KERNELS,  # Tensor Core Vector-wise (paper 001): vw:L=16,K=2|4|8
+    *EXTENSOR_KERNELS,  # wmma.smma.L chunk SpMM (paper 004), one row per scheme: extensor
 )
 """Every kernel of the set: the dense GEMMs, then the sparse kernels (one row each)."""
 
