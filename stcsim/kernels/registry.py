@@ -1,7 +1,7 @@
 """The kernel set: every kernel descriptor, registered by procedural name and found by sparsity pattern.
 
 ``kernels_for("dense")`` lists the kernels that consume a pattern spec; a spec no kernel implements (e.g.
-``"vw:L=8,K=2"`` today) is a NoKernelError that lists the patterns that have kernels. A new kernel is one
+``"nm:N=2,M=4"`` today) is a NoKernelError that lists the patterns that have kernels. A new kernel is one
 descriptor class (stcsim.kernels.protocol.Kernel) and one row of KERNEL_SET.
 """
 
@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from stcsim.kernels.extensor_spmm import EXTENSOR_KERNELS
 from stcsim.kernels.gemm import GemmKernel
 from stcsim.kernels.gemm_channel import ChannelGemmKernel
 from stcsim.kernels.gemm_vectorwise_simt import VectorWiseSimtKernel
 from stcsim.kernels.layout import OperandLayout
 from stcsim.kernels.problem import TileShape
 from stcsim.kernels.protocol import Kernel, as_pattern, missing_members
+from stcsim.kernels.shmma import SHMMA_KERNELS
 from stcsim.kernels.spmm_csr import CsrSpmmKernel
 from stcsim.sparsity.base import Pattern
 
@@ -156,6 +158,8 @@ KERNEL_SET: tuple[Kernel, ...] = (
     VectorWiseSimtKernel(dense=_SIMT_F32, kv=2),
     VectorWiseSimtKernel(dense=_SIMT_F32, kv=4),
     VectorWiseSimtKernel(dense=_SIMT_F32, kv=8),
+    *SHMMA_KERNELS,  # Tensor Core Vector-wise (paper 001): vw:L=16,K=2|4|8
+    *EXTENSOR_KERNELS,  # wmma.smma.L chunk SpMM (paper 004), one row per scheme: extensor
 )
 """Every kernel of the set: the dense GEMMs, then the sparse kernels (one row each)."""
 

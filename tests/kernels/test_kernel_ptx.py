@@ -43,7 +43,7 @@ def test_build_without_nvcc_keeps_the_committed_ptx(monkeypatch, capsys):
     assert "nvcc not found" in capsys.readouterr().out
 
 
-def test_every_entry_is_a_registered_kernel_and_dense_gemms_have_the_gemm_signature():
+def test_every_entry_is_a_registered_kernel_and_dense_ones_have_the_gemm_signature():
     entries = {}
     for path in PTX_FILES:
         entries.update(entry_params(path.read_text()))
