@@ -82,6 +82,7 @@ void check_operand(const Instr& in, const Kernel& k, size_t i, DType type, uint3
       } else if (!(kinds & OK_REG)) {
         bad(in, i, "cannot be a register");
       }
+      if (o.reg < 0 && dst && !(kinds & OK_SINK)) bad(in, i, "cannot be the sink _ (the result must be kept)");
       check_register(in, k, o.reg, type, fit, dst);
       return;
     case OpndKind::Imm:

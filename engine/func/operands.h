@@ -11,12 +11,13 @@ namespace stc {
 
 // The kinds of operand a position accepts (bit set).
 enum OperandKinds : uint32_t {
-  OK_REG = 1u << 0,   // a register; the sink _ only as a destination
+  OK_REG = 1u << 0,   // a register
   OK_IMM = 1u << 1,   // a literal
   OK_VEC = 1u << 2,   // {a, b, ...}: registers (and, in sources, literals) of one width
   OK_SREG = 1u << 3,  // a special register (%tid.x, %laneid, ...): mov and cvt sources
   OK_SYM = 1u << 4,   // the name of a variable or parameter (its address): mov and cvta sources
   OK_NEG = 1u << 5,   // !%p: a negated predicate source
+  OK_SINK = 1u << 6,  // the sink _ as the whole destination (atom, setp); elements of {..} may always be _
   OK_SRC = OK_REG | OK_IMM,
 };
 

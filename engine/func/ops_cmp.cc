@@ -56,8 +56,8 @@ void check_cmp_operands(const Instr& in, const Kernel& k) {
       need_ops(in, in.bop == BoolOp::None ? 3 : 4);
       if (in.op == Op::Setp && in.ops[0].kind == OpndKind::Vec && in.ops[0].vec.size() != 2)
         throw DecodeError("setp writes p or p|q");
-      check_operand(in, k, 0, in.op == Op::Setp ? p : d, in.op == Op::Setp ? OK_REG | OK_VEC : OK_REG, Fit::Exact,
-                    true);
+      check_operand(in, k, 0, in.op == Op::Setp ? p : d, in.op == Op::Setp ? OK_REG | OK_VEC | OK_SINK : OK_REG,
+                    Fit::Exact, true);
       check_operand(in, k, 1, s, OK_SRC);
       check_operand(in, k, 2, s, OK_SRC);
       if (in.ops.size() > 3) check_operand(in, k, 3, p, OK_SRC | OK_NEG);

@@ -285,7 +285,7 @@ void decode_atom(Instr& in, const Kernel& k) {
   in.type = types[0];
   const size_t base = in.op == Op::Atom ? 1 : 0;
   need_ops(in, base + (in.sub == A_CAS ? 3 : 2));
-  if (base) check_operand(in, k, 0, in.type, OK_REG, Fit::Exact, true);
+  if (base) check_operand(in, k, 0, in.type, OK_REG | OK_SINK, Fit::Exact, true);
   check_address(in, k, base, in.space);
   for (size_t i = base + 1; i < in.ops.size(); ++i) check_operand(in, k, i, in.type, OK_SRC);
   imms_as(in, in.type, base + 1);

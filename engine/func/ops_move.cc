@@ -344,7 +344,7 @@ void decode_cvta(Instr& in, const Kernel& k) {
   if (in.type == DType::U32) throw DecodeError("'" + in.opcode + "': 32-bit generic addresses are not supported");
   need_ops(in, 2);
   check_operand(in, k, 0, in.type, OK_REG, Fit::Exact, true);
-  check_operand(in, k, 1, in.type, (in.flags & F_TO) ? OK_REG : OK_SRC | OK_SYM);
+  check_operand(in, k, 1, in.type, (in.flags & F_TO) ? OK_SRC : OK_SRC | OK_SYM);
   in.unit = Unit::INT;
   in.fn = &ex_cvta;
 }

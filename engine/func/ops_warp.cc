@@ -93,7 +93,7 @@ void decode_warp(Instr& in, const Kernel& k) {
   if (in.op == Op::Shfl) {
     const Operand& d = in.ops[0];
     if (d.kind == OpndKind::Vec) {  // d|p
-      if (d.vec.size() != 2) throw DecodeError("shfl writes d or d|p");
+      if (d.vec.size() != 2 || d.vec[0] < 0) throw DecodeError("shfl writes d or d|p (d cannot be the sink _)");
       check_register(in, k, d.vec[0], DType::B32, Fit::Exact, true);
       check_register(in, k, d.vec[1], DType::Pred, Fit::Exact, true);
     } else {

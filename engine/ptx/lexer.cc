@@ -1,6 +1,7 @@
 // PTX tokens and literals (lexer.h).
 #include "lexer.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -48,6 +49,15 @@ bool all_of(const std::string& s, const char* set) { return !s.empty() && s.find
 }  // namespace
 
 std::vector<Tok> tokenize(const std::string& text, const std::string& file) {
+  // PTX is ASCII, comments included (ptxas refuses any other byte): the first such character is an error
+  // that shows its line (escaped) and the character's bytes.
+  for (size_t b = 0; b < text.size(); ++b) {
+    if (static_cast<unsigned char>(text[b]) < 0x80) continue;
+    const size_t from = text.rfind('\n', b) == std::string::npos ? 0 : text.rfind('\n', b) + 1;
+    const size_t to = std::min(text.find('\n', b), text.size());
+    const int at = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(b), '\n'));
+    throw PtxError(file, at, text.substr(from, to - from), "non-ASCII character " + character_at(text, b));
+  }
   std::vector<Tok> out;
   int line = 1;
   size_t i = 0, n = text.size();

@@ -14,8 +14,8 @@ struct Tok {
   int line = 0;
 };
 
-// Splits PTX text into tokens (comments dropped, line numbers kept). A character no token can hold (a control
-// character, a byte of a non-ASCII character) is a PtxError that shows it escaped (\xNN), with file and line.
+// Splits PTX text into tokens (comments dropped, line numbers kept). A byte that is not ASCII (anywhere, as
+// ptxas has it) or a character no token can hold is a PtxError with file and line that shows it escaped (\xNN).
 std::vector<Tok> tokenize(const std::string& text, const std::string& file);
 
 // Reads a numeric literal into an immediate operand, as ptxas reads it: decimal, octal (0...), hex (0x...)

@@ -24,7 +24,8 @@ constexpr uint64_t kMaxConstBytes = 64 * 1024;           // ptxas: .const per mo
 constexpr uint64_t kMaxParamBytes = 4352;                // ptxas: .param space of an entry
 constexpr uint64_t kMaxLocalBytes = 512 * 1024;          // CUDA's local memory per thread (engine limit)
 constexpr uint64_t kMaxGlobalBytes = uint64_t{1} << 30;  // .global variables of a module (engine limit)
-constexpr uint64_t kMaxCount = 0xffffffffu;              // ptxas: register counts, launch bounds
+constexpr uint64_t kMaxCount = 0xffffffffu;              // ptxas: launch bounds
+constexpr uint64_t kMaxRegCount = uint64_t{1} << 31;     // ptxas runs out of memory above, the engine refuses
 
 const std::unordered_map<std::string, SReg>& special_regs() {
   static const std::unordered_map<std::string, SReg> m = {
@@ -99,7 +100,17 @@ class Parser {
     return static_cast<uint32_t>(v);
   }
   void skip_line(int line) { while (!at_end() && peek().line == line) next(); }
-  void skip_to_semicolon() { while (!at_end() && !is(";")) next(); expect(";"); }
+  // `.pragma "a"{, "b"};`
+  void pragma() {
+    next();
+    while (true) {
+      if (peek().kind != Tok::Str) fail(peek(), "expected a string");
+      next();
+      if (!is(",")) break;
+      next();
+    }
+    expect(";");
+  }
 
   // ---- module level -------------------------------------------------------------------------
   void module_statement() {
@@ -132,7 +143,7 @@ class Parser {
       return;
     }
     if (d == ".file" || d == ".loc") { skip_line(t.line); return; }
-    if (d == ".pragma") { skip_to_semicolon(); return; }
+    if (d == ".pragma") { pragma(); return; }
     if (d == ".section") {
       next();
       ident("section name");
@@ -142,8 +153,10 @@ class Parser {
       return;
     }
     bool is_extern = false;
+    std::unordered_set<std::string> linkage;
     while (is(".visible") || is(".weak") || is(".extern") || is(".common")) {
       if (is(".extern")) is_extern = true;
+      if (!linkage.insert(peek().s).second) fail(peek(), "duplicate " + peek().s);
       next();
     }
     if (is(".entry") || is(".func")) { function(); return; }
@@ -195,14 +208,19 @@ class Parser {
     v.space = space_of(next().s);
     v.is_extern = is_extern;
     uint32_t align = 0;
+    bool typed = false;
     while (peek().kind == Tok::Ident && peek().s[0] == '.') {
       std::string m = next().s;
       if (m == ".align") { align = static_cast<uint32_t>(alignment()); continue; }
       if (m == ".v2" || m == ".v4") { fail(start, "vector-typed variables are not supported"); }
       DType t = dtype_from_name(m.substr(1));
       if (t == DType::None) fail(start, "unknown variable type " + m);
+      check_declared_type(toks_[pos_ - 1], t, Space::Global);
+      if (typed) fail(toks_[pos_ - 1], "a declaration takes one type");
+      typed = true;
       v.type = t;
     }
+    if (!typed) fail(start, "variable without a type");
     v.name = ident("variable name");
     bool unsized = false;
     const uint64_t count = dimensions(start, unsized);
@@ -210,17 +228,18 @@ class Parser {
     if (__builtin_mul_overflow(count, static_cast<uint64_t>(esize), &v.size)) fail(start, "array size overflows 64 bits");
     if (unsized) v.size = 0;
     v.align = std::max<uint32_t>(align, static_cast<uint32_t>(esize));
+    check_variable_size(v, start);
     if (is("=")) {
       if (v.space != Space::Global && v.space != Space::Const) fail(start, "no initial value is allowed in this state space");
       next();
       initializer(v, esize, start);
       if (unsized) v.size = v.init.size();
+      check_variable_size(v, start);
     }
-    if (!v.init.empty() && v.init.size() < v.size) v.init.resize(v.size, 0);
     if (v.init.size() > v.size && v.size) fail(start, "too many initialisers for " + v.name);
+    if (!v.init.empty() && v.init.size() < v.size) v.init.resize(v.size, 0);
     if (v.size == 0 && !(is_extern && v.space == Space::Shared && unsized))
       fail(start, "variable '" + v.name + "' has no size (only .extern .shared arrays [] may)");
-    check_variable_size(v, start);
     expect(";");
     return v;
   }
@@ -233,6 +252,16 @@ class Parser {
                       std::to_string(limit) + " bytes of ." + space_name(v.space));
   }
 
+  // Types that only instructions take (.bf16, .bf16x2, .tf32, .u16x2, .s16x2) name no register or variable;
+  // .pred only registers (`where` Generic), .f16x2 no parameter; .b128 needs PTX ISA 8.3.
+  void check_declared_type(const Tok& t, DType type, Space where) const {
+    if (type == DType::BF16 || type == DType::BF16x2 || type == DType::TF32 || type == DType::U16x2 ||
+        type == DType::S16x2 || (type == DType::Pred && where != Space::Generic) ||
+        (type == DType::F16x2 && where == Space::Param))
+      fail(t, std::string("type .") + dtype_name(type) + " cannot be declared here (an instruction type)");
+    if (type == DType::B128 && mod_->ptx < 83) fail(t, "type .b128 requires PTX ISA .version 8.3 or later");
+  }
+
   uint64_t alignment() {
     const Tok& t = peek();
     const uint64_t a = integer("alignment");
@@ -240,34 +269,42 @@ class Parser {
     return a;
   }
 
+  // `= value` or `= {v, v, ...}` (nested braces for arrays of arrays), each value a literal of the
+  // variable's kind.
   void initializer(Variable& v, int esize, const Tok& start) {
-    int depth = 0;
-    do {
-      if (is("{")) { ++depth; next(); continue; }
-      if (is("}")) { --depth; next(); continue; }
-      if (is(",")) { next(); continue; }
-      bool neg = false;
-      if (is("-")) { neg = true; next(); }
-      Operand o;
-      if (peek().kind != Tok::Num) fail(peek(), "unsupported initialiser");
-      const std::string err = parse_number(peek().s, o);
-      if (!err.empty()) fail(peek(), err);
+    if (!is("{")) { init_value(v, esize, start); return; }
+    next();
+    while (true) {
+      if (is("{")) initializer(v, esize, start);
+      else init_value(v, esize, start);
+      if (!is(",")) break;
       next();
-      const bool flt = dtype_is_float(v.type);
-      if (flt != (o.imm_kind != ImmKind::Int)) fail(start, "initial value type mismatch for " + v.name);
-      uint64_t bits = o.imm;
-      if (flt) {
-        if (v.type != DType::F64 && v.type != DType::F32) fail(start, "unsupported initialiser type");
-        double val = o.imm_kind == ImmKind::Real ? o.real
-                   : o.imm_kind == ImmKind::F64Bits ? bits_as_f64(o.imm) : static_cast<double>(bits_as_f32(o.imm));
-        if (neg) val = -val;
-        bits = v.type == DType::F64 ? f64_bits(val) : f32_bits(static_cast<float>(val));
-      } else if (neg) {
-        bits = ~bits + 1;
-      }
-      if (v.init.size() + static_cast<size_t>(esize) > kMaxGlobalBytes) fail(start, "initialiser too large");
-      for (int b = 0; b < esize; ++b) v.init.push_back(static_cast<uint8_t>(bits >> (8 * b)));
-    } while (depth > 0 && !at_end());
+    }
+    expect("}");
+  }
+
+  void init_value(Variable& v, int esize, const Tok& start) {
+    bool neg = false;
+    if (is("-")) { neg = true; next(); }
+    Operand o;
+    if (peek().kind != Tok::Num) fail(peek(), "expected an initial value (a literal)");
+    const std::string err = parse_number(peek().s, o);
+    if (!err.empty()) fail(peek(), err);
+    next();
+    const bool flt = dtype_is_float(v.type);
+    if (flt != (o.imm_kind != ImmKind::Int)) fail(start, "initial value type mismatch for " + v.name);
+    uint64_t bits = o.imm;
+    if (flt) {
+      if (v.type != DType::F64 && v.type != DType::F32) fail(start, "unsupported initialiser type");
+      double val = o.imm_kind == ImmKind::Real ? o.real
+                 : o.imm_kind == ImmKind::F64Bits ? bits_as_f64(o.imm) : static_cast<double>(bits_as_f32(o.imm));
+      if (neg) val = -val;
+      bits = v.type == DType::F64 ? f64_bits(val) : f32_bits(static_cast<float>(val));
+    } else if (neg) {
+      bits = ~bits + 1;
+    }
+    if (v.init.size() + static_cast<size_t>(esize) > kMaxGlobalBytes) fail(start, "initialiser too large");
+    for (int b = 0; b < esize; ++b) v.init.push_back(static_cast<uint8_t>(bits >> (8 * b)));
   }
 
   static double bits_as_f64(uint64_t b) { double d; std::memcpy(&d, &b, 8); return d; }
@@ -343,7 +380,8 @@ class Parser {
       } else if (d == ".maxnctapersm") {
         fail(t, ".maxnctapersm is not supported since PTX ISA 2.1");
       } else if (d == ".pragma") {
-        skip_to_semicolon();
+        --pos_;
+        pragma();
       } else if (d != ".noreturn") {
         fail(t, "unsupported function directive");
       }
@@ -352,7 +390,7 @@ class Parser {
 
   void param() {
     const Tok& start = peek();
-    if (!is(".param") && !is(".reg")) fail(peek(), "expected .param");
+    if (!is(".param") && !(is(".reg") && !k_->is_entry)) fail(peek(), "expected .param (the space of entry parameters)");
     next();
     Param p;
     uint32_t align = 0;
@@ -363,7 +401,8 @@ class Parser {
       if (m == ".ptr" || m == ".global" || m == ".const" || m == ".shared" || m == ".local") continue;
       DType t = dtype_from_name(m.substr(1));
       if (t == DType::None) fail(toks_[pos_ - 1], "unknown parameter type");
-      if (t == DType::Pred) fail(toks_[pos_ - 1], "a parameter cannot be a .pred");
+      check_declared_type(toks_[pos_ - 1], t, Space::Param);
+      if (typed) fail(toks_[pos_ - 1], "a declaration takes one type");
       p.type = t;
       typed = true;
     }
@@ -423,7 +462,7 @@ class Parser {
     const std::string d = t.s;
     if (d == ".reg" || d.rfind(".reg.", 0) == 0) { reg_decl(); return; }
     if (d == ".loc" || d == ".file") { skip_line(t.line); return; }
-    if (d == ".pragma") { skip_to_semicolon(); return; }
+    if (d == ".pragma") { pragma(); return; }
     if (d == ".shared" || d == ".local" || d == ".global" || d == ".const") {
       if (d == ".global" || d == ".const") fail(t, "function-scope .global/.const is not supported");
       Variable v = variable(false);
@@ -458,6 +497,7 @@ class Parser {
       if (type != DType::None) fail(start, "a register declaration takes one type");
       type = dtype_from_name(m.substr(1));
       if (type == DType::None) fail(start, "unknown register type " + m);
+      check_declared_type(start, type, Space::Generic);
     }
     if (vec != 1) fail(start, "vector registers are not supported");
     if (type == DType::None) fail(start, "register declaration without a type");
@@ -468,7 +508,7 @@ class Parser {
       if (is("<")) {
         next();
         const uint64_t n = integer("register count");
-        if (n > kMaxCount) fail(name_tok, "register count out of range (at most 4294967295)");
+        if (n > kMaxRegCount) fail(name_tok, "register count out of range (at most 2147483648)");
         expect(">");
         err = regs_->declare_range(name, n, type);
         if (err.empty() && regs_->outermost())
@@ -679,6 +719,13 @@ class Parser {
       if (i + 2 < t.size() && t[++i]->s != ",") bad("malformed vector operand");
     }
     if (t[t.size() - 2]->s == ",") bad("malformed vector operand");
+    int width = 0;
+    for (const int32_t r : o.vec) {
+      if (r < 0) continue;
+      const int w = dtype_bytes(k_->regs[static_cast<size_t>(r)].type);
+      if (width && w != width) bad("incompatible elements of vector expression");
+      width = w;
+    }
     if (any_imm) o.vec_imm.resize(o.vec.size(), 0);
     return o;
   }

@@ -109,8 +109,8 @@ class Engine:
     def load_ptx(self, ptx: str | os.PathLike[str]) -> list[str]:
         """Loads PTX from a file path or from PTX text; returns the names of its entry kernels.
 
-        The PTX goes to the engine as bytes, whatever their encoding: a byte no PTX token can hold (e.g. a
-        non-ASCII character outside a comment) is a PtxError naming file and line, never a decode error.
+        The PTX goes to the engine as bytes, whatever their encoding: a byte that is not ASCII (PTX is ASCII
+        text, comments included) is a PtxError naming file, line and the bytes, never a decode error.
         """
         if isinstance(ptx, os.PathLike) or (
             isinstance(ptx, str) and "\n" not in ptx and ptx.endswith(".ptx")
