@@ -31,7 +31,7 @@ def build_sim(c):
         "batch": "batch of the network run",
         "weights": "weights file (.npz or PyTorch state_dict) of the network run (default: seeded random)",
         "out": "results folder of the network run (default results/runs/<workload>)",
-        "layers": "network run: only the N unique shapes with the fewest MACs",
+        "layers": "network run: only the N unique shapes cheapest to simulate",
         "jobs": "network run: parallel workers (default: one per core)",
         "executor": "network run: local (process pool) or dask",
         "scheduler": "dask scheduler address (default: a LocalCluster)",
@@ -67,11 +67,12 @@ def run(c, workload=None, kernel=None, shape="", config=None, pattern=None, spar
     _py(c, "stcsim.harness.run", *args)
 
 
-@task(help={"quick": "small shapes only", "csv": "also write rows to this CSV"})
-def bench(c, quick=False, csv=""):
-    """Engine speed: warp instructions per host second, host seconds, peak memory."""
-    args = (["--quick"] if quick else []) + (["--csv", csv] if csv else [])
-    _py(c, "stcsim.harness.bench", *args)
+@task(help={"quick": "small shapes only, no network case", "csv": "also write rows to this CSV",
+            "network": "only the network case (ResNet-50 batch 1, all layers, v100)"})
+def bench(c, quick=False, csv="", network=False):
+    """Engine speed: warp instructions per host second, host seconds, peak memory; a whole network run."""
+    flags = [flag for flag, on in (("--quick", quick), ("--network", network)) if on]
+    _py(c, "stcsim.harness.bench", *flags, *(["--csv", csv] if csv else []))
 
 
 @task(help={"measured": "CSV of measured cycles", "config": "GPU config spec"})

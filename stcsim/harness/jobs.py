@@ -26,9 +26,12 @@ from stcsim.harness.kernel_choice import (
     KernelChoice,
     check_selector,
     choose_kernel,
-    math_units,
+    is_glob,
+    selected,
+    units_of,
 )
 from stcsim.kernels import GemmProblem, get_kernel
+from stcsim.kernels.problem import round_up
 from stcsim.sparsity import PrunePolicy, get
 from stcsim.workloads import Layer, Network, get_network, load_weights, unique_gemm_shapes
 from stcsim.workloads.pruning import NOT_A_GEMM, layer_decision
@@ -36,6 +39,8 @@ from stcsim.workloads.pruning import NOT_A_GEMM, layer_decision
 DEFAULT_CHECK_LIMIT = 2**28
 """Layers with more multiply-accumulates than this are checked on a sample of output columns."""
 CHECK_SAMPLE_COLUMNS = 128
+TILE_N = 64
+"""The widest block tile N of the kernel set: what a layer's N is rounded up to when estimating its cost."""
 
 
 @dataclass(frozen=True)
@@ -172,9 +177,15 @@ class ShapeGroup:
     repeat: int
 
     @property
-    def macs(self) -> int:
-        """Multiply-accumulates of one of the ``repeat`` GEMMs."""
-        return self.layer.m * self.layer.n * self.layer.k
+    def work(self) -> int:
+        """``simulation_work`` of the layer."""
+        return simulation_work(self.layer)
+
+
+def simulation_work(layer: Layer) -> int:
+    """What simulating one GEMM of the layer costs: M x K x N rounded up to ``TILE_N`` (a kernel computes
+    whole tiles, so a batch-1 fully connected layer costs as much as 64 columns)."""
+    return layer.m * round_up(layer.n, TILE_N) * layer.k
 
 
 def shape_groups(net: Network) -> list[ShapeGroup]:
@@ -191,8 +202,9 @@ def shape_groups(net: Network) -> list[ShapeGroup]:
 
 
 def smallest_groups(groups: Sequence[ShapeGroup], count: int) -> list[ShapeGroup]:
-    """The ``count`` weight GEMM shapes with the fewest MACs (others after them), in network order."""
-    ranked = sorted(groups, key=lambda g: (not g.layer.prunable, g.macs, g.index))[:count]
+    """The ``count`` weight GEMM shapes cheapest to simulate (``work``; others after them), in network
+    order."""
+    ranked = sorted(groups, key=lambda g: (not g.layer.prunable, g.work, g.index))[:count]
     return sorted(ranked, key=lambda g: g.index)
 
 
@@ -213,15 +225,16 @@ def _decide(layer: Layer, variant: Variant, policy: PrunePolicy, problem: GemmPr
 
 
 def _dense_selector(selector: str) -> str:
-    """The selector for a layer that runs dense: a named sparse kernel stands for its math units."""
-    if selector in SELECTORS or get_kernel(selector).pattern_name == DENSE:
+    """The selector for a layer that runs dense: itself if it names only dense kernels, else its units."""
+    names = selected(selector)
+    if selector in SELECTORS or (names and all(get_kernel(n).pattern_name == DENSE for n in names)):
         return selector
-    return math_units(selector)
+    return units_of(selector)
 
 
 def check_variant(variant: Variant) -> None:
     """ValueError when a named kernel does not consume the variant's pattern (user error, not a fallback)."""
-    if variant.kernel in SELECTORS:
+    if variant.kernel in SELECTORS or is_glob(variant.kernel):
         return
     ok, why = get_kernel(variant.kernel).supports(get(variant.pattern))
     if not ok:
@@ -238,7 +251,7 @@ def plan_network(
     check: bool = True,
     check_limit: int = DEFAULT_CHECK_LIMIT,
 ) -> list[LayerJob]:
-    """Every job of one network: its shape groups (or the ``max_layers`` smallest) times the variants."""
+    """Every job of one network: its shape groups (or the ``max_layers`` cheapest) times the variants."""
     net = get_network(network, batch=batch)
     source = weights or WeightSource()
     source.check(net)

@@ -3,9 +3,10 @@
 For a layer (a GEMM problem), a sparsity pattern and a GPU config, the candidates are the registry's kernels
 for the pattern (``kernels_for``), narrowed to
 
-1. the math units asked for: ``tensor-core`` or ``cuda-core`` (read from the PTX of the kernel's entry: an
-   entry with ``wmma``/``mma``/``wgmma`` instructions uses Tensor Cores), ``auto`` (Tensor Cores when a
-   Tensor-Core kernel is left, else CUDA cores) or one kernel's procedural name;
+1. the selector: the math units ``tensor-core`` or ``cuda-core`` (read from the PTX of the kernel's entry:
+   an entry with ``wmma``/``mma``/``wgmma`` instructions uses Tensor Cores), ``auto`` (Tensor Cores when a
+   Tensor-Core kernel is left, else CUDA cores), a procedural name, or a glob of names
+   (``spmm_extensor_l32_*``: a kernel family whose tiles may change);
 2. the problem: ``can_implement(problem, pattern)``;
 3. the GPU: a 64 x 64 x 64 probe launch on the config (a config without timing for one of the kernel's
    instructions, e.g. ``mma.sync`` on the V100, refuses the launch before it starts).
@@ -13,20 +14,21 @@ for the pattern (``kernels_for``), narrowed to
 Of what is left, the kernel family (procedural name up to ``_tile``) registered last wins (a pattern's kernels
 are registered from the simplest to the most tuned), then its tile: the largest block tile whose grid still
 covers every SM, else the one with the most thread blocks. When nothing is left, the layer runs on the dense
-kernel chosen by the same rules for the same math units: a *fallback*, with the reason.
+kernel chosen by the same rules for the same math units (``units_of``): a *fallback*, with the reason.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from functools import cache
 from math import prod
 
 import numpy as np
 
 from stcsim.config import load_config
-from stcsim.kernels import GemmProblem, Kernel, NoKernelError, get_kernel, kernels_for
+from stcsim.kernels import GemmProblem, Kernel, NoKernelError, get_kernel, kernels_for, registry
 from stcsim.kernels.ptx_info import opcodes
 from stcsim.kernels.run import launch
 from stcsim.sim import Engine, LaunchError
@@ -111,18 +113,36 @@ def family(name: str) -> str:
     return name.split("_tile")[0]
 
 
+def is_glob(selector: str) -> bool:
+    """Whether a kernel selector is a shell-style pattern of procedural names (``spmm_extensor_l32_*``)."""
+    return any(c in selector for c in "*?[")
+
+
+def selected(selector: str) -> list[str]:
+    """The registered kernels a name or glob selector picks (empty for auto / tensor-core / cuda-core)."""
+    if selector in SELECTORS:
+        return []
+    return [name for name in registry.REGISTRY.names() if fnmatchcase(name, selector)]
+
+
 def check_selector(selector: str) -> None:
-    """ValueError unless `selector` is auto, tensor-core, cuda-core or a registered kernel name."""
-    if selector not in SELECTORS:
+    """ValueError unless `selector` is auto, tensor-core, cuda-core, a registered kernel name or a glob of
+    names (a glob that matches nothing today is allowed: its layers run the dense fallback and say so)."""
+    if selector not in SELECTORS and not is_glob(selector):
         try:
             get_kernel(selector)
         except KeyError as err:
-            raise ValueError(f"--kernel must be one of {', '.join(SELECTORS)} or a kernel name; "
-                             f"{err.args[0]}") from None
+            raise ValueError(f"--kernel must be one of {', '.join(SELECTORS)}, a kernel name or a glob of "
+                             f"names; {err.args[0]}") from None
 
 
-def _units_of(selector: str) -> str:
-    return selector if selector in SELECTORS else math_units(selector)
+def units_of(selector: str) -> str:
+    """The math units a selector stands for when its layers run dense: the keyword, or the units of the
+    kernels it names when they agree (else auto)."""
+    if selector in SELECTORS:
+        return selector
+    units = {math_units(name) for name in selected(selector)}
+    return units.pop() if len(units) == 1 else AUTO
 
 
 def _pick(candidates: list[Kernel], problem: GemmProblem, config: str) -> Kernel:
@@ -149,7 +169,7 @@ def _narrow(
             if selector != AUTO and units != selector:
                 reasons.append(f"{name} runs on {units}")
                 continue
-        elif name != selector:
+        elif not fnmatchcase(name, selector):
             continue
         ok, why = kernel.can_implement(problem, pattern)
         if not ok:
@@ -181,11 +201,12 @@ def choose_kernel(
             return KernelChoice(_pick(left, problem, config).procedural_name, spec)
     if spec == DENSE:
         raise ValueError(f"no dense kernel ({selector}) runs {problem} on {config}: {'; '.join(reasons)}")
-    dense_selector = _units_of(selector)
+    dense_selector = units_of(selector)
     dense = get(DENSE)
     left, dense_reasons = _narrow(kernels_for(dense), dense_selector, problem, dense, 0.0, config)
     if not left:
         raise ValueError(f"no dense {dense_selector} kernel runs {problem} on {config}: "
                          f"{'; '.join(dense_reasons)}")
-    why = "; ".join(reasons) if reasons else f"no {_units_of(selector)} kernel implements {spec}"
+    named = selector if selector in SELECTORS else f"{selector!r}"
+    why = "; ".join(reasons) if reasons else f"no kernel {named} implements the sparsity pattern {spec!r}"
     return KernelChoice(_pick(left, problem, config).procedural_name, DENSE, why)

@@ -31,7 +31,7 @@ from rich.progress import (
 )
 
 from stcsim.harness.executor import EXECUTORS, DaskUnavailable, Executor, JobError, attempt, make_executor
-from stcsim.harness.jobs import DEFAULT_CHECK_LIMIT, LayerJob, Variant, WeightSource, plan_network
+from stcsim.harness.jobs import DEFAULT_CHECK_LIMIT, LayerJob, Variant, WeightSource, describe, plan_network
 from stcsim.harness.kernel_choice import AUTO
 from stcsim.harness.results import LAYER, TOTAL, ResultStore
 from stcsim.kernels import NoKernelError
@@ -45,12 +45,14 @@ DEFAULT_SPARSITY = 0.75
 
 @dataclass
 class RunSummary:
-    """What a run did: jobs planned, reused from the results file, simulated, failed; the results."""
+    """What a run did: jobs planned; rows reused from the results file; simulations; rows that share the
+    result of an identical computation (same key, another label); failures; the results."""
 
     path: Path
     planned: int = 0
     reused: int = 0
     simulated: int = 0
+    shared: int = 0
     failed: list[tuple[LayerJob, JobError]] = field(default_factory=list)
     interrupted: bool = False
     frame: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -86,20 +88,30 @@ def run_jobs(
 ) -> RunSummary:
     """Simulate the jobs whose rows `out`/results.csv lacks (or has stale), writing each row as it finishes.
 
+    Jobs with the same key (the same computation under two labels, e.g. two bars that both fall back to the
+    same dense run) are simulated once; a key the file already has under another identity is reused.
     `executor` runs them (default: ``make_executor(**make)``, started only when something is left to run).
     On Ctrl-C the rows finished so far stay in the file and the summary says it was interrupted.
     """
     path = Path(out) / RESULTS_CSV
     store = ResultStore(path)
-    store.discard(job.identity for job in jobs if store.cached(job.identity, job.key()) is None)
-    todo = [job for job in jobs if store.cached(job.identity, job.key()) is None]
-    summary = RunSummary(path, planned=len(jobs), reused=len(jobs) - len(todo))
+    stale = [job for job in jobs if store.cached(job.identity, job.key()) is None]
+    store.discard(job.identity for job in stale)
+    waiting: dict[str, list[LayerJob]] = {}
+    summary = RunSummary(path, planned=len(jobs), reused=len(jobs) - len(stale))
+    for job in stale:
+        known = store.by_key(job.key())
+        if known is not None:
+            store.put(same_result(job, known))
+            summary.shared += 1
+        else:
+            waiting.setdefault(job.key(), []).append(job)
     store.write()
-    if todo:
+    if waiting:
         owned = executor is None
         runner = executor if executor is not None else make_executor(**(make or {}))
         try:
-            _execute(todo, runner, store, summary, progress)
+            _execute(list(waiting.values()), runner, store, summary, progress)
         finally:
             if owned:
                 runner.close(interrupted=summary.interrupted)
@@ -107,22 +119,33 @@ def run_jobs(
     return summary
 
 
-def _execute(todo: Sequence[LayerJob], runner: Executor, store: ResultStore, summary: RunSummary,
+def same_result(job: LayerJob, row: dict[str, object]) -> dict[str, object]:
+    """`row` (a result with the job's key) as the job's own row: its plan columns, the shared results."""
+    return {**row, **describe(job)}
+
+
+def _execute(todo: Sequence[list[LayerJob]], runner: Executor, store: ResultStore, summary: RunSummary,
              progress: bool) -> None:
+    """Run the first job of each list; its row also stands for the others (same key)."""
     cycles = 0
     with _progress(progress) as bar:
         task = bar.add_task("simulating", total=len(todo), cycles=0)
         try:
-            for index, outcome in runner.map_unordered(attempt, enumerate(todo)):
-                job = todo[index]
+            firsts = ((i, same[0]) for i, same in enumerate(todo))
+            for index, outcome in runner.map_unordered(attempt, firsts):
+                same = todo[index]
                 if isinstance(outcome, JobError):
-                    summary.failed.append((job, outcome))
+                    summary.failed += [(job, outcome) for job in same]
+                    job = same[0]
                     bar.console.print(f"[red]{job.network} {job.layer.name} ({job.variant.label}) failed: "
                                       f"{outcome.message}[/red]")
                 else:
+                    for job in same[1:]:
+                        store.put(same_result(job, outcome))
                     store.add(outcome)
                     summary.simulated += 1
-                    cycles += int(outcome.get("gpu_sim_cycle", 0)) * job.repeat
+                    summary.shared += len(same) - 1
+                    cycles += int(outcome.get("gpu_sim_cycle", 0)) * same[0].repeat
                 bar.update(task, advance=1, cycles=cycles)
         except KeyboardInterrupt:
             summary.interrupted = True
@@ -186,6 +209,8 @@ def format_summary(summary: RunSummary, jobs: Sequence[LayerJob]) -> str:
     parts = [format_table(summary.frame, *group) for group in seen] if len(summary.frame) else []
     line = (f"{summary.planned} layer runs: {summary.simulated} simulated, {summary.reused} reused from "
             f"{summary.path}")
+    if summary.shared:
+        line += f", {summary.shared} identical to another run (same key)"
     if summary.failed:
         line += f", {len(summary.failed)} failed"
     if summary.checks_failed:
@@ -225,7 +250,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--weights-prefix", default="", help="prefix of the weight keys in the file")
     ap.add_argument("--seed", type=int, default=0, help="seed of the random weights and activations")
     ap.add_argument("--out", default="", help="results folder (default results/runs/<workload>)")
-    ap.add_argument("--layers", type=int, default=None, help="only the N unique shapes with the fewest MACs")
+    ap.add_argument("--layers", type=int, default=None, help="only the N unique shapes cheapest to simulate")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel workers")
     ap.add_argument("--executor", choices=EXECUTORS, default="local")
     ap.add_argument("--scheduler", default="", help="dask scheduler address (default: a LocalCluster)")

@@ -115,9 +115,17 @@ class ResultStore:
         for identity in identities:
             self._rows.pop(tuple(str(x) for x in identity), None)
 
-    def add(self, row: dict[str, object]) -> None:
-        """Store a layer row (replacing the row of the same identity) and rewrite the file."""
+    def by_key(self, key: str) -> dict[str, object] | None:
+        """A stored row with this key under any identity (the same computation), or None."""
+        return next((row for row in self._rows.values() if row.get("key") == key), None)
+
+    def put(self, row: dict[str, object]) -> None:
+        """Store a layer row, replacing the row of the same identity (the file is written by `write`)."""
         self._rows[self._identity(row)] = row
+
+    def add(self, row: dict[str, object]) -> None:
+        """`put` the row and rewrite the file."""
+        self.put(row)
         self.write()
 
     def frame(self) -> pd.DataFrame:

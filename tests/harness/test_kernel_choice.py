@@ -9,6 +9,7 @@ from stcsim.harness.kernel_choice import (
     choose_kernel,
     family,
     math_units,
+    units_of,
 )
 from stcsim.kernels import GemmProblem
 from stcsim.sparsity import get
@@ -43,10 +44,20 @@ def test_a_named_kernel_the_gpu_cannot_run_is_an_error_saying_why():
         choose_kernel(GemmProblem(64, 64, 64), DENSE, 0.0, "v100", MMA128)
 
 
-def test_selector_names_are_checked():
+def test_selector_names_are_checked_and_globs_pick_a_family():
     check_selector(WMMA)
-    with pytest.raises(ValueError, match="auto, tensor-core, cuda-core or a kernel name"):
+    check_selector("spmm_extensor_l32_*")  # a family that may not be registered yet
+    with pytest.raises(ValueError, match="auto, tensor-core, cuda-core, a kernel name or a glob"):
         check_selector("tensorcore")
+    choice = choose_kernel(GemmProblem(2048, 2048, 64), DENSE, 0.0, "h100", "gemm_mma_*")
+    assert choice.kernel == MMA128
+    assert units_of("gemm_mma_*") == TENSOR_CORE and units_of("no_such_*") == "auto"
+
+
+def test_a_glob_that_matches_no_kernel_of_the_pattern_falls_back_with_its_name():
+    choice = choose_kernel(GemmProblem(64, 64, 64), get("extensor"), 0.9, "titanv+extensor", "spmm_nothing_*")
+    assert choice.pattern == "dense" and choice.kernel == WMMA
+    assert "no kernel implements the sparsity pattern 'extensor" in choice.fallback
 
 
 def test_a_pattern_without_kernels_falls_back_to_dense_of_the_same_units():

@@ -70,6 +70,16 @@ def test_killing_a_run_halfway_and_rerunning_gives_the_uninterrupted_csv(tmp_pat
     pd.testing.assert_frame_equal(_frame(killed), _frame(whole))
 
 
+def test_identical_runs_under_two_labels_are_simulated_once(tmp_path, seed):
+    variants = [Variant.make("unstructured", 0.9, "v100", label=label) for label in ("A", "B")]
+    jobs = plan_network(MOBILENET, variants, weights=WeightSource(seed), max_layers=2)
+    summary = run_jobs(jobs, tmp_path, InlineExecutor(), progress=False)
+    assert (summary.simulated, summary.shared) == (2, 2)
+    layers = summary.frame[summary.frame["row_type"] == "layer"]
+    assert list(layers["variant"]) == ["A", "A", "B", "B"]
+    assert list(layers["gpu_sim_cycle"][:2]) == list(layers["gpu_sim_cycle"][2:])
+
+
 def test_an_edited_config_invalidates_only_its_rows(tmp_path):
     overlay = tmp_path / "slow_tensor.yaml"
     overlay.write_text("tensor:\n  wmma_m16n16k16_f32:\n    issue_interval: 60\n")
