@@ -67,6 +67,35 @@ def run(c, workload=None, kernel=None, shape="", config=None, pattern=None, spar
     _py(c, "stcsim.harness.run", *args)
 
 
+@task(
+    iterable=["csv"],
+    help={"csv": "a network-run result file (results.csv; repeatable)",
+          "baseline": "variant label or PATTERN/CONFIG (default: the first variant)",
+          "plot": "also draw the grouped bar chart to this PNG"},
+)
+def compare(c, csv=None, baseline="", plot=""):
+    """Speedups of network runs over a baseline, per layer and network, geomeans; optional plot.
+
+    Files as --csv A.csv --csv B.csv, or after a standalone --: invoke compare -- A.csv B.csv --plot f.png
+    """
+    args = list(csv or []) + shlex.split(c.remainder)
+    args += (["--baseline", baseline] if baseline else []) + (["--plot", plot] if plot else [])
+    _py(c, "stcsim.harness.compare", *args)
+
+
+@task(
+    help={"figure": "paper001-fig16 or paper004-fig6", "quick": "the 2 cheapest unique shapes per network",
+          "out": "output folder (default results/<figure>[-quick])", "jobs": "parallel workers",
+          "executor": "local or dask", "scheduler": "dask scheduler address"},
+)
+def reproduce(c, figure, quick=False, out="", jobs=None, executor="local", scheduler=""):
+    """A paper figure as network runs: CSV, a table next to the paper's numbers, the PNG."""
+    options = (("--out", out), ("--jobs", jobs), ("--executor", executor), ("--scheduler", scheduler))
+    args = [figure, *(["--quick"] if quick else [])]
+    args += [a for flag, val in options if val not in ("", None) for a in (flag, str(val))]
+    _py(c, "stcsim.harness.reproduce", *args)
+
+
 @task(help={"quick": "small shapes only, no network case", "csv": "also write rows to this CSV",
             "network": "only the network case (ResNet-50 batch 1, all layers, v100)"})
 def bench(c, quick=False, csv="", network=False):

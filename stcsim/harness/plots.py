@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import matplotlib
@@ -24,7 +24,8 @@ def _label(key: object) -> str:
     return name if str(batch) in ("", "1") else f"{name}\n(batch {batch})"
 
 
-def _draw(ax: plt.Axes, table: pd.DataFrame, reference: pd.DataFrame | None) -> None:
+def _draw(ax: plt.Axes, table: pd.DataFrame, reference: pd.DataFrame | None,
+          hatched: Collection[str]) -> None:
     groups, bars = len(table.index), len(table.columns)
     width = 0.8 / max(bars, 1)
     x = np.arange(groups)
@@ -33,7 +34,9 @@ def _draw(ax: plt.Axes, table: pd.DataFrame, reference: pd.DataFrame | None) -> 
     for i, column in enumerate(table.columns):
         offset = (i - (bars - 1) / 2) * width
         heights = table[column].to_numpy(dtype=float)
-        ax.bar(x + offset, np.nan_to_num(heights), width, label=str(column), color=colors(i % 10))
+        label = f"{column} (dense fallback)" if column in hatched else str(column)
+        ax.bar(x + offset, np.nan_to_num(heights), width, label=label, color=colors(i % 10),
+               hatch="//" if column in hatched else None, edgecolor="white")
         if reference is not None and column in reference.columns:
             ref = reference[column].reindex(table.index).to_numpy(dtype=float)
             shown = ~np.isnan(ref)
@@ -45,14 +48,16 @@ def _draw(ax: plt.Axes, table: pd.DataFrame, reference: pd.DataFrame | None) -> 
     ax.legend(fontsize=7, ncol=2, frameon=False)
 
 
-def figure_panels(panels: Sequence[PanelData], ylabel: str, path: str | Path, title: str = "") -> Path:
-    """Draw one grouped bar chart per panel, stacked, to a PNG at `path`; NaN heights leave a gap and a
-    reference value is a black tick on its bar. Returns the path written."""
+def figure_panels(panels: Sequence[PanelData], ylabel: str, path: str | Path, title: str = "",
+                  hatched: Collection[str] = ()) -> Path:
+    """Draw one grouped bar chart per panel, stacked, to a PNG at `path`; NaN heights leave a gap, a
+    reference value is a black tick on its bar, and the `hatched` columns are hatched (e.g. bars that ran
+    a dense fallback). Returns the path written."""
     widest = max(len(t.index) * max(len(t.columns), 2) for _, t, _ in panels)
     fig, axes = plt.subplots(len(panels), 1, figsize=(max(6.0, 0.5 * widest + 2), 4.2 * len(panels)),
                              squeeze=False)
     for ax, (name, table, reference) in zip(axes[:, 0], panels, strict=True):
-        _draw(ax, table, reference)
+        _draw(ax, table, reference, hatched)
         ax.set_ylabel(ylabel)
         if name:
             ax.set_title(name, fontsize=10)

@@ -184,7 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     text = report(plan, summary, time.perf_counter() - start)
     (out / "table.md").write_text(text + "\n")
     panels = [(p.name, *panel_tables(plan, p, summary.frame)) for p in figure.panels]
-    png = figure_panels(panels, "speedup", out / f"{figure.name}.png", figure.title)
+    layers = summary.frame[summary.frame["row_type"] == "layer"]
+    fell_back = set(layers.loc[layers["fallback"].astype(bool), "variant"])
+    png = figure_panels(panels, "speedup", out / f"{figure.name}.png", figure.title, fell_back)
     print(text)
     print(f"files: {summary.path}, {out / 'table.md'}, {png}")
     if summary.interrupted:
