@@ -32,13 +32,15 @@ from stcsim.harness.kernel_choice import (
 )
 from stcsim.kernels import GemmProblem, get_kernel
 from stcsim.kernels.problem import round_up
-from stcsim.sparsity import PrunePolicy, get
+from stcsim.sparsity import get
+from stcsim.sparsity.policy import DEFAULT_POLICY
 from stcsim.workloads import Layer, Network, get_network, load_weights, unique_gemm_shapes
-from stcsim.workloads.pruning import NOT_A_GEMM, layer_decision
+from stcsim.workloads.pruning import layer_decision
 
 DEFAULT_CHECK_LIMIT = 2**28
 """Layers with more multiply-accumulates than this are checked on a sample of output columns."""
 CHECK_SAMPLE_COLUMNS = 128
+DEPTHWISE = "depthwise conv is not a GEMM (M = 1 per channel)"
 TILE_N = 64
 """The widest block tile N of the kernel set: what a layer's N is rounded up to when estimating its cost."""
 
@@ -113,11 +115,6 @@ class LayerJob:
     check: bool = True
     check_limit: int = DEFAULT_CHECK_LIMIT
     versions: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def problem(self) -> GemmProblem:
-        """The GEMM one repeat of the layer runs (per channel for a depthwise conv)."""
-        return GemmProblem(self.layer.m, self.layer.n, self.layer.k)
 
     @property
     def identity(self) -> tuple[str, int, str, str]:
@@ -208,14 +205,17 @@ def smallest_groups(groups: Sequence[ShapeGroup], count: int) -> list[ShapeGroup
     return sorted(ranked, key=lambda g: g.index)
 
 
-def _decide(layer: Layer, variant: Variant, policy: PrunePolicy, problem: GemmProblem) -> tuple:
-    """(prune action, prune reason, run shape, kernel choice, fallback reason) of one layer and variant."""
+def _decide(layer: Layer, variant: Variant) -> tuple:
+    """(prune action, prune reason, run shape, kernel choice, fallback reason) of one layer and variant,
+    under the default pruning policy (docs/sparsity.md); the GEMM is per channel for a depthwise conv."""
     pattern = get(variant.pattern)
-    decision = layer_decision(layer, pattern, policy)
+    problem = GemmProblem(layer.m, layer.n, layer.k)
+    decision = layer_decision(layer, pattern, DEFAULT_POLICY)
     base = (decision.action, decision.reason, decision.run_shape)
     if not layer.is_gemm:
         choice = choose_kernel(problem, get(DENSE), 0.0, variant.config, _dense_selector(variant.kernel))
-        why = f"{NOT_A_GEMM}; dense fallback: {layer.groups} GEMMs of M = 1 (one per channel)"
+        why = (f"{DEPTHWISE}; no kernel of the set runs it as a stencil: dense fallback, {layer.groups} "
+               "GEMMs of M = 1 (one per channel)")
         return (*base, choice, why)
     if decision.action == DENSE:
         choice = choose_kernel(problem, get(DENSE), 0.0, variant.config, _dense_selector(variant.kernel))
@@ -246,7 +246,6 @@ def plan_network(
     variants: Iterable[Variant],
     batch: int = 1,
     weights: WeightSource | None = None,
-    policy: PrunePolicy | None = None,
     max_layers: int | None = None,
     check: bool = True,
     check_limit: int = DEFAULT_CHECK_LIMIT,
@@ -263,9 +262,7 @@ def plan_network(
         check_variant(variant)
         versions = {"engine": engine_version(), "config": config_digest(variant.config)}
         for g in groups:
-            problem = GemmProblem(g.layer.m, g.layer.n, g.layer.k)
-            action, reason, run_shape, choice, fallback = _decide(g.layer, variant, policy or PrunePolicy(),
-                                                                  problem)
+            action, reason, run_shape, choice, fallback = _decide(g.layer, variant)
             jobs.append(LayerJob(
                 network, batch, g.index, g.layer, g.names, g.repeat, len(groups), variant, source, action,
                 reason, run_shape, choice, fallback, check, check_limit,

@@ -20,7 +20,8 @@ from stcsim.harness.jobs import CHECK_SAMPLE_COLUMNS, LayerJob, describe
 from stcsim.kernels import Kernel, Operands, get_kernel, relative_error
 from stcsim.kernels.run import launch
 from stcsim.sim import Engine
-from stcsim.sparsity import PrunePolicy, get, prune_gemm
+from stcsim.sparsity import get, prune_gemm
+from stcsim.sparsity.policy import DEFAULT_POLICY
 from stcsim.workloads import gemm_operand, get_network, load_weights
 from stcsim.workloads.weights import kaiming_normal
 
@@ -57,7 +58,7 @@ def prepared(job: LayerJob, kernel: Kernel, weights: np.ndarray, x: np.ndarray) 
     pattern = get(job.variant.pattern)
     if job.prune_action == "dense":
         return kernel.prepare(weights, x, get("dense"), 0.0), 1.0
-    pruned = prune_gemm(weights, pattern, job.variant.sparsity, PrunePolicy(), encode=False)
+    pruned = prune_gemm(weights, pattern, job.variant.sparsity, DEFAULT_POLICY, encode=False)
     if job.choice.pattern == "dense":
         masked = np.where(pruned.mask, weights, np.float32(0))
         return kernel.prepare(masked, x, get("dense"), 0.0), pruned.density

@@ -34,7 +34,7 @@ from stcsim.harness.plots import figure_panels
 QUICK_LAYERS = 2
 SECONDS_PER_MAC = {TENSOR_CORE: 1.2e-8, CUDA_CORE: 6e-8}
 """Host seconds per simulated multiply-accumulate of a dense kernel, N rounded up to 64 (measured on the
-development machine, one idle core, v100 config: WMMA 256x3136x2304 in 20 s, SIMT 512x49x2048 (N padded to
+development machine, one core, v100 config: WMMA 256x3136x2304 in 20 s, SIMT 512x49x2048 (N padded to
 64) in 3.9 s)."""
 
 

@@ -4,9 +4,8 @@ import dataclasses
 
 import pytest
 
-from stcsim.harness.jobs import Variant, WeightSource, plan_network, shape_groups, smallest_groups
+from stcsim.harness.jobs import DEPTHWISE, Variant, WeightSource, plan_network, shape_groups, smallest_groups
 from stcsim.workloads import get_network, unique_gemm_shapes
-from stcsim.workloads.pruning import NOT_A_GEMM
 
 MOBILENET = "mobilenet_v1:image_size=32"
 
@@ -50,8 +49,8 @@ def test_a_named_kernel_for_another_pattern_is_refused():
 def test_depthwise_layers_are_listed_with_their_dense_fallback():
     jobs = plan_network(MOBILENET, [Variant.make("unstructured", 0.9, "v100")])
     depthwise = [j for j in jobs if not j.layer.is_gemm]
-    assert depthwise and all(j.fallback.startswith(NOT_A_GEMM) and j.choice.pattern == "dense"
-                             for j in depthwise)
+    assert depthwise and all(j.fallback.startswith(DEPTHWISE) and "dense fallback" in j.fallback
+                             and j.choice.pattern == "dense" for j in depthwise)
     assert all(j.group_layers == len(jobs) for j in jobs)
 
 

@@ -61,3 +61,17 @@ def test_attention_scores_multiply_two_activations_densely(seed):
     assert score.fallback == NO_WEIGHTS
     row = run_job(score)
     assert row["check_ok"] and row["density"] == 1.0 and row["run_pattern"] == "dense"
+
+
+def test_weights_from_a_file_are_the_layer_s_tensors(tmp_path, seed):
+    from stcsim.workloads import get_network, make_weights
+
+    net = get_network(MOBILENET)
+    tensors = {f"{name}.weight": w for name, w in make_weights(net, seed + 1).items()}
+    path = tmp_path / "weights.npz"
+    np.savez(path, **tensors)
+    source = WeightSource.from_file(str(path))
+    (job,) = plan_network(MOBILENET, [Variant.make("dense", 0, "v100")], weights=source, max_layers=1)
+    assert np.array_equal(layer_weights(job), tensors[f"{job.layer.name}.weight"].reshape(job.layer.m, -1))
+    row = run_job(job)
+    assert row["weights"].startswith("weights.npz sha256:") and row["check_ok"]
