@@ -41,8 +41,10 @@ DEFAULT_CHECK_LIMIT = 2**28
 """Layers with more multiply-accumulates than this are checked on a sample of output columns."""
 CHECK_SAMPLE_COLUMNS = 128
 DEPTHWISE = "depthwise conv is not a GEMM (M = 1 per channel)"
-TILE_N = 64
-"""The widest block tile N of the kernel set: what a layer's N is rounded up to when estimating its cost."""
+TILE = 64
+"""Block tile M and N of the common kernels: what a layer's M and N are rounded up to in its cost proxy."""
+TILE_OVERHEAD_K = 64
+"""Per-tile work outside the main loop (setup, epilogue), as reduction steps, in the cost proxy."""
 
 
 @dataclass(frozen=True)
@@ -180,9 +182,10 @@ class ShapeGroup:
 
 
 def simulation_work(layer: Layer) -> int:
-    """What simulating one GEMM of the layer costs: M x K x N rounded up to ``TILE_N`` (a kernel computes
-    whole tiles, so a batch-1 fully connected layer costs as much as 64 columns)."""
-    return layer.m * round_up(layer.n, TILE_N) * layer.k
+    """A proxy of what simulating one GEMM of the layer costs: M and N rounded up to whole 64 x 64 tiles (a
+    batch-1 fully connected layer costs as much as 64 columns) times K plus a per-tile overhead of 64 steps
+    (a K = 27 layer is not 10x cheaper than a K = 270 one)."""
+    return round_up(layer.m, TILE) * round_up(layer.n, TILE) * (layer.k + TILE_OVERHEAD_K)
 
 
 def shape_groups(net: Network) -> list[ShapeGroup]:

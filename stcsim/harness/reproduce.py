@@ -32,10 +32,10 @@ from stcsim.harness.paper_figures import Figure, Panel, figures, get_figure
 from stcsim.harness.plots import figure_panels
 
 QUICK_LAYERS = 2
-SECONDS_PER_MAC = {TENSOR_CORE: 1.2e-8, CUDA_CORE: 6e-8}
-"""Host seconds per simulated multiply-accumulate of a dense kernel, N rounded up to 64 (measured on the
-development machine, one core, v100 config: WMMA 256x3136x2304 in 20 s, SIMT 512x49x2048 (N padded to
-64) in 3.9 s)."""
+SECONDS_PER_WORK = {TENSOR_CORE: 1e-8, CUDA_CORE: 5e-8}
+"""Host seconds per unit of ``simulation_work`` of a dense kernel (fitted to runs on the development
+machine, one core, v100 config: WMMA 64x3136x64 0.18 s, 2048x1x512 0.73 s, 256x3136x2304 20 s; SIMT
+64x3136x64 1.1 s, 512x49x2048 3.9 s, 2048x1x512 4.1 s)."""
 
 
 @dataclass(frozen=True)
@@ -62,12 +62,12 @@ def plan_figure(figure: Figure, layers: int | None = None, check: bool = True) -
 
 
 def job_seconds(job: LayerJob) -> float:
-    """Estimated host seconds of one job: MACs (N rounded up to 64; a sparse kernel's kept fraction) times
-    the measured rate of its math units."""
+    """Estimated host seconds of one job: its ``simulation_work`` (times the kept fraction for a sparse
+    kernel) at the measured rate of its math units."""
     work = float(simulation_work(job.layer))
     if not job.fallback and job.choice.pattern != "dense":
         work *= 1.0 - job.variant.sparsity
-    return work * SECONDS_PER_MAC[math_units(job.choice.kernel)]
+    return work * SECONDS_PER_WORK[math_units(job.choice.kernel)]
 
 
 def expected_seconds(jobs: Sequence[LayerJob], workers: int) -> float:
