@@ -164,13 +164,19 @@ def _cell(value: object, digits: int = 3) -> str:
     return str(value)
 
 
+TEXT_COLUMNS = ("layer", "kernel", "check")
+"""Left-aligned columns of the layer table (the others are numbers)."""
+
+
 def _grid(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
-    left = {1, 6, 10}
-    fmt = [lambda c, w, i=i: c.ljust(w) if i in left else c.rjust(w) for i in range(len(header))]
-    lines = ["  ".join(f(c, w) for f, c, w in zip(fmt, r, widths, strict=True)).rstrip()
-             for r in (header, ["-" * w for w in widths], *rows)]
-    return lines
+    left = [name in TEXT_COLUMNS for name in header]
+
+    def line(cells: Sequence[str]) -> str:
+        parts = zip(cells, widths, left, strict=True)
+        return "  ".join(c.ljust(w) if is_text else c.rjust(w) for c, w, is_text in parts).rstrip()
+
+    return [line(r) for r in (header, ["-" * w for w in widths], *rows)]
 
 
 def format_table(frame: pd.DataFrame, network: str, batch: int, variant: str) -> str:
