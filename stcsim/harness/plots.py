@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+MAX_WIDTH_INCHES = 14.0
 PanelData = tuple[str, pd.DataFrame, "pd.DataFrame | None"]
 """(panel title, heights: rows = groups, columns = bars, reference values of the same shape or None)."""
 
@@ -54,8 +55,8 @@ def figure_panels(panels: Sequence[PanelData], ylabel: str, path: str | Path, ti
     reference value is a black tick on its bar, and the `hatched` columns are hatched (e.g. bars that ran
     a dense fallback). Returns the path written."""
     widest = max(len(t.index) * max(len(t.columns), 2) for _, t, _ in panels)
-    fig, axes = plt.subplots(len(panels), 1, figsize=(max(6.0, 0.5 * widest + 2), 4.2 * len(panels)),
-                             squeeze=False)
+    width = min(MAX_WIDTH_INCHES, max(6.0, 0.25 * widest + 3))
+    fig, axes = plt.subplots(len(panels), 1, figsize=(width, 4.5 * len(panels)), squeeze=False)
     for ax, (name, table, reference) in zip(axes[:, 0], panels, strict=True):
         _draw(ax, table, reference, hatched)
         ax.set_ylabel(ylabel)

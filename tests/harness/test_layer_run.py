@@ -39,7 +39,7 @@ def test_fallback_runs_the_pruned_weights_densely(seed):
 
 
 def test_large_layers_are_checked_on_sampled_columns(seed):
-    job = _jobs("dense", 0, seed, layers=1, check_limit=1)[0]
+    job = next(j for j in _jobs("dense", 0, seed, layers=3, check_limit=1) if j.layer.n > 128)
     row = run_job(job)
     assert row["check"] == f"sampled: 128 of {job.layer.n} columns" and row["check_ok"]
     off = run_job(_jobs("dense", 0, seed, layers=1, check=False)[0])
