@@ -251,8 +251,8 @@ void ex_cvt(ExecCtx& c, const Instr& in) {
     Num n = read_num(s, src_bits(c, in.ops[1], l));
     if (ftz && s == DType::F32 && !dfloat) n.f = f32_ftz(static_cast<float>(n.f));
     uint64_t r = dfloat ? to_float(d, s, n, in.rnd, sat, ftz, relu) : to_int(d, s, n, in.rnd, sat);
-    // bf16 -> f32 moves the bits up on the H100, so a NaN keeps its payload (others convert exactly above).
-    if (s == DType::BF16 && d == DType::F32 && !sat && !relu && std::isnan(n.f))
+    // bf16 -> f32 moves the bits up on the H100, so a NaN keeps its payload (not with .ftz: canonical NaN).
+    if (s == DType::BF16 && d == DType::F32 && !sat && !relu && !ftz && std::isnan(n.f))
       r = (src_bits(c, in.ops[1], l) & 0xffffu) << 16;
     // A register wider than the destination type receives the value sign-extended for a signed type
     // (`cvt.s8.s32 %rs1, %r1` fills the 16-bit %rs1), zero-extended otherwise.
