@@ -18,22 +18,48 @@ def build_sim(c):
 
 
 @task(
+    iterable=["workload", "pattern", "config", "kernel", "sparsity"],
     help={
-        "kernel": "kernel name (see stcsim.kernels.KERNELS)",
-        "shape": "MxNxK",
-        "config": "GPU config spec (v100, h100, v100+stc, a YAML path) or 'none'",
-        "pattern": "sparsity pattern spec of the weights (default: dense)",
-        "sparsity": "fraction of the weights pruned (default: 0)",
-        "seed": "operand seed (default: fresh)",
-        "all": "print every statistic",
-    }
+        "workload": "network spec, e.g. resnet50 (repeatable): simulate every layer (a network run)",
+        "kernel": "kernel name; for a network run also auto, tensor-core or cuda-core (repeatable)",
+        "shape": "MxNxK (one-kernel run)",
+        "config": "GPU config spec (v100, h100, v100+stc, a YAML path); 'none': functional (one kernel)",
+        "pattern": "sparsity pattern spec of the weights (default: dense; repeatable for a network run)",
+        "sparsity": "fraction of the weights pruned (network run default: 0.75 for sparse patterns)",
+        "seed": "operand seed (default: fresh for one kernel, 0 for a network run)",
+        "all": "print every statistic (one-kernel run)",
+        "batch": "batch of the network run",
+        "weights": "weights file (.npz or PyTorch state_dict) of the network run (default: seeded random)",
+        "out": "results folder of the network run (default results/runs/<workload>)",
+        "layers": "network run: only the N unique shapes cheapest to simulate",
+        "jobs": "network run: parallel workers (default: one per core)",
+        "executor": "network run: local (process pool) or dask",
+        "scheduler": "dask scheduler address (default: a LocalCluster)",
+        "no_check": "network run: skip the numpy check",
+    },
 )
-def run(c, kernel="", shape="", config="", pattern="", sparsity="", seed=None, all=False):
-    """Run one kernel on the simulator, check it against numpy and print its stats."""
+def run(c, workload=None, kernel=None, shape="", config=None, pattern=None, sparsity=None, seed=None,
+        all=False, batch=1, weights="", out="", layers=None, jobs=None, executor="local", scheduler="",
+        no_check=False):
+    """Simulate a network (--workload, the main job) or one kernel of the set, checked against numpy."""
+    if workload:
+        args = [a for w in workload for a in ("--workload", w)]
+        for flag, values in (("--pattern", pattern), ("--config", config), ("--kernel", kernel),
+                             ("--sparsity", sparsity)):
+            args += [a for v in values or [] for a in (flag, str(v))]
+        options = (("--batch", batch), ("--weights", weights), ("--out", out), ("--layers", layers),
+                   ("--jobs", jobs), ("--executor", executor), ("--scheduler", scheduler), ("--seed", seed))
+        args += [a for flag, val in options if val not in ("", None) for a in (flag, str(val))]
+        _py(c, "stcsim.harness.network_run", *args, *(["--no-check"] if no_check else []))
+        return
     args = []
-    options = (("--kernel", kernel), ("--shape", shape), ("--config", config), ("--pattern", pattern),
-               ("--sparsity", sparsity), ("--seed", seed))
-    for flag, val in options:
+    single = {"--kernel": kernel, "--config": config, "--pattern": pattern, "--sparsity": sparsity}
+    for flag, values in single.items():
+        if values and len(values) > 1:
+            raise SystemExit(f"{flag} takes one value without --workload")
+        if values:
+            args += [flag, str(values[0])]
+    for flag, val in (("--shape", shape), ("--seed", seed)):
         if val not in ("", None):
             args += [flag, str(val)]
     if all:
@@ -41,11 +67,41 @@ def run(c, kernel="", shape="", config="", pattern="", sparsity="", seed=None, a
     _py(c, "stcsim.harness.run", *args)
 
 
-@task(help={"quick": "small shapes only", "csv": "also write rows to this CSV"})
-def bench(c, quick=False, csv=""):
-    """Engine speed: warp instructions per host second, host seconds, peak memory."""
-    args = (["--quick"] if quick else []) + (["--csv", csv] if csv else [])
-    _py(c, "stcsim.harness.bench", *args)
+@task(
+    iterable=["csv"],
+    help={"csv": "a network-run result file (results.csv; repeatable)",
+          "baseline": "variant label or PATTERN/CONFIG (default: the first variant)",
+          "plot": "also draw the grouped bar chart to this PNG"},
+)
+def compare(c, csv=None, baseline="", plot=""):
+    """Speedups of network runs over a baseline, per layer and network, geomeans; optional plot.
+
+    Files as --csv A.csv --csv B.csv, or after a standalone --: invoke compare -- A.csv B.csv --plot f.png
+    """
+    args = list(csv or []) + shlex.split(c.remainder)
+    args += (["--baseline", baseline] if baseline else []) + (["--plot", plot] if plot else [])
+    _py(c, "stcsim.harness.compare", *args)
+
+
+@task(
+    help={"figure": "paper001-fig16 or paper004-fig6", "quick": "the 2 cheapest unique shapes per network",
+          "out": "output folder (default results/<figure>[-quick])", "jobs": "parallel workers",
+          "executor": "local or dask", "scheduler": "dask scheduler address"},
+)
+def reproduce(c, figure, quick=False, out="", jobs=None, executor="local", scheduler=""):
+    """A paper figure as network runs: CSV, a table next to the paper's numbers, the PNG."""
+    options = (("--out", out), ("--jobs", jobs), ("--executor", executor), ("--scheduler", scheduler))
+    args = [figure, *(["--quick"] if quick else [])]
+    args += [a for flag, val in options if val not in ("", None) for a in (flag, str(val))]
+    _py(c, "stcsim.harness.reproduce", *args)
+
+
+@task(help={"quick": "small shapes only, no network case", "csv": "also write rows to this CSV",
+            "network": "only the network case (ResNet-50 batch 1, all layers, v100)"})
+def bench(c, quick=False, csv="", network=False):
+    """Engine speed: warp instructions per host second, host seconds, peak memory; a whole network run."""
+    flags = [flag for flag, on in (("--quick", quick), ("--network", network)) if on]
+    _py(c, "stcsim.harness.bench", *flags, *(["--csv", csv] if csv else []))
 
 
 @task(help={"measured": "CSV of measured cycles", "config": "GPU config spec"})

@@ -96,13 +96,14 @@ inline void set_carry_flag(ExecCtx& c, int lane, uint64_t cf) {
 
 inline int64_t clamp_s32(int64_t v) { return v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v; }
 
-// a + b + cin (or a - b - cin) at BYTES width: the result bits and the carry (borrow) out of the top bit.
+// a + b + cin at BYTES width: the result bits and the carry out of the top bit (CC.CF). Subtractions are
+// additions of the complement, as on the hardware: sub is a + ~b + 1 and subc is a + ~b + CF, so that CF after
+// a subtraction is NOT borrow and subc computes a - b - (1 - CF); a sub.cc / subc.cc / subc chain subtracts
+// wide numbers.
 template <int BYTES>
-inline std::pair<uint64_t, uint64_t> add_carry(uint64_t a, uint64_t b, uint64_t cin, bool subtract) {
-  const U128 wide = subtract ? static_cast<U128>(a) - b - cin : static_cast<U128>(a) + b + cin;
-  const uint64_t out = subtract ? static_cast<uint64_t>(static_cast<U128>(a) < static_cast<U128>(b) + cin)
-                                : static_cast<uint64_t>(wide >> (8 * BYTES)) & 1;
-  return {zext(static_cast<uint64_t>(wide), BYTES), out};
+inline std::pair<uint64_t, uint64_t> add_carry(uint64_t a, uint64_t b, uint64_t cin) {
+  const U128 wide = static_cast<U128>(a) + b + cin;
+  return {zext(static_cast<uint64_t>(wide), BYTES), static_cast<uint64_t>(wide >> (8 * BYTES)) & 1};
 }
 
 template <int BYTES, bool SIGNED>
@@ -122,8 +123,9 @@ void ex_int(ExecCtx& c, const Instr& in) {
     switch (op) {
       case Op::Add: case Op::Addc: case Op::Sub: case Op::Subc: {
         const bool minus = op == Op::Sub || op == Op::Subc;
-        std::tie(r, cout) = add_carry<BYTES>(a, b, cin, minus);
-        if (sat) r = zext(static_cast<uint64_t>(clamp_s32(minus ? sa - sb - static_cast<int64_t>(cin)
+        const uint64_t cadd = op == Op::Sub ? 1 : cin;  // the carry into the addition (of ~b: 1 - borrow)
+        std::tie(r, cout) = add_carry<BYTES>(a, minus ? zext(~b, BYTES) : b, cadd);
+        if (sat) r = zext(static_cast<uint64_t>(clamp_s32(minus ? sa - sb - (1 - static_cast<int64_t>(cadd))
                                                                 : sa + sb + static_cast<int64_t>(cin))), 4);
         break;
       }
@@ -147,7 +149,7 @@ void ex_int(ExecCtx& c, const Instr& in) {
         if (sat)  // mad.hi.sat.s32 / madc.hi.sat.s32: the exact sum, saturated
           r = zext(static_cast<uint64_t>(clamp_s32(hi_signed + as_signed(addend, 4) + static_cast<int64_t>(cin))), 4);
         else
-          std::tie(r, cout) = add_carry<BYTES>(zext(r, BYTES), addend, cin, false);
+          std::tie(r, cout) = add_carry<BYTES>(zext(r, BYTES), addend, cin);
         break;
       }
       case Op::Div:
@@ -155,8 +157,8 @@ void ex_int(ExecCtx& c, const Instr& in) {
         else if (SIGNED) r = (sb == -1) ? static_cast<uint64_t>(0) - static_cast<uint64_t>(sa) : static_cast<uint64_t>(sa / sb);
         else r = a / b;
         break;
-      case Op::Rem:
-        if (b == 0) r = a;
+      case Op::Rem:  // by zero: all ones at every width, as the H100 gives (div too)
+        if (b == 0) r = ~uint64_t{0};
         else if (SIGNED) r = (sb == -1) ? 0 : static_cast<uint64_t>(sa % sb);
         else r = a % b;
         break;

@@ -1,1 +1,2 @@
-"""The harness: run kernels on the simulator, benchmark the engine, print results."""
+"""The harness: one checked kernel, network runs (result CSVs with resume, compare, the papers' figures) and
+the engine benchmark. See docs/harness.md."""

@@ -5,12 +5,18 @@ and timing-mode speed plus host seconds for the multistage mma.sync GEMM at 1024
 has neither mma.sync m16n8k16 nor cp.async, and the engine refuses to invent their timing) and the WMMA GEMM
 at a ResNet-50 layer shape (M=256, N=3136, K=2304) on the v100 and h100 configs. Peak host memory (max RSS) is
 reported for the whole run. One host core (the engine is single-threaded).
+
+The network case times a whole network run as `invoke run --workload` does it (planning, every unique layer
+shape simulated and checked against numpy, the results file written) on all cores: ResNet-50 at batch 1,
+dense weights, v100. Target: under 60 s on two cores.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 
@@ -33,6 +39,8 @@ DEFAULT_CASES: tuple[tuple[str, tuple[int, int, int], str | None], ...] = (
     (WMMA, (256, 3136, 2304), "h100"),
 )
 QUICK_CASES = tuple((k, (256, 256, 256), c) for k, _, c in DEFAULT_CASES[:4])
+NETWORK_CASE = ("resnet50", "dense", "v100")
+NETWORK_TARGET_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,53 @@ def bench_case(kernel: str, shape: tuple[int, int, int], config: str | None, see
     )
 
 
+@dataclass(frozen=True)
+class NetworkBenchRow:
+    """The network case: wall seconds of the whole run and what it simulated."""
+
+    network: str
+    pattern: str
+    config: str
+    layers: int
+    workers: int
+    host_seconds: float
+    gpu_sim_cycle: int
+    target_seconds: float = NETWORK_TARGET_SECONDS
+
+    @property
+    def met(self) -> bool:
+        """Whether the run finished within the target."""
+        return self.host_seconds < self.target_seconds
+
+
+def bench_network(network: str = NETWORK_CASE[0], pattern: str = NETWORK_CASE[1],
+                  config: str = NETWORK_CASE[2], workers: int = os.cpu_count() or 1,
+                  layers: int | None = None) -> NetworkBenchRow:
+    """Times one network run at batch 1 (planning included) into a temporary folder (`layers`: only the
+    cheapest few unique shapes, for a smoke run)."""
+    from stcsim.harness.jobs import Variant, plan_network
+    from stcsim.harness.network_run import run_jobs
+
+    with tempfile.TemporaryDirectory() as out:
+        start = time.perf_counter()
+        jobs = plan_network(network, [Variant.make(pattern, 0.75, config)], batch=1, max_layers=layers)
+        summary = run_jobs(jobs, out, progress=False, make={"workers": workers})
+        seconds = time.perf_counter() - start
+    if not summary.ok:
+        raise RuntimeError(f"the network run failed: {summary.failed or 'a numpy check failed'}")
+    total = summary.frame[summary.frame["row_type"] == "total"]
+    return NetworkBenchRow(network, pattern, config, len(jobs), workers, seconds,
+                           int(total["gpu_sim_cycle"].iloc[0]))
+
+
+def format_network(row: NetworkBenchRow) -> str:
+    """One line: what ran, how long, and the target."""
+    verdict = "met" if row.met else "NOT met"
+    return (f"network run {row.network} batch 1, {row.pattern} on {row.config}, {row.layers} unique layers "
+            f"on {row.workers} worker(s): {row.host_seconds:.1f} s host, {row.gpu_sim_cycle:,} simulated "
+            f"cycles (target < {row.target_seconds:.0f} s on 2 cores: {verdict})")
+
+
 def peak_rss_mib() -> float:
     """Peak resident memory of this process in MiB."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
@@ -98,15 +153,21 @@ def format_rows(rows: list[BenchRow]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: python -m stcsim.harness.bench [--quick] [--csv PATH]."""
+    """CLI: python -m stcsim.harness.bench [--quick | --network] [--csv PATH] (--quick: small kernel cases,
+    no network case; --network: only the network case)."""
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="small shapes (a smoke run)")
     ap.add_argument("--csv", default=None, help="also write the rows to this CSV file")
+    ap.add_argument("--network", action="store_true", help="only the network case")
     a = ap.parse_args(argv)
-    rows = [bench_case(k, s, c) for k, s, c in (QUICK_CASES if a.quick else DEFAULT_CASES)]
-    print(format_rows(rows))
+    cases = () if a.network else QUICK_CASES if a.quick else DEFAULT_CASES
+    rows = [bench_case(k, s, c) for k, s, c in cases]
+    if rows:
+        print(format_rows(rows))
+    if a.network or not a.quick:
+        print(format_network(bench_network()), flush=True)
     print(f"peak host memory (max RSS): {peak_rss_mib():.0f} MiB")
-    if a.csv:
+    if a.csv and rows:
         import pandas as pd
 
         from stcsim.harness.files import write_csv_atomic

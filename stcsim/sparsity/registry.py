@@ -42,6 +42,9 @@ PATTERNS: dict[str, type[Pattern]] = {
     )
 }
 
+ALIASES: dict[str, str] = {"block": "bw", "blockwise": "bw", "block-wise": "bw"}
+"""Other names users type for a pattern (``get("blockwise:B=16")`` is ``get("bw:B=16")``)."""
+
 
 def names() -> list[str]:
     """All registered pattern names, in registry order."""
@@ -56,11 +59,13 @@ def parameters(name: str) -> dict[str, str]:
 
 
 def pattern_class(name: str) -> type[Pattern]:
-    """The class registered as ``name``; ValueError listing the known names otherwise."""
+    """The class registered as ``name`` (or an alias of it); ValueError listing the known names otherwise."""
     try:
-        return PATTERNS[name]
+        return PATTERNS[ALIASES.get(name, name)]
     except KeyError:
-        raise ValueError(f"unknown sparsity pattern {name!r}; allowed: {', '.join(PATTERNS)}") from None
+        aliases = ", ".join(f"{alias} = {target}" for alias, target in ALIASES.items())
+        raise ValueError(f"unknown sparsity pattern {name!r}; allowed: {', '.join(PATTERNS)} "
+                         f"(aliases: {aliases})") from None
 
 
 def get(spec: str) -> Pattern:

@@ -2,7 +2,15 @@
 
 import pandas as pd
 
-from stcsim.harness.bench import MMA, bench_case, format_rows, main, peak_rss_mib
+from stcsim.harness.bench import (
+    MMA,
+    bench_case,
+    bench_network,
+    format_network,
+    format_rows,
+    main,
+    peak_rss_mib,
+)
 
 
 def test_bench_case_measures_a_timed_launch():
@@ -24,3 +32,10 @@ def test_main_quick_writes_csv(tmp_path, capsys):
     df = pd.read_csv(out)
     assert len(df) == 4 and (df["warp_insts"] > 0).all()
     assert "peak host memory" in capsys.readouterr().out
+
+
+def test_network_case_times_a_whole_checked_run():
+    row = bench_network("mobilenet_v1:image_size=32", workers=1, layers=2)
+    assert row.layers == 2 and row.host_seconds > 0 and row.gpu_sim_cycle > 0
+    assert "mobilenet_v1:image_size=32 batch 1, dense on v100, 2 unique layers" in format_network(row)
+    assert row.met == (row.host_seconds < 60)

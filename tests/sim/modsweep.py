@@ -8,6 +8,7 @@ multi-modifier forms where modifiers interact; every one of these with every typ
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 TYPES = (
@@ -306,6 +307,24 @@ def module_head(target: str = "sm_90", version: str = "8.0") -> str:
 
 
 MODULE_TAIL = "\tret;\n}\n"
+
+
+# Forms whose results on silicon (H100, driver 580, CUDA 13) differ from the PTX ISA in a way that looks like
+# a compiler or hardware fault rather than a rule: the engine keeps the ISA semantics, the GPU run skips them
+# (docs/isa.md, "Silicon deviations").
+SILICON_DEVIATIONS: dict[str, Callable[[Combo], bool]] = {
+    "madc.hi on 16-bit types (not in the ISA; ptxas accepts it, the H100 adds no high half of the product)": (
+        lambda c: c.op == "madc" and "hi" in c.mods and c.type in ("u16", "s16")
+    ),
+    "fma.rz/rm/rp on bf16 (the H100's results are not a rounding of the exact value)": lambda c: (
+        c.op == "fma" and c.type in ("bf16", "bf16x2") and bool({"rz", "rm", "rp"} & set(c.mods))
+    ),
+}
+
+
+def silicon_deviation(c: Combo) -> str | None:
+    """Why silicon computes c differently from the ISA (and the GPU run skips it), or None."""
+    return next((why for why, test in SILICON_DEVIATIONS.items() if test(c)), None)
 
 
 # ---- numeric kernels: one per combination, each thread applying the instruction to its own inputs --------

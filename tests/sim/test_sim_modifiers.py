@@ -173,6 +173,10 @@ CHUNK = 400  # kernels per module
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_accepted_forms_compute_what_the_isa_says(combos, recorded, rng, tmp_path):
     todo = numeric_combos(combos, recorded)
+    skipped = Counter(ms.silicon_deviation(c) for c in todo) if BACKEND == "gpu" else Counter()
+    skipped.pop(None, None)
+    if skipped:
+        todo = [c for c in todo if not ms.silicon_deviation(c)]
     failures: list[str] = []
     for start in range(0, len(todo), CHUNK):
         chunk = todo[start : start + CHUNK]
@@ -209,9 +213,10 @@ def test_accepted_forms_compute_what_the_isa_says(combos, recorded, rng, tmp_pat
                         )
                         break
     print(
-        f"\nmodifier sweep: {len(todo)} forms run on {BACKEND} x {N_THREADS} threads, {len(failures)} wrong"
+        f"\nmodifier sweep: {len(todo)} forms run on {BACKEND} x {N_THREADS} threads, {len(failures)} wrong; "
+        f"skipped as silicon deviations: {dict(skipped)}"
     )
-    assert not failures, f"{len(failures)} wrong results, e.g.\n" + "\n".join(failures[:25])
+    assert not failures, f"{len(failures)} wrong results:\n" + "\n".join(failures)
 
 
 @pytest.mark.sim_only

@@ -66,6 +66,14 @@ def test_errors_list_what_is_allowed() -> None:
         registry.get("vw:L=16,K=17")
 
 
+def test_block_wise_answers_to_the_names_users_type() -> None:
+    """`block` and `blockwise` are aliases of `bw` (canonical spec `bw:...`); the error lists the aliases."""
+    assert registry.get("blockwise:B=16") == registry.get("block:B=16") == BlockWise(B=16)
+    assert registry.get("block").spec() == BlockWise().spec()
+    with pytest.raises(ValueError, match="aliases: block = bw, blockwise = bw"):
+        registry.get("blocks")
+
+
 def test_every_registered_pattern_round_trips_on_an_odd_shape() -> None:
     """Shapes that are multiples of nothing: every default pattern decodes to W * mask."""
     w = np.random.default_rng(5).standard_normal((50, 77)).astype(np.float16)

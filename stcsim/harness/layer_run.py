@@ -1,0 +1,99 @@
+"""Run one job of a network run: prune the layer's weights, prepare the kernel's operands, simulate, check.
+
+The weights are the layer's own (seeded Kaiming-normal, or from the weights file; group 0 of a grouped
+conv), the activations uniform in [-1, 1) seeded by the layer name. A sparse kernel gets the dense weights
+and prunes and encodes them itself (``Kernel.prepare``); a dense fallback gets the pruned weights (``W *
+mask``), so it computes the pruned layer. The output is checked against the kernel's float64 reference
+(through the pattern's decode): whole for layers up to ``check_limit`` MACs, else on a seeded sample of
+output columns (the ``check`` column says which). Returns the row: the plan's columns, the check, host
+seconds and every stat of the launch.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+
+import numpy as np
+
+from stcsim.harness.jobs import CHECK_SAMPLE_COLUMNS, LayerJob, describe
+from stcsim.kernels import Kernel, Operands, get_kernel, relative_error
+from stcsim.kernels.run import launch
+from stcsim.sim import Engine
+from stcsim.sparsity import get, prune_gemm
+from stcsim.sparsity.policy import DEFAULT_POLICY
+from stcsim.workloads import gemm_operand, get_network, load_weights
+from stcsim.workloads.weights import kaiming_normal
+
+CONFIG_STAT = "config"
+
+
+def layer_rng(job: LayerJob, stream: str) -> np.random.Generator:
+    """A generator seeded by the weight seed, the layer name and a stream name (reproducible per layer)."""
+    streams = [job.weights.seed, zlib.crc32(job.layer.name.encode()), zlib.crc32(stream.encode())]
+    return np.random.default_rng(streams)
+
+
+def layer_weights(job: LayerJob) -> np.ndarray:
+    """The M x K A operand of the job's GEMM: group 0 of the layer's weights, or an activation for layers
+    without weights (attention score/context)."""
+    layer = job.layer
+    if not layer.has_weights:
+        return layer_rng(job, "a-operand").uniform(-1.0, 1.0, (layer.m, layer.k)).astype(np.float32)
+    if job.weights.path:
+        net = get_network(job.network, batch=job.batch)
+        weight = load_weights(net, job.weights.path, job.weights.prefix)[layer.name]
+    else:
+        weight = kaiming_normal(layer, job.weights.seed)
+    return np.ascontiguousarray(gemm_operand(layer, weight)[0])
+
+
+def activations(job: LayerJob) -> np.ndarray:
+    """The K x N B operand: uniform in [-1, 1), float32."""
+    return layer_rng(job, "activations").uniform(-1.0, 1.0, (job.layer.k, job.layer.n)).astype(np.float32)
+
+
+def prepared(job: LayerJob, kernel: Kernel, weights: np.ndarray, x: np.ndarray) -> tuple[Operands, float]:
+    """The kernel's operands and the kept fraction of the weights (1.0 for a layer that is not pruned)."""
+    pattern = get(job.variant.pattern)
+    if job.prune_action == "dense":
+        return kernel.prepare(weights, x, get("dense"), 0.0), 1.0
+    pruned = prune_gemm(weights, pattern, job.variant.sparsity, DEFAULT_POLICY, encode=False)
+    if job.choice.pattern == "dense":
+        masked = np.where(pruned.mask, weights, np.float32(0))
+        return kernel.prepare(masked, x, get("dense"), 0.0), pruned.density
+    return kernel.prepare(weights, x, pattern, job.variant.sparsity), pruned.density
+
+
+def check_output(job: LayerJob, kernel: Kernel, operands: Operands, weights: np.ndarray, x: np.ndarray,
+                 result: np.ndarray) -> dict[str, object]:
+    """Compare with the kernel's reference: whole, or on a sample of columns for large layers."""
+    if not job.check:
+        return {"check": "off", "rel_error": np.nan, "tolerance": kernel.tolerance, "check_ok": True}
+    p = operands.problem
+    if p.m * p.n * p.k <= job.check_limit or p.n <= CHECK_SAMPLE_COLUMNS:
+        err = relative_error(result, kernel.reference(operands))
+        how = "full"
+    else:
+        cols = np.sort(layer_rng(job, "check").choice(p.n, CHECK_SAMPLE_COLUMNS, replace=False))
+        sample = prepared(job, kernel, weights, np.ascontiguousarray(x[:, cols]))[0]
+        err = relative_error(result[:, cols], kernel.reference(sample))
+        how = f"sampled: {CHECK_SAMPLE_COLUMNS} of {p.n} columns"
+    ok = bool(err < kernel.tolerance)
+    return {"check": how, "rel_error": err, "tolerance": kernel.tolerance, "check_ok": ok}
+
+
+def run_job(job: LayerJob) -> dict[str, object]:
+    """Simulate one job on a fresh engine and return its row (module docstring)."""
+    start = time.perf_counter()
+    kernel = get_kernel(job.choice.kernel)
+    weights, x = layer_weights(job), activations(job)
+    operands, density = prepared(job, kernel, weights, x)
+    launched = time.perf_counter()
+    result, stats = launch(kernel, Engine(job.variant.config), operands)
+    launch_seconds = time.perf_counter() - launched
+    row = {**describe(job), "density": density, **check_output(job, kernel, operands, weights, x, result)}
+    row["host_seconds"] = time.perf_counter() - start
+    row["launch_seconds"] = launch_seconds
+    row.update({name: value for name, value in stats.items() if name != CONFIG_STAT})
+    return row

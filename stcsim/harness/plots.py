@@ -1,0 +1,78 @@
+"""The papers' figure style: grouped bars, one group per network (plus the geomean), one bar per variant."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+MAX_WIDTH_INCHES = 14.0
+PanelData = tuple[str, pd.DataFrame, "pd.DataFrame | None"]
+"""(panel title, heights: rows = groups, columns = bars, reference values of the same shape or None)."""
+
+
+def _label(key: object) -> str:
+    parts = key if isinstance(key, tuple) else (key,)
+    name = str(parts[0]).replace(":", "\n")
+    batch = parts[1] if len(parts) > 1 else ""
+    return name if str(batch) in ("", "1") else f"{name}\n(batch {batch})"
+
+
+def _draw(ax: plt.Axes, table: pd.DataFrame, reference: pd.DataFrame | None,
+          hatched: Collection[str]) -> None:
+    groups, bars = len(table.index), len(table.columns)
+    width = 0.8 / max(bars, 1)
+    x = np.arange(groups)
+    colors = plt.get_cmap("tab10")
+    marked = False
+    for i, column in enumerate(table.columns):
+        offset = (i - (bars - 1) / 2) * width
+        heights = table[column].to_numpy(dtype=float)
+        label = f"{column} (dense fallback)" if column in hatched else str(column)
+        ax.bar(x + offset, np.nan_to_num(heights), width, label=label, color=colors(i % 10),
+               hatch="//" if column in hatched else None, edgecolor="white")
+        if reference is not None and column in reference.columns:
+            ref = reference[column].reindex(table.index).to_numpy(dtype=float)
+            shown = ~np.isnan(ref)
+            ax.scatter((x + offset)[shown], ref[shown], marker="_", s=160, color="black", zorder=3,
+                       label=None if marked or not shown.any() else "paper")
+            marked = marked or bool(shown.any())
+    ax.axhline(1.0, color="grey", linewidth=0.8)
+    ax.set_xticks(x, [_label(k) for k in table.index])
+    ax.legend(fontsize=7, ncol=2, frameon=False)
+
+
+def figure_panels(panels: Sequence[PanelData], ylabel: str, path: str | Path, title: str = "",
+                  hatched: Collection[str] = ()) -> Path:
+    """Draw one grouped bar chart per panel, stacked, to a PNG at `path`; NaN heights leave a gap, a
+    reference value is a black tick on its bar, and the `hatched` columns are hatched (e.g. bars that ran
+    a dense fallback). Returns the path written."""
+    widest = max(len(t.index) * max(len(t.columns), 2) for _, t, _ in panels)
+    width = min(MAX_WIDTH_INCHES, max(6.0, 0.25 * widest + 3))
+    fig, axes = plt.subplots(len(panels), 1, figsize=(width, 4.5 * len(panels)), squeeze=False)
+    for ax, (name, table, reference) in zip(axes[:, 0], panels, strict=True):
+        _draw(ax, table, reference, hatched)
+        ax.set_ylabel(ylabel)
+        if name:
+            ax.set_title(name, fontsize=10)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(target, dpi=120)
+    plt.close(fig)
+    return target
+
+
+def grouped_bars(table: pd.DataFrame, ylabel: str, path: str | Path, title: str = "",
+                 reference: pd.DataFrame | None = None) -> Path:
+    """One panel of :func:`figure_panels`."""
+    return figure_panels([("", table, reference)], ylabel, path, title)

@@ -1,0 +1,38 @@
+"""Harness test fixtures: a sparse kernel plugged into the registry (the test-only CSR SpMM of
+tests/kernels/test_kernel_protocol.py, loaded from that file, not copied), registered after the dense set."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stcsim.kernels import KERNEL_SET, KernelRegistry, registry
+
+PROTOCOL_TEST = Path(__file__).resolve().parents[1] / "kernels" / "test_kernel_protocol.py"
+
+
+@pytest.fixture
+def csr_kernel(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
+    """The kernel registry with the CSR SpMM kernel (pattern `unstructured`, CUDA cores) added; its name."""
+    spec = importlib.util.spec_from_file_location("kernel_protocol_test", PROTOCOL_TEST)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    ptx = tmp_path / "spmm_csr.ptx"
+    ptx.write_text(module.CSR_SPMM_PTX)
+    kernel = module.CsrSpmmKernel(ptx)
+    monkeypatch.setattr(registry, "REGISTRY", KernelRegistry((*KERNEL_SET, kernel)))
+    return kernel.procedural_name
+
+
+@pytest.fixture
+def seed() -> int:
+    """A fresh seed for the weights of each test (printed, so a failure can be replayed)."""
+    value = int(np.random.SeedSequence().generate_state(1)[0] % 2**31)
+    print(f"weight seed {value}")
+    return value

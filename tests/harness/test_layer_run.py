@@ -1,0 +1,77 @@
+"""One job of a network run: pruned weights, the chosen kernel or the dense fallback, the numpy check."""
+
+import numpy as np
+
+from stcsim.harness.jobs import Variant, WeightSource, plan_network
+from stcsim.harness.layer_run import layer_weights, run_job
+from stcsim.sim.engine import stat_info
+from stcsim.workloads.pruning import NO_WEIGHTS
+
+MOBILENET = "mobilenet_v1:image_size=32"
+
+
+def _jobs(pattern, sparsity, seed, network=MOBILENET, layers=2, **kwargs):
+    variant = Variant.make(pattern, sparsity, "v100", kwargs.pop("kernel", "auto"))
+    return plan_network(network, [variant], weights=WeightSource(seed), max_layers=layers, **kwargs)
+
+
+def test_dense_layer_row_has_every_launch_stat_and_a_passing_check(seed):
+    job = _jobs("dense", 0, seed, layers=1)[0]
+    row = run_job(job)
+    assert row["check"] == "full" and row["check_ok"] and 0 < row["rel_error"] < 1e-2
+    assert row["density"] == 1.0 and not row["fallback"] and row["gpu_sim_cycle"] > 0
+    assert {s.name for s in stat_info() if s.group in ("launch", "functional", "timing")} <= set(row)
+    assert row["key"] == job.key() and row["host_seconds"] >= row["launch_seconds"] > 0
+
+
+def test_weights_are_the_layer_s_own_and_never_zero(seed):
+    job = _jobs("dense", 0, seed, layers=1)[0]
+    w = layer_weights(job)
+    assert w.shape == (job.layer.m, job.layer.k) and np.count_nonzero(w) == w.size
+    assert np.array_equal(w, layer_weights(job))
+
+
+def test_fallback_runs_the_pruned_weights_densely(seed):
+    job = _jobs("bw:B=4", 0.75, seed, layers=1)[0]  # block-wise has no kernel yet
+    row = run_job(job)
+    assert row["fallback"] and row["run_pattern"] == "dense" and row["check_ok"]
+    assert abs(row["density"] - 0.25) < 0.05
+
+
+def test_large_layers_are_checked_on_sampled_columns(seed):
+    job = next(j for j in _jobs("dense", 0, seed, layers=3, check_limit=1) if j.layer.n > 128)
+    row = run_job(job)
+    assert row["check"] == f"sampled: 128 of {job.layer.n} columns" and row["check_ok"]
+    off = run_job(_jobs("dense", 0, seed, layers=1, check=False)[0])
+    assert off["check"] == "off" and np.isnan(off["rel_error"])
+
+
+def test_a_registered_sparse_kernel_runs_the_pruned_layer(csr_kernel, seed):
+    job = _jobs("unstructured", 0.9, seed, layers=1)[0]
+    assert job.choice.kernel == csr_kernel
+    row = run_job(job)
+    assert row["kernel"] == csr_kernel and not row["fallback"] and row["check_ok"]
+    assert row["rel_error"] < 1e-5 and abs(row["density"] - 0.1) < 0.01
+
+
+def test_attention_scores_multiply_two_activations_densely(seed):
+    jobs = plan_network("transformer_base:seq_len=8", [Variant.make("unstructured", 0.9, "v100")],
+                        weights=WeightSource(seed))
+    (score,) = [j for j in jobs if j.layer.kind.value == "attn_score"]
+    assert score.fallback == NO_WEIGHTS
+    row = run_job(score)
+    assert row["check_ok"] and row["density"] == 1.0 and row["run_pattern"] == "dense"
+
+
+def test_weights_from_a_file_are_the_layer_s_tensors(tmp_path, seed):
+    from stcsim.workloads import get_network, make_weights
+
+    net = get_network(MOBILENET)
+    tensors = {f"{name}.weight": w for name, w in make_weights(net, seed + 1).items()}
+    path = tmp_path / "weights.npz"
+    np.savez(path, **tensors)
+    source = WeightSource.from_file(str(path))
+    (job,) = plan_network(MOBILENET, [Variant.make("dense", 0, "v100")], weights=source, max_layers=1)
+    assert np.array_equal(layer_weights(job), tensors[f"{job.layer.name}.weight"].reshape(job.layer.m, -1))
+    row = run_job(job)
+    assert row["weights"].startswith("weights.npz sha256:") and row["check_ok"]

@@ -1,0 +1,84 @@
+"""`invoke reproduce`: the figures' data, the plan (unavailable bars listed, not dropped), the table next to
+the paper's numbers, the PNG, and the expected time."""
+
+import numpy as np
+import pytest
+
+from stcsim.harness import paper_figures, reproduce
+from stcsim.harness.paper_figures import Bar, Figure, Panel, get_figure
+from stcsim.workloads.papers import PaperWorkload
+
+
+def test_the_papers_numbers_are_those_of_the_digests():
+    fig16 = get_figure("paper001-fig16")
+    assert [w.spec for w in fig16.networks] == ["alexnet:variant=tf-slim", "vgg16", "resnet50",
+                                                "resnext50_32x4d", "show_and_tell:layers=lstm", "nmt_wmt16"]
+    bars = {b.label: b for b in fig16.bars}
+    assert bars["CUDA Core Generic (96%)"].paper[0] == 0.89 and bars["Tensor Core Dense"].paper[2] == 2.06
+    assert bars["Tensor Core Vector-wise (75%)"].paper_geomean == 2.57
+    assert (bars["Tensor Core Vector-wise (75%)"].config, bars["CUDA Core Vector-wise (75%)"].kernel) == \
+        ("v100+stc-pingpong", "cuda-core")
+    fig6 = get_figure("paper004-fig6")
+    assert [p.baseline for p in fig6.panels] == ["smma.16 only (90%)", "smma.16 only (96%)"]
+    assert [b.paper_geomean for b in fig6.bars if b.label.startswith("dynamic")] == [1.36, 1.37]
+    assert "1.36x" in fig6.source and "Fig. 16" in fig16.source
+    with pytest.raises(ValueError, match="choose one of: paper001-fig16, paper004-fig6"):
+        get_figure("paper002-fig1")
+
+
+def test_every_bar_is_planned_or_listed_with_its_reason():
+    plan = reproduce.plan_figure(get_figure("paper004-fig6"), layers=1)
+    labels = {b.label for b in plan.figure.bars}
+    assert set(plan.variants) | set(plan.unavailable) == labels
+    assert not set(plan.variants) & set(plan.unavailable)
+    assert all(why.startswith("pattern ") for why in plan.unavailable.values())
+    planned = {j.variant.label for j in plan.jobs}
+    assert planned == set(plan.variants) and len(plan.jobs) == 3 * len(plan.variants)
+    assert all(j.variant.config == "titanv+extensor" for j in plan.jobs)
+    schemes = {j.variant.kernel for j in plan.jobs if j.variant.pattern.startswith("extensor")}
+    assert schemes == {f"spmm_extensor_{s}_*" for s in ("l16", "l32", "l64", "static", "dynamic")}
+
+
+def test_expected_time_grows_with_work_and_shrinks_with_workers():
+    plan = reproduce.plan_figure(get_figure("paper004-fig6"), layers=1)
+    one, two = reproduce.expected_seconds(plan.jobs, 1), reproduce.expected_seconds(plan.jobs, 2)
+    assert one > 0 and np.isclose(one, 2 * two)
+    bigger = reproduce.plan_figure(get_figure("paper004-fig6"), layers=2)
+    assert reproduce.expected_seconds(bigger.jobs, 1) > one
+
+
+@pytest.fixture
+def tiny_figure(monkeypatch):
+    """A two-network figure of small layers with a runnable, a fallback and an unavailable bar."""
+    networks = (PaperWorkload("001", "MobileNet", "mobilenet_v1:image_size=32", 1, "test"),
+                PaperWorkload("001", "ResNet", "resnet18:image_size=32", 1, "test"))
+    bars = (Bar("CUDA dense", "dense", 0.0, "v100", "cuda-core", (1.0, 1.0), 1.0),
+            Bar("TC dense", "dense", 0.0, "v100", "tensor-core", (2.0, None), 2.5),
+            Bar("TC vw", "vw:L=16,K=4", 0.75, "v100+stc", "tensor-core", (None, None), None),
+            Bar("TC future", "extensor:planner=future", 0.9, "v100", "tensor-core", (None, None), 3.0))
+    panels = (Panel("", "CUDA dense", bars),)
+    figure = Figure("tiny-fig", "001", "Tiny", "test source", 1, "", networks, panels)
+    monkeypatch.setattr(paper_figures, "figures", lambda: {"tiny-fig": figure})
+    return figure
+
+
+def test_reproduce_writes_csv_table_and_png(tiny_figure, tmp_path, capsys):
+    out = tmp_path / "out"
+    args = ["tiny-fig", "--layers", "1", "--out", str(out), "--jobs", "1", "--no-progress"]
+    assert reproduce.main(args) == 0
+    text = capsys.readouterr().out
+    assert "expected time about" in text and "MobileNet: mobilenet_v1:image_size=32 (test)" in text
+    table = (out / "table.md").read_text()
+    assert "| configuration | MobileNet | ResNet | GeoMean | dense-fallback layers |" in table
+    row = next(line for line in table.splitlines() if line.startswith("| TC dense |"))
+    assert row.count("(") == 2 and "(2.00)" in row and "(2.50)" in row and row.endswith("| 0 of 2 |")
+    # the SHMMA kernel runs vw on v100+stc: no fallback
+    assert next(line for line in table.splitlines() if line.startswith("| TC vw |")).endswith("| 0 of 2 |")
+    assert "| TC future | n/a | n/a | n/a (3.00) | - |" in table
+    assert "TC future: pattern 'extensor:planner=future'" in table and "wall time" in table
+    assert (out / "results.csv").exists()
+    assert (out / "tiny-fig.png").read_bytes()[:4] == b"\x89PNG"
+    ours, _ = reproduce.panel_tables(reproduce.plan_figure(tiny_figure, 1), tiny_figure.panels[0],
+                                     reproduce.run_jobs(reproduce.plan_figure(tiny_figure, 1).jobs, out,
+                                                        progress=False).frame)
+    assert np.allclose(ours["CUDA dense"], 1.0) and (ours["TC dense"] > 1.0).all()
