@@ -100,7 +100,7 @@ void decode_bar(Instr& in, const Kernel& k) {
   in.unit = Unit::SYNC;
   if (in.mods[0] == "warp") {
     need_ops(in, 1);
-    check_operand(in, k, 0, DType::B32, OK_SRC);
+    check_operand(in, k, 0, DType::U32, OK_SRC);  // the member mask
     in.sub = 1;
     in.fn = [](ExecCtx&, const Instr&) {};
     return;

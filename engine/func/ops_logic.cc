@@ -311,6 +311,10 @@ void check_bits_operands(Instr& in, const Kernel& k) {
   check_operand(in, k, 0, types[0], OK_REG, Fit::Exact, true);
   for (size_t i = 1; i < types.size(); ++i) check_operand(in, k, i, types[i], OK_SRC);
   if (in.op == Op::Lop3) check_operand(in, k, 4, DType::B32, OK_IMM);
+  if (in.op == Op::Bfe || in.op == Op::Bfi)  // literal positions and lengths: 0..255, as ptxas has them
+    for (size_t i = types.size() - 2; i < types.size(); ++i)
+      if (in.ops[i].kind == OpndKind::Imm && in.ops[i].imm > 255)
+        throw DecodeError("operand " + std::to_string(i + 1) + " of '" + in.opcode + "' out of range 0..255");
 }
 
 }  // namespace

@@ -99,11 +99,11 @@ void decode_warp(Instr& in, const Kernel& k) {
     } else {
       check_operand(in, k, 0, DType::B32, OK_REG, Fit::Exact, true);
     }
-    for (size_t i = 1; i < 5; ++i) check_operand(in, k, i, DType::B32, OK_SRC);
+    for (size_t i = 1; i < 5; ++i) check_operand(in, k, i, i == 4 ? DType::U32 : DType::B32, OK_SRC);  // mask: u32
   } else {
     check_operand(in, k, 0, in.type, OK_REG, Fit::Exact, true);
     check_operand(in, k, 1, DType::Pred, OK_SRC | OK_NEG);
-    check_operand(in, k, 2, DType::B32, OK_SRC);
+    check_operand(in, k, 2, DType::U32, OK_SRC);  // the member mask
   }
   in.fn = in.op == Op::Shfl ? &ex_shfl : &ex_vote;
 }

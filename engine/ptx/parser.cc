@@ -693,6 +693,7 @@ class Parser {
     }
     o.sym = find_symbol(f.s);
     if (o.sym >= 0) { o.kind = OpndKind::Symbol; return o; }
+    if (module_names_.count(f.s)) bad("a function name is not a label or an operand");  // as ptxas resolves it
     o.kind = OpndKind::Label;  // resolved after the body
     label_refs_.emplace_back(pc, f.s);
     return o;
