@@ -101,6 +101,9 @@ NB_MODULE(_engine, m) {
            "addr"_a, "data"_a, "Copies host bytes to device memory.")
       .def("copy_from", [](stc::Engine& e, uint64_t addr, Bytes b) { e.copy_from(addr, b.data(), b.size()); },
            "addr"_a, "out"_a, "Copies device memory into a writable host byte buffer.")
+      .def("load_ptx", [](stc::Engine& e, const nb::bytes& text, const std::string& file) {
+            return e.load_ptx(std::string(text.c_str(), text.size()), file);
+          }, "text"_a, "file"_a, "Parses and links PTX given as bytes (any byte a token cannot hold is a PtxError).")
       .def("load_ptx", &stc::Engine::load_ptx, "text"_a, "file"_a,
            "Parses and links PTX; returns the entry kernel names.")
       .def("kernel_names", &stc::Engine::kernel_names)

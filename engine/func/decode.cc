@@ -224,8 +224,4 @@ void need_vec(const Instr& in, size_t idx, size_t n, const char* what) {
     throw DecodeError(std::string(what) + " must be a {..} of " + std::to_string(n) + " registers");
 }
 
-void decode_nop(Instr& in, const Kernel&) {
-  in.fn = [](ExecCtx&, const Instr&) {};
-}
-
 }  // namespace stc

@@ -131,7 +131,11 @@ constexpr uint16_t kCanonicalNaN16 = 0x7fff;
 
 // .ftz: subnormal values become zero of the same sign.
 inline float f32_ftz(float f) { return std::fpclassify(f) == FP_SUBNORMAL ? std::copysign(0.0f, f) : f; }
+inline double f64_ftz(double d) { return std::fpclassify(d) == FP_SUBNORMAL ? std::copysign(0.0, d) : d; }
 inline uint16_t half_ftz(uint16_t h) { return (h & 0x7c00) == 0 ? static_cast<uint16_t>(h & 0x8000) : h; }
+
+// .relu of a floating-point result: negative values and -0 become +0; NaN stays NaN.
+inline double relu(double v) { return !std::isnan(v) && std::signbit(v) ? 0.0 : v; }
 
 // Round-to-nearest-even double -> float is the C++ conversion under the default rounding mode.
 inline float double_to_float(double x) { return static_cast<float>(x); }

@@ -1,10 +1,12 @@
-// Integer and floating-point arithmetic: add sub mul mad fma div rem abs neg min max copysign.
+// Integer and floating-point arithmetic: add sub addc subc mul mad madc fma div rem abs neg min max copysign.
 #include <cfenv>
 #include <climits>
 #include <cmath>
 
 #include "decode.h"
 #include "exec.h"
+#include "forms.h"
+#include "operands.h"
 
 namespace stc {
 namespace {
@@ -12,42 +14,142 @@ namespace {
 using I128 = __int128;
 using U128 = unsigned __int128;
 
+// The forms of the family (forms.h): types, modifiers, and the target / PTX version they need.
+const Form kArithForms[] = {
+    {"add", "u16 s16", ""},
+    {"add", "u32 u64 s64", "cc"},
+    {"add", "s32", "sat|cc"},
+    {"add", "u16x2 s16x2", "", 90, 80},
+    {"add", "f32", "rn|rz|rm|rp ftz sat"},
+    {"add", "f64", "rn|rz|rm|rp"},
+    {"add", "f16 f16x2", "rn ftz sat"},
+    {"add", "bf16 bf16x2", "rn", 90},
+    {"sub", "u16 s16", ""},
+    {"sub", "u32 u64 s64", "cc"},
+    {"sub", "s32", "sat|cc"},
+    {"sub", "f32", "rn|rz|rm|rp ftz sat"},
+    {"sub", "f64", "rn|rz|rm|rp"},
+    {"sub", "f16 f16x2", "rn ftz sat"},
+    {"sub", "bf16 bf16x2", "rn", 90},
+    {"addc", "u16 s16", ""},
+    {"addc", "u32 u64 s64", "cc"},
+    {"addc", "s32", "sat|cc"},
+    {"subc", "u16 s16", ""},
+    {"subc", "u32 u64 s64", "cc"},
+    {"subc", "s32", "sat|cc"},
+    {"mul", "u16 u32 s16 s32", "!lo|hi|wide"},
+    {"mul", "u64 s64", "!lo|hi"},
+    {"mul", "f32", "rn|rz|rm|rp ftz sat"},
+    {"mul", "f64", "rn|rz|rm|rp"},
+    {"mul", "f16 f16x2", "rn ftz sat"},
+    {"mul", "bf16 bf16x2", "rn", 90},
+    {"mad", "u16 u32 s16 s32", "!wide"},
+    {"mad", "u16 s16", "!lo|hi"},
+    {"mad", "u32 u64 s32 s64", "!lo|hi cc"},
+    {"mad", "s32", "!hi sat"},
+    {"mad", "f32", "!rn|rz|rm|rp ftz sat"},
+    {"mad", "f64", "!rn|rz|rm|rp"},
+    {"madc", "u16 s16", "!lo|hi"},
+    {"madc", "u32 u64 s32 s64", "!lo|hi cc"},
+    {"madc", "s32", "!hi sat"},
+    {"fma", "f32", "!rn|rz|rm|rp ftz sat"},
+    {"fma", "f64", "!rn|rz|rm|rp"},
+    {"fma", "f16 f16x2", "!rn ftz sat|relu"},
+    {"fma", "bf16 bf16x2", "!rn|rz|rm|rp relu"},
+    {"div", "u16 u32 u64 s16 s32 s64", ""},
+    {"div", "f32", "!approx|full|rn|rz|rm|rp ftz"},
+    {"div", "f64", "!rn|rz|rm|rp"},
+    {"rem", "u16 u32 u64 s16 s32 s64", ""},
+    {"abs", "s16 s32 s64 bf16 bf16x2 f64", ""},
+    {"abs", "f16 f16x2 f32", "ftz"},
+    {"neg", "s16 s32 s64 bf16 bf16x2 f64", ""},
+    {"neg", "f16 f16x2 f32", "ftz"},
+    {"min", "u16 u32 u64 s16 s32 s64 f64", ""},
+    {"min", "s32", "relu", 90, 80},
+    {"min", "u16x2 s16x2", "", 90, 80},
+    {"min", "s16x2", "relu", 90, 80},
+    {"min", "f16 f16x2 f32", "ftz NaN"},
+    {"min", "f16 f16x2 f32", "ftz NaN !xorsign !abs", 86, 72},
+    {"min", "bf16 bf16x2", "NaN"},
+    {"min", "bf16 bf16x2", "NaN !xorsign !abs", 86, 72},
+    {"max", "u16 u32 u64 s16 s32 s64 f64", ""},
+    {"max", "s32", "relu", 90, 80},
+    {"max", "u16x2 s16x2", "", 90, 80},
+    {"max", "s16x2", "relu", 90, 80},
+    {"max", "f16 f16x2 f32", "ftz NaN"},
+    {"max", "f16 f16x2 f32", "ftz NaN !xorsign !abs", 86, 72},
+    {"max", "bf16 bf16x2", "NaN"},
+    {"max", "bf16 bf16x2", "NaN !xorsign !abs", 86, 72},
+    {"copysign", "f32 f64", ""},
+};
+
 // ---- integers: computed on 64-bit patterns, signedness applied where it matters ------------------
 inline int64_t as_signed(uint64_t v, int bytes) { return static_cast<int64_t>(sext(v, bytes)); }
+
+// The condition-code carry flag CC.CF of a lane (bit 0 of the kernel's hidden carry register).
+inline uint64_t carry_flag(const ExecCtx& c, int lane) {
+  return c.w.regs[static_cast<size_t>(c.L.kernel->carry_reg) * 32 + lane] & 1;
+}
+inline void set_carry_flag(ExecCtx& c, int lane, uint64_t cf) {
+  c.w.regs[static_cast<size_t>(c.L.kernel->carry_reg) * 32 + lane] = cf & 1;
+}
+
+inline int64_t clamp_s32(int64_t v) { return v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v; }
+
+// a + b + cin at BYTES width: the result bits and the carry out of the top bit (CC.CF). Subtractions are
+// additions of the complement, as on the hardware: sub is a + ~b + 1 and subc is a + ~b + CF, so that CF after
+// a subtraction is NOT borrow and subc computes a - b - (1 - CF); a sub.cc / subc.cc / subc chain subtracts
+// wide numbers.
+template <int BYTES>
+inline std::pair<uint64_t, uint64_t> add_carry(uint64_t a, uint64_t b, uint64_t cin) {
+  const U128 wide = static_cast<U128>(a) + b + cin;
+  return {zext(static_cast<uint64_t>(wide), BYTES), static_cast<uint64_t>(wide >> (8 * BYTES)) & 1};
+}
 
 template <int BYTES, bool SIGNED>
 void ex_int(ExecCtx& c, const Instr& in) {
   const Operand& d = in.ops[0];
   const Op op = in.op;
   const uint32_t f = in.flags;
+  const bool carry_in = op == Op::Addc || op == Op::Subc || op == Op::Madc;
+  const bool sat = f & F_SAT, cc = f & F_CC;
   for_lanes(c.mask, [&](int l) {
     const uint64_t a = zext(src_bits(c, in.ops[1], l), BYTES);
     const uint64_t b = in.ops.size() > 2 ? zext(src_bits(c, in.ops[2], l), BYTES) : 0;
+    const uint64_t cin = carry_in ? carry_flag(c, l) : 0;
     const int64_t sa = as_signed(a, BYTES), sb = as_signed(b, BYTES);
-    uint64_t r = 0;
+    uint64_t r = 0, cout = 0;
     int out_bytes = BYTES;
     switch (op) {
-      case Op::Add:
-      case Op::Sub:
-        if ((f & F_SAT) && BYTES == 4) {  // decode allows .sat on s32 only
-          const int64_t v = op == Op::Add ? sa + sb : sa - sb;
-          r = static_cast<uint64_t>(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v);
-        } else {
-          r = op == Op::Add ? a + b : a - b;
-        }
+      case Op::Add: case Op::Addc: case Op::Sub: case Op::Subc: {
+        const bool minus = op == Op::Sub || op == Op::Subc;
+        const uint64_t cadd = op == Op::Sub ? 1 : cin;  // the carry into the addition (of ~b: 1 - borrow)
+        std::tie(r, cout) = add_carry<BYTES>(a, minus ? zext(~b, BYTES) : b, cadd);
+        if (sat) r = zext(static_cast<uint64_t>(clamp_s32(minus ? sa - sb - (1 - static_cast<int64_t>(cadd))
+                                                                : sa + sb + static_cast<int64_t>(cin))), 4);
         break;
-      case Op::Mul:
-      case Op::Mad: {
+      }
+      case Op::Mul: case Op::Mad: case Op::Madc: {
         if (f & F_WIDE) {
           out_bytes = 2 * BYTES;
           r = SIGNED ? static_cast<uint64_t>(sa * sb) : a * b;
-        } else if (f & F_HI) {
-          if (SIGNED) r = static_cast<uint64_t>((static_cast<I128>(sa) * sb) >> (8 * BYTES));
-          else r = static_cast<uint64_t>((static_cast<U128>(a) * b) >> (8 * BYTES));
+          if (op != Op::Mul) r += src_bits(c, in.ops[3], l);
+          break;
+        }
+        int64_t hi_signed = 0;
+        if (f & F_HI) {
+          if (SIGNED) hi_signed = static_cast<int64_t>((static_cast<I128>(sa) * sb) >> (8 * BYTES));
+          r = SIGNED ? static_cast<uint64_t>(hi_signed)
+                     : static_cast<uint64_t>((static_cast<U128>(a) * b) >> (8 * BYTES));
         } else {
           r = a * b;
         }
-        if (op == Op::Mad) r += src_bits(c, in.ops[3], l);
+        if (op == Op::Mul) break;
+        const uint64_t addend = zext(src_bits(c, in.ops[3], l), BYTES);
+        if (sat)  // mad.hi.sat.s32 / madc.hi.sat.s32: the exact sum, saturated
+          r = zext(static_cast<uint64_t>(clamp_s32(hi_signed + as_signed(addend, 4) + static_cast<int64_t>(cin))), 4);
+        else
+          std::tie(r, cout) = add_carry<BYTES>(zext(r, BYTES), addend, cin);
         break;
       }
       case Op::Div:
@@ -55,8 +157,8 @@ void ex_int(ExecCtx& c, const Instr& in) {
         else if (SIGNED) r = (sb == -1) ? static_cast<uint64_t>(0) - static_cast<uint64_t>(sa) : static_cast<uint64_t>(sa / sb);
         else r = a / b;
         break;
-      case Op::Rem:
-        if (b == 0) r = a;
+      case Op::Rem:  // by zero: all ones at 16 and 32 bits, as the H100 gives (div too); a at 64 bits
+        if (b == 0) r = BYTES < 8 ? ~uint64_t{0} : a;
         else if (SIGNED) r = (sb == -1) ? 0 : static_cast<uint64_t>(sa % sb);
         else r = a % b;
         break;
@@ -66,7 +168,28 @@ void ex_int(ExecCtx& c, const Instr& in) {
       case Op::Neg: r = static_cast<uint64_t>(0) - a; break;
       default: break;
     }
+    if ((f & F_RELU) && as_signed(r, BYTES) < 0) r = 0;  // min/max.relu.s32
+    if (cc) set_carry_flag(c, l, cout);
     set_reg(c, d.reg, l, zext(r, out_bytes));
+  });
+}
+
+// u16x2 / s16x2 (add, min, max): the operation on each 16-bit half; .relu clamps negative halves to 0.
+template <bool SIGNED>
+void ex_int16x2(ExecCtx& c, const Instr& in) {
+  const bool relu = in.flags & F_RELU;
+  for_lanes(c.mask, [&](int l) {
+    const uint64_t A = src_bits(c, in.ops[1], l), B = src_bits(c, in.ops[2], l);
+    uint64_t out = 0;
+    for (int h = 0; h < 2; ++h) {
+      const uint64_t a = (A >> (16 * h)) & 0xffff, b = (B >> (16 * h)) & 0xffff;
+      const int64_t sa = SIGNED ? as_signed(a, 2) : static_cast<int64_t>(a);
+      const int64_t sb = SIGNED ? as_signed(b, 2) : static_cast<int64_t>(b);
+      int64_t r = in.op == Op::Add ? sa + sb : in.op == Op::Min ? std::min(sa, sb) : std::max(sa, sb);
+      if (relu && r < 0) r = 0;
+      out |= (static_cast<uint64_t>(r) & 0xffff) << (16 * h);
+    }
+    set_reg(c, in.ops[0].reg, l, out);
   });
 }
 
@@ -78,6 +201,8 @@ ExecFn pick_int(DType t) {
     case DType::S32: return &ex_int<4, true>;
     case DType::U64: case DType::B64: return &ex_int<8, false>;
     case DType::S64: return &ex_int<8, true>;
+    case DType::U16x2: return &ex_int16x2<false>;
+    case DType::S16x2: return &ex_int16x2<true>;
     default: return nullptr;
   }
 }
@@ -104,8 +229,14 @@ V float_op(const Instr& in, V a, V b, V cc) {
     case Op::Mul: r = a * b; break;
     case Op::Fma: case Op::Mad: r = std::fma(a, b, cc); break;
     case Op::Div: r = a / b; break;
-    case Op::Min: r = fmin_ptx(a, b, nanp); break;
-    case Op::Max: r = fmax_ptx(a, b, nanp); break;
+    case Op::Min: case Op::Max: {
+      // .abs: of the magnitudes; .xorsign: the sign is the XOR of the operands' signs (not for a NaN result).
+      const bool abs = in.flags & F_ABS;
+      const V x = abs ? std::fabs(a) : a, y = abs ? std::fabs(b) : b;
+      r = in.op == Op::Min ? fmin_ptx(x, y, nanp) : fmax_ptx(x, y, nanp);
+      if ((in.flags & F_XORSIGN) && !std::isnan(r)) r = std::copysign(r, std::signbit(a) != std::signbit(b) ? V(-1) : V(1));
+      break;
+    }
     case Op::Abs: r = std::fabs(a); break;
     case Op::Neg: r = -a; break;
     case Op::Copysign: r = std::copysign(b, a); break;
@@ -113,6 +244,15 @@ V float_op(const Instr& in, V a, V b, V cc) {
   }
   if (in.flags & F_SAT) r = !(r > V(0)) ? V(0) : r > V(1) ? V(1) : r;  // NaN and -0 -> +0
   return r;
+}
+
+RoundDir round_dir(Rnd r) {
+  switch (r) {
+    case Rnd::RZ: return RoundDir::Zero;
+    case Rnd::RM: return RoundDir::Down;
+    case Rnd::RP: return RoundDir::Up;
+    default: return RoundDir::NearestEven;
+  }
 }
 
 int fe_mode(Rnd r) {
@@ -151,6 +291,9 @@ void ex_float(ExecCtx& c, const Instr& in) {
   const int old = directed ? std::fegetround() : 0;
   if (directed) std::fesetround(fe_mode(in.rnd));
   const bool ftz = T == DType::F32 && (in.flags & F_FTZ);  // .ftz: subnormal inputs and results -> 0
+  // div.approx.f32: a times the reciprocal of b, which flushes a subnormal result (|b| > 2^126) to zero.
+  // div.full.f32 (full range, within 2 ulp) is computed as the IEEE quotient.
+  const bool approx = T == DType::F32 && in.op == Op::Div && (in.flags & F_APPROX);
   for_lanes(c.mask, [&](int l) {
     V a = get<T>(c, in.ops[1], l);
     V b = n > 2 ? get<T>(c, in.ops[2], l) : V(0);
@@ -158,7 +301,9 @@ void ex_float(ExecCtx& c, const Instr& in) {
     if constexpr (T == DType::F32) {
       if (ftz) { a = f32_ftz(a); b = f32_ftz(b); cc = f32_ftz(cc); }
     }
-    V r = float_op<V>(in, a, b, cc);
+    V r;
+    if constexpr (T == DType::F32) r = approx ? a * f32_ftz(1.0f / b) : float_op<V>(in, a, b, cc);
+    else r = float_op<V>(in, a, b, cc);
     uint64_t bits = TT<T>::put(r);
     if constexpr (T == DType::F32) {
       if (ftz) bits = TT<T>::put(f32_ftz(r));
@@ -186,7 +331,7 @@ inline double fma_to_odd(double a, double b, double c) {
 }
 
 // One f16 / bf16 operation on exact double operands (bit patterns a, b, c), rounded once to the format;
-// .ftz (f16) flushes subnormal inputs and results, .relu clamps negative results to +0.
+// .ftz (f16) flushes subnormal inputs and results, .relu clamps negative results (and -0) to +0.
 template <DType H>
 uint64_t half_op(const Instr& in, uint16_t a, uint16_t b, uint16_t c) {
   const bool ftz = H == DType::F16 && (in.flags & F_FTZ);
@@ -194,16 +339,20 @@ uint64_t half_op(const Instr& in, uint16_t a, uint16_t b, uint16_t c) {
   const double x = TT<H>::get(a), y = TT<H>::get(b), z = TT<H>::get(c);
   double r = (in.op == Op::Fma || in.op == Op::Mad) ? fma_to_odd(x, y, z) : float_op<double>(in, x, y, z);
   if ((in.op == Op::Fma || in.op == Op::Mad) && (in.flags & F_SAT)) r = !(r > 0) ? 0.0 : r > 1 ? 1.0 : r;
-  if ((in.flags & F_RELU) && r < 0) r = 0.0;
+  if (in.flags & F_RELU) r = relu(r);
   if (std::isnan(r)) return kCanonicalNaN16;  // the hardware's f16 / bf16 NaN
-  uint16_t out = static_cast<uint16_t>(TT<H>::put(r));
+  const bool directed = in.rnd == Rnd::RZ || in.rnd == Rnd::RM || in.rnd == Rnd::RP;  // bf16 fma only
+  uint16_t out = static_cast<uint16_t>(directed ? round_double_to_format(r, 8, 7, round_dir(in.rnd)) : TT<H>::put(r));
   if (ftz) out = half_ftz(out);
   return out;
 }
 
-// neg / abs of a 16-bit float: a sign-bit operation, except that a NaN gives the canonical NaN.
+// neg / abs of a 16-bit float: a sign-bit operation, except that a NaN gives the canonical NaN; .ftz (f16)
+// flushes a subnormal operand to zero first.
 template <DType H>
-uint16_t half_sign_op(Op op, uint16_t a) {
+uint16_t half_sign_op(const Instr& in, uint16_t a) {
+  const Op op = in.op;
+  if (H == DType::F16 && (in.flags & F_FTZ)) a = half_ftz(a);
   const bool nan = H == DType::F16 ? (a & 0x7fff) > 0x7c00 : (a & 0x7fff) > 0x7f80;
   if (nan) return kCanonicalNaN16;
   return static_cast<uint16_t>(op == Op::Neg ? a ^ 0x8000u : a & 0x7fffu);
@@ -218,7 +367,7 @@ void ex_half(ExecCtx& c, const Instr& in) {
     const uint16_t b = n > 2 ? static_cast<uint16_t>(src_bits(c, in.ops[2], l)) : 0;
     const uint16_t cc = n > 3 ? static_cast<uint16_t>(src_bits(c, in.ops[3], l)) : 0;
     if (in.op == Op::Neg || in.op == Op::Abs) {  // sign-bit operations; a NaN becomes the canonical NaN
-      set_reg(c, in.ops[0].reg, l, half_sign_op<T>(in.op, a));
+      set_reg(c, in.ops[0].reg, l, half_sign_op<T>(in, a));
       return;
     }
     set_reg(c, in.ops[0].reg, l, half_op<T>(in, a, b, cc));
@@ -238,7 +387,7 @@ void ex_half2(ExecCtx& c, const Instr& in) {
       const int sh = 16 * h;
       const uint64_t ah = (A >> sh) & 0xffff;
       uint64_t r;
-      if (in.op == Op::Neg || in.op == Op::Abs) r = half_sign_op<H>(in.op, static_cast<uint16_t>(ah));
+      if (in.op == Op::Neg || in.op == Op::Abs) r = half_sign_op<H>(in, static_cast<uint16_t>(ah));
       else
         r = half_op<H>(in, static_cast<uint16_t>(ah), static_cast<uint16_t>(B >> sh), static_cast<uint16_t>(C >> sh));
       out |= (r & 0xffff) << sh;
@@ -259,39 +408,49 @@ ExecFn pick_float(DType t) {
   }
 }
 
+// The type of the double-width result of .wide.
+DType wider(DType t) {
+  switch (t) {
+    case DType::U16: return DType::U32;
+    case DType::S16: return DType::S32;
+    case DType::U32: return DType::U64;
+    default: return DType::S64;
+  }
+}
+
 size_t arity(Op op) {
   switch (op) {
     case Op::Abs: case Op::Neg: return 2;
-    case Op::Mad: case Op::Fma: return 4;
+    case Op::Mad: case Op::Madc: case Op::Fma: return 4;
     default: return 3;
   }
 }
 
 }  // namespace
 
-void decode_arith(Instr& in, const Kernel&) {
+void decode_arith(Instr& in, const Kernel& k) {
+  check_form(in, k, form_table(kArithForms));
   std::vector<DType> types;
-  const auto rest = common_mods(in, types);
-  if (!rest.empty()) unsupported(in, "modifier ." + rest[0]);
-  if (types.size() != 1) throw DecodeError("'" + in.opcode + "' needs exactly one type");
+  common_mods(in, types);
   in.type = types[0];
   need_ops(in, arity(in.op));
-  if (in.ops[0].kind != OpndKind::Reg) throw DecodeError("destination must be a register");
-  const bool is_float = dtype_is_float(in.type);
+  const DType wide = (in.flags & F_WIDE) ? wider(in.type) : in.type;
+  check_operand(in, k, 0, wide, OK_REG, Fit::Exact, true);
+  for (size_t i = 1; i < in.ops.size(); ++i) check_operand(in, k, i, i == 3 ? wide : in.type, OK_SRC);
   in.unit = unit_for(in.type);
-  if (is_float) {
-    if (in.flags & (F_WIDE | F_HI)) unsupported(in, "wide/hi on a floating-point type");
-    if (in.op == Op::Rem) unsupported(in, "floating-point rem");
+  if (dtype_is_float(in.type)) {
     in.fn = pick_float(in.type);
     imms_as(in, dtype_bytes(in.type) == 4 && in.type != DType::F32 ? DType::B32 : in.type);
   } else {
-    if (in.op == Op::Fma || in.op == Op::Copysign) unsupported(in, "integer type");
-    if ((in.op == Op::Mul || in.op == Op::Mad) && !(in.flags & (F_WIDE | F_HI | F_LO)))
-      throw DecodeError("integer mul/mad needs .lo, .hi or .wide");
-    if ((in.flags & F_WIDE) && dtype_bytes(in.type) > 4) unsupported(in, ".wide on a 64-bit type");
-    if ((in.flags & F_SAT) && in.type != DType::S32) unsupported(in, ".sat on a type other than s32");
     in.fn = pick_int(in.type);
     if (in.op == Op::Div || in.op == Op::Rem) in.unit = Unit::SFU;
+  }
+  // The carry flag lives in the kernel's hidden carry register: written by .cc, read by addc / subc / madc.
+  const bool carry_in = in.op == Op::Addc || in.op == Op::Subc || in.op == Op::Madc;
+  if (carry_in || (in.flags & F_CC)) {
+    if (k.carry_reg < 0) throw DecodeError("internal: no carry register for '" + in.opcode + "'");
+    if (carry_in) in.srcs.push_back(k.carry_reg);
+    if (in.flags & F_CC) in.dsts.push_back(k.carry_reg);
   }
   if (!in.fn) unsupported(in, std::string("type .") + dtype_name(in.type));
 }

@@ -3,9 +3,66 @@
 
 #include "decode.h"
 #include "exec.h"
+#include "forms.h"
+#include "operands.h"
 
 namespace stc {
 namespace {
+
+// The forms of the family (forms.h). Comparisons by source type: .eq/.ne on bits, ordered ones on integers,
+// .lo/.ls/.hi/.hs on unsigned integers, every one (incl. the unordered ones) on floating point.
+#define STC_FCMP "!eq|ne|lt|le|gt|ge|equ|neu|ltu|leu|gtu|geu|num|nan"
+const Form kCmpForms[] = {
+    {"setp", "%b", "!eq|ne and|or|xor"},
+    {"setp", "%i", "!eq|ne|lt|le|gt|ge and|or|xor"},
+    {"setp", "%u", "!lo|ls|hi|hs and|or|xor"},
+    {"setp", "f32 f16 f16x2", STC_FCMP " ftz and|or|xor"},
+    {"setp", "f64", STC_FCMP " and|or|xor"},
+    {"setp", "bf16 bf16x2", STC_FCMP " and|or|xor", 90, 78},
+    {"set", "u32.%b s32.%b f32.%b f16.%b", "!eq|ne and|or|xor"},
+    {"set", "u32.%i s32.%i f32.%i f16.%i", "!eq|ne|lt|le|gt|ge and|or|xor"},
+    {"set", "u32.%u s32.%u f32.%u f16.%u", "!lo|ls|hi|hs and|or|xor"},
+    {"set", "f16.f16 f16.f32 f16x2.f16x2 f32.f32 s16.f16 s32.f16 s32.f16x2 s32.f32 u16.f16 u32.f16 u32.f16x2 u32.f32",
+     STC_FCMP " ftz and|or|xor"},
+    {"set", "f16.f64 f32.f64 s32.f64 u32.f64", STC_FCMP " and|or|xor"},
+    {"set", "bf16.%b", "!eq|ne and|or|xor", 90, 78},
+    {"set", "bf16.%i", "!eq|ne|lt|le|gt|ge and|or|xor", 90, 78},
+    {"set", "bf16.%u", "!lo|ls|hi|hs and|or|xor", 90, 78},
+    {"set", "bf16.f16 bf16.bf16 bf16.f32 bf16.f64 bf16x2.bf16x2 s16.bf16 s32.bf16 s32.bf16x2 u16.bf16 u32.bf16 "
+            "u32.bf16x2",
+     STC_FCMP " and|or|xor", 90, 78},
+    {"selp", "%b %i f32 f64", ""},
+    {"slct", "%b.s32 %i.s32 f32.s32 f64.s32", ""},
+    {"slct", "%b.f32 %i.f32 f32.f32 f64.f32", "ftz"},
+};
+#undef STC_FCMP
+
+// Operand counts and types of setp (p or p|q), set, selp, slct.
+void check_cmp_operands(const Instr& in, const Kernel& k) {
+  const DType d = in.type, s = in.type2, p = DType::Pred;
+  switch (in.op) {
+    case Op::Selp:
+      need_ops(in, 4);
+      check_operand(in, k, 0, d, OK_REG, Fit::Exact, true);
+      for (size_t i = 1; i < 3; ++i) check_operand(in, k, i, d, OK_SRC);
+      check_operand(in, k, 3, p, OK_SRC | OK_NEG);
+      return;
+    case Op::Slct:
+      need_ops(in, 4);
+      check_operand(in, k, 0, d, OK_REG, Fit::Exact, true);
+      for (size_t i = 1; i < 4; ++i) check_operand(in, k, i, i == 3 ? s : d, OK_SRC);
+      return;
+    default:
+      need_ops(in, in.bop == BoolOp::None ? 3 : 4);
+      if (in.op == Op::Setp && in.ops[0].kind == OpndKind::Vec && in.ops[0].vec.size() != 2)
+        throw DecodeError("setp writes p or p|q");
+      check_operand(in, k, 0, in.op == Op::Setp ? p : d, in.op == Op::Setp ? OK_REG | OK_VEC | OK_SINK : OK_REG,
+                    Fit::Exact, true);
+      check_operand(in, k, 1, s, OK_SRC);
+      check_operand(in, k, 2, s, OK_SRC);
+      if (in.ops.size() > 3) check_operand(in, k, 3, p, OK_SRC | OK_NEG);
+  }
+}
 
 template <class V>
 bool compare(Cmp cmp, V a, V b) {
@@ -151,56 +208,35 @@ ExecFn pick_set(DType t) { STC_PICK_CMP(ex_set, t) }
 
 }  // namespace
 
-void decode_cmp(Instr& in, const Kernel&) {
+void decode_cmp(Instr& in, const Kernel& k) {
+  check_form(in, k, form_table(kCmpForms));
   std::vector<DType> types;
-  const auto rest = common_mods(in, types);
-  if (!rest.empty()) unsupported(in, "modifier ." + rest[0]);
-  if (in.op == Op::Selp) {
-    if (types.size() != 1) throw DecodeError("selp needs one type");
-    in.type = types[0];
-    need_ops(in, 4);
-    imms_as(in, in.type);
-    in.fn = &ex_selp;
-    in.unit = Unit::INT;
-    return;
+  common_mods(in, types);
+  in.type = types[0];
+  in.type2 = types.back();
+  const bool pair = in.type2 == DType::F16x2 || in.type2 == DType::BF16x2;
+  check_cmp_operands(in, k);
+  switch (in.op) {
+    case Op::Selp:
+      imms_as(in, in.type);
+      in.fn = &ex_selp;
+      in.unit = Unit::INT;
+      return;
+    case Op::Slct:
+      imms_as(in, in.type, 1);
+      imm_as(in.ops[3], in.type2);
+      in.fn = in.type2 == DType::F32 ? &ex_slct<DType::F32> : &ex_slct<DType::S32>;
+      return;
+    case Op::Setp:
+      if (pair && in.ops.size() > 0 && in.ops[0].kind != OpndKind::Vec) throw DecodeError("setp on a packed pair needs p|q");
+      in.fn = pick_setp(in.type2);
+      break;
+    default:
+      in.fn = pick_set(in.type2);
   }
-  if (in.op == Op::Slct) {
-    if (types.size() != 2 || (types[1] != DType::S32 && types[1] != DType::F32))
-      throw DecodeError("slct needs .dtype.s32 or .dtype.f32");
-    in.type = types[0];
-    in.type2 = types[1];
-    need_ops(in, 4);
-    imms_as(in, in.type, 1);
-    imm_as(in.ops[3], in.type2);
-    in.fn = in.type2 == DType::F32 ? &ex_slct<DType::F32> : &ex_slct<DType::S32>;
-    return;
-  }
-  if (in.cmp == Cmp::None) throw DecodeError("'" + in.opcode + "' needs a comparison (.eq, .lt, ...)");
-  if (in.op == Op::Setp) {
-    if (types.size() != 1) throw DecodeError("setp needs one type");
-    in.type2 = types[0];
-    need_ops(in, in.bop == BoolOp::None ? 3 : 4);
-    imm_as(in.ops[1], in.type2);
-    imm_as(in.ops[2], in.type2);
-    const bool pair = in.type2 == DType::F16x2 || in.type2 == DType::BF16x2;
-    if (pair && in.ops[0].kind != OpndKind::Vec) throw DecodeError("setp on a packed pair needs p|q");
-    in.fn = pair ? (in.type2 == DType::F16x2 ? &ex_set2<DType::F16> : &ex_set2<DType::BF16>) : pick_setp(in.type2);
-  } else {
-    if (types.size() != 2) throw DecodeError("set needs .dtype.stype");
-    in.type = types[0];
-    in.type2 = types[1];
-    const bool pair = in.type2 == DType::F16x2 || in.type2 == DType::BF16x2;
-    static const DType scalar_dst[] = {DType::U32, DType::S32, DType::F32, DType::U16, DType::S16, DType::F16, DType::BF16};
-    bool ok = false;
-    if (pair) ok = in.type == in.type2 || in.type == DType::U32 || in.type == DType::S32;
-    else for (DType t : scalar_dst) ok |= in.type == t;
-    if (!ok) throw DecodeError(std::string("unsupported set destination type .") + dtype_name(in.type));
-    need_ops(in, in.bop == BoolOp::None ? 3 : 4);
-    imm_as(in.ops[1], in.type2);
-    imm_as(in.ops[2], in.type2);
-    in.fn = pair ? (in.type2 == DType::F16x2 ? &ex_set2<DType::F16> : &ex_set2<DType::BF16>) : pick_set(in.type2);
-  }
-  if (!in.fn) unsupported(in, std::string("type .") + dtype_name(in.type2));
+  imm_as(in.ops[1], in.type2);
+  imm_as(in.ops[2], in.type2);
+  if (pair) in.fn = in.type2 == DType::F16x2 ? &ex_set2<DType::F16> : &ex_set2<DType::BF16>;
   in.unit = unit_for(in.type2) == Unit::FP16 ? Unit::FP16 : unit_for(in.type2) == Unit::FP64 ? Unit::FP64 : Unit::INT;
 }
 

@@ -1,11 +1,32 @@
-// Control flow and barriers: bra (with SIMT divergence), ret/exit, trap, bar/barrier.
+// Control flow and synchronisation: bra (with SIMT divergence), ret/exit, trap, bar/barrier, and the
+// memory-ordering and hint instructions that are no-ops functionally (membar, fence, prefetch, nanosleep).
+#include <algorithm>
+
 #include "../ptx/errors.h"
 #include "cfg.h"
 #include "decode.h"
 #include "exec.h"
+#include "forms.h"
+#include "operands.h"
 
 namespace stc {
 namespace {
+
+// The forms of the family (forms.h).
+const Form kCtrlForms[] = {
+    {"bra", "-", "uni"},
+    {"ret", "-", "uni"},
+    {"exit", "-", ""},
+    {"trap", "-", ""},
+    {"bar", "-", "cta !sync"},
+    {"bar", "-", "!warp !sync"},
+    {"barrier", "-", "cta !sync aligned"},
+    {"membar", "-", "!gl|cta|sys"},
+    {"fence", "-", "sc|acq_rel !cta|gpu|sys"},
+    {"prefetch", "-", "global|local !L1|L2"},
+    {"prefetch", "-", "global !L2::evict_last|L2::evict_normal"},
+    {"nanosleep", "u32", ""},
+};
 
 int32_t sentinel(const ExecCtx& c) { return static_cast<int32_t>(c.L.kernel->code.size()); }
 
@@ -57,41 +78,61 @@ void ex_bar(ExecCtx& c, const Instr& in) {
 
 bool is_control(const Instr& in) { return in.op == Op::Bra || in.op == Op::Ret || in.op == Op::Exit || in.op == Op::Trap; }
 
-void decode_ctrl(Instr& in, const Kernel&) {
+void decode_ctrl(Instr& in, const Kernel& k) {
+  check_form(in, k, form_table(kCtrlForms));
   in.unit = Unit::BRANCH;
   if (in.op == Op::Bra) {
-    for (const auto& m : in.mods)
-      if (m == "uni") in.flags |= F_UNI;
-      else unsupported(in, "modifier ." + m);
+    if (!in.mods.empty()) in.flags |= F_UNI;
     need_ops(in, 1);
     if (in.ops[0].kind != OpndKind::Label) throw DecodeError("bra needs a label");
     in.fn = &ex_bra;
     return;
   }
-  if (!in.mods.empty()) unsupported(in, "modifier ." + in.mods[0]);
   need_ops(in, 0);
   in.fn = in.op == Op::Trap ? &ex_trap : &ex_exit;
 }
 
-void decode_bar(Instr& in, const Kernel&) {
-  // bar.sync a{, b} | barrier.sync{.aligned} a{, b} | bar.warp.sync mask (a warp-level no-op here)
+void decode_bar(Instr& in, const Kernel& k) {
+  // bar{.cta}.sync a{, b} | barrier{.cta}.sync{.aligned} a{, b} | bar.warp.sync mask (a warp-level no-op here)
+  check_form(in, k, form_table(kCtrlForms));
+  if (in.mods[0] != "cta" && std::find(in.mods.begin(), in.mods.end(), "cta") != in.mods.end())
+    throw DecodeError("'" + in.opcode + "': .cta comes before .sync");
   in.unit = Unit::SYNC;
-  bool sync = false, warp = false;
-  for (const auto& m : in.mods) {
-    if (m == "sync") sync = true;
-    else if (m == "aligned" || m == "cta") continue;
-    else if (m == "warp") warp = true;
-    else unsupported(in, "barrier form ." + m + " (only sync is supported)");
-  }
-  if (!sync) unsupported(in, "barrier form (only .sync is supported)");
-  if (warp) {
+  if (in.mods[0] == "warp") {
     need_ops(in, 1);
+    check_operand(in, k, 0, DType::B32, OK_SRC);
     in.sub = 1;
     in.fn = [](ExecCtx&, const Instr&) {};
     return;
   }
   need_ops(in, 1, 2);
+  check_operand(in, k, 0, DType::U32, OK_SRC);
+  if (in.ops[0].kind == OpndKind::Imm && in.ops[0].imm > 15)
+    throw DecodeError("barrier number " + std::to_string(static_cast<int64_t>(in.ops[0].imm)) + " out of range 0..15");
+  if (in.ops.size() > 1) {
+    check_operand(in, k, 1, DType::U32, OK_SRC);
+    if (in.ops[1].kind == OpndKind::Imm && in.ops[1].imm % 32 != 0)
+      throw DecodeError("a barrier's thread count must be a multiple of 32, got " +
+                        std::to_string(static_cast<int64_t>(in.ops[1].imm)));
+  }
   in.fn = &ex_bar;
+}
+
+// membar, fence, prefetch, nanosleep: checked, then nothing to do functionally.
+void decode_sync_nop(Instr& in, const Kernel& k) {
+  check_form(in, k, form_table(kCtrlForms));
+  if (in.op == Op::Prefetch) {
+    need_ops(in, 1);
+    std::vector<DType> types;
+    common_mods(in, types);
+    check_address(in, k, 0, in.space);
+  } else if (in.op == Op::Nanosleep) {
+    need_ops(in, 1);
+    check_operand(in, k, 0, DType::U32, OK_SRC);
+  } else {
+    need_ops(in, 0);
+  }
+  in.fn = [](ExecCtx&, const Instr&) {};
 }
 
 }  // namespace stc

@@ -1,13 +1,54 @@
 // Logic, shifts and bit manipulation: and or xor not cnot shl shr lop3 prmt shf bfe bfi brev clz popc
 // testp, and the special-function unit ops rcp sqrt rsqrt sin cos ex2 lg2 tanh.
+#include <algorithm>
 #include <cfenv>
 #include <cmath>
 
 #include "decode.h"
 #include "exec.h"
+#include "forms.h"
+#include "operands.h"
 
 namespace stc {
 namespace {
+
+// The forms of the families (forms.h).
+const Form kLogicForms[] = {
+    {"and", "pred b16 b32 b64", ""},
+    {"or", "pred b16 b32 b64", ""},
+    {"xor", "pred b16 b32 b64", ""},
+    {"not", "pred b16 b32 b64", ""},
+    {"cnot", "b16 b32 b64", ""},
+    {"shl", "b16 b32 b64", ""},
+    {"shr", "b16 b32 b64 u16 u32 u64 s16 s32 s64", ""},
+};
+const Form kBitsForms[] = {
+    {"lop3", "b32", ""},
+    {"prmt", "b32", "f4e|b4e|rc8|ecl|ecr|rc16"},
+    {"shf", "b32", "!l|r !wrap|clamp"},
+    {"bfe", "u32 u64 s32 s64", ""},
+    {"bfi", "b32 b64", ""},
+    {"brev", "b32 b64", ""},
+    {"clz", "b32 b64", ""},
+    {"popc", "b32 b64", ""},
+    {"testp", "f32 f64", "!finite|infinite|number|notanumber|normal|subnormal"},
+};
+const Form kSfuForms[] = {
+    {"rcp", "f32", "!approx|rn|rz|rm|rp ftz"},
+    {"rcp", "f64", "!rn|rz|rm|rp ftz"},
+    {"rcp", "f64", "!approx !ftz"},
+    {"sqrt", "f32", "!approx|rn|rz|rm|rp ftz"},
+    {"sqrt", "f64", "!rn|rz|rm|rp"},
+    {"rsqrt", "f32 f64", "!approx ftz"},
+    {"sin", "f32", "!approx ftz"},
+    {"cos", "f32", "!approx ftz"},
+    {"lg2", "f32", "!approx ftz"},
+    {"ex2", "f32", "!approx ftz"},
+    {"ex2", "f16 f16x2", "!approx"},
+    {"ex2", "bf16 bf16x2", "!approx !ftz", 90, 78},
+    {"tanh", "f32 f16 f16x2", "!approx"},
+    {"tanh", "bf16 bf16x2", "!approx", 90, 78},
+};
 
 template <int BYTES>
 void ex_logic(ExecCtx& c, const Instr& in) {
@@ -189,155 +230,176 @@ void ex_testp(ExecCtx& c, const Instr& in) {
   });
 }
 
+template <class V>
+V sfu_value(Op op, V a) {
+  switch (op) {
+    case Op::Rcp: return V(1) / a;
+    case Op::Sqrt: return std::sqrt(a);
+    case Op::Rsqrt: return V(1) / std::sqrt(a);
+    case Op::Sin: return std::sin(a);
+    case Op::Cos: return std::cos(a);
+    case Op::Ex2: return std::exp2(a);
+    case Op::Lg2: return std::log2(a);
+    case Op::Tanh: return std::tanh(a);
+    default: return a;
+  }
+}
+
+// f32 / f64. rcp / sqrt are IEEE-rounded in the instruction's mode (.rn, .rz, .rm, .rp); the host's
+// operations round in the current mode, set here for the directed ones. .ftz flushes subnormal inputs and
+// results (f32, and the f64 rcp / rsqrt forms that take it).
 template <DType T>
 void ex_sfu(ExecCtx& c, const Instr& in) {
   using V = typename TT<T>::V;
-  // rcp / sqrt are IEEE-rounded in the instruction's mode (.rn, .rz, .rm, .rp); the host's operations
-  // round in the current mode, set here for the directed ones.
   const bool directed = in.rnd == Rnd::RZ || in.rnd == Rnd::RM || in.rnd == Rnd::RP;
   const int old = directed ? std::fegetround() : 0;
   if (directed) std::fesetround(in.rnd == Rnd::RZ ? FE_TOWARDZERO : in.rnd == Rnd::RM ? FE_DOWNWARD : FE_UPWARD);
-  const bool ftz = T == DType::F32 && (in.flags & F_FTZ);
+  const bool ftz = in.flags & F_FTZ;
+  const auto flush = [ftz](V v) {
+    if constexpr (T == DType::F32) return ftz ? f32_ftz(v) : v;
+    else return ftz ? f64_ftz(v) : v;
+  };
   for_lanes(c.mask, [&](int l) {
-    V a = get<T>(c, in.ops[1], l);
-    if constexpr (T == DType::F32) if (ftz) a = f32_ftz(a);
-    V r{};
-    switch (in.op) {
-      case Op::Rcp: r = V(1) / a; break;
-      case Op::Sqrt: r = std::sqrt(a); break;
-      case Op::Rsqrt: r = V(1) / std::sqrt(a); break;
-      case Op::Sin: r = std::sin(a); break;
-      case Op::Cos: r = std::cos(a); break;
-      case Op::Ex2: r = std::exp2(a); break;
-      case Op::Lg2: r = std::log2(a); break;
-      case Op::Tanh: r = std::tanh(a); break;
-      default: break;
-    }
-    if constexpr (T == DType::F32) if (ftz) r = f32_ftz(r);
+    const V r = flush(sfu_value<V>(in.op, flush(get<T>(c, in.ops[1], l))));
     uint64_t bits = TT<T>::put(r);
-    if (std::isnan(r) && T == DType::F32) bits = kCanonicalNaN32;  // the hardware's NaNs
-    if (std::isnan(r) && T == DType::F16) bits = kCanonicalNaN16;
+    if (std::isnan(r) && T == DType::F32) bits = kCanonicalNaN32;  // the hardware's f32 NaN
     set_reg(c, in.ops[0].reg, l, bits);
   });
   if (directed) std::fesetround(old);
 }
 
+// f16 / bf16, one or two (f16x2 / bf16x2) per register: computed in double, rounded once to the type;
+// NaN gives the canonical NaN, .ftz (ex2.approx.ftz.bf16) flushes subnormal inputs and results.
+template <DType H>
+void ex_sfu_half(ExecCtx& c, const Instr& in) {
+  const int halves = dtype_bytes(in.type) / 2;
+  const bool ftz = in.flags & F_FTZ;
+  const auto flush = [&](uint16_t h) {
+    const bool sub = H == DType::F16 ? (h & 0x7c00) == 0 : (h & 0x7f80) == 0;
+    return ftz && sub ? static_cast<uint16_t>(h & 0x8000) : h;
+  };
+  for_lanes(c.mask, [&](int l) {
+    const uint64_t a = src_bits(c, in.ops[1], l);
+    uint64_t out = 0;
+    for (int h = 0; h < halves; ++h) {
+      const double r = sfu_value<double>(in.op, TT<H>::get(flush(static_cast<uint16_t>(a >> (16 * h)))));
+      const uint16_t bits = std::isnan(r) ? kCanonicalNaN16 : flush(static_cast<uint16_t>(TT<H>::put(r)));
+      out |= static_cast<uint64_t>(bits) << (16 * h);
+    }
+    set_reg(c, in.ops[0].reg, l, out);
+  });
+}
+
 int bytes_of(const Instr& in) { return dtype_bytes(in.type); }
+
+// The operands of lop3 prmt shf bfe bfi brev clz popc testp: counts first, then each operand's type.
+void check_bits_operands(Instr& in, const Kernel& k) {
+  const DType t = in.type, u = DType::U32;
+  std::vector<DType> types;
+  switch (in.op) {
+    case Op::Lop3: types = {t, t, t, t}; break;
+    case Op::Prmt: types = {t, t, t, t}; break;
+    case Op::Shf: types = {t, t, t, u}; break;
+    case Op::Bfe: types = {t, t, u, u}; break;
+    case Op::Bfi: types = {t, t, t, u, u}; break;
+    case Op::Clz: case Op::Popc: types = {u, t}; break;
+    case Op::Testp: types = {DType::Pred, t}; break;
+    default: types = {t, t}; break;
+  }
+  need_ops(in, types.size() + (in.op == Op::Lop3 ? 1 : 0));
+  check_operand(in, k, 0, types[0], OK_REG, Fit::Exact, true);
+  for (size_t i = 1; i < types.size(); ++i) check_operand(in, k, i, types[i], OK_SRC);
+  if (in.op == Op::Lop3) check_operand(in, k, 4, DType::B32, OK_IMM);
+}
 
 }  // namespace
 
-void decode_logic(Instr& in, const Kernel&) {
+void decode_logic(Instr& in, const Kernel& k) {
+  check_form(in, k, form_table(kLogicForms));
   std::vector<DType> types;
-  const auto rest = common_mods(in, types);
-  if (!rest.empty()) unsupported(in, "modifier ." + rest[0]);
-  if (types.size() != 1) throw DecodeError("'" + in.opcode + "' needs exactly one type");
+  common_mods(in, types);
   in.type = types[0];
   const bool unary = in.op == Op::Not || in.op == Op::Cnot;
   need_ops(in, unary ? 2 : 3);
+  const bool shift = in.op == Op::Shl || in.op == Op::Shr;
+  check_operand(in, k, 0, in.type, OK_REG, Fit::Exact, true);
+  for (size_t i = 1; i < in.ops.size(); ++i)
+    check_operand(in, k, i, shift && i == 2 ? DType::U32 : in.type, OK_SRC | OK_NEG);
   in.unit = Unit::INT;
+  const int bytes = bytes_of(in);
   if (in.op == Op::Shl || in.op == Op::Shr) {
     const bool s = dtype_is_signed(in.type) && in.op == Op::Shr;
-    switch (bytes_of(in)) {
-      case 2: in.fn = pick_shift<2>(s); break;
-      case 4: in.fn = pick_shift<4>(s); break;
-      case 8: in.fn = pick_shift<8>(s); break;
-      default: unsupported(in, "shift type");
-    }
-    return;
-  }
-  if (in.type == DType::Pred) {
-    if (in.op == Op::Cnot) unsupported(in, "cnot on predicates");
+    in.fn = bytes == 2 ? pick_shift<2>(s) : bytes == 4 ? pick_shift<4>(s) : pick_shift<8>(s);
+  } else if (in.type == DType::Pred) {
     in.fn = &ex_pred_logic;
-    return;
-  }
-  switch (bytes_of(in)) {
-    case 2: in.fn = &ex_logic<2>; break;
-    case 4: in.fn = &ex_logic<4>; break;
-    case 8: in.fn = &ex_logic<8>; break;
-    default: unsupported(in, "logic type");
+  } else {
+    in.fn = bytes == 2 ? &ex_logic<2> : bytes == 4 ? &ex_logic<4> : &ex_logic<8>;
   }
 }
 
-void decode_bits(Instr& in, const Kernel&) {
+void decode_bits(Instr& in, const Kernel& k) {
+  check_form(in, k, form_table(kBitsForms));
   std::vector<DType> types;
-  auto rest = common_mods(in, types);
+  const auto rest = common_mods(in, types);
   in.unit = Unit::INT;
-  if (in.op == Op::Testp) {
-    static const char* kinds[] = {"finite", "infinite", "number", "notanumber", "normal", "subnormal"};
-    static const uint8_t map[] = {0, 1, 3, 2, 4, 5};
-    bool found = false;
-    for (int i = 0; i < 6 && !rest.empty(); ++i)
-      if (rest[0] == kinds[i]) { in.sub = map[i]; found = true; }
-    if (!found || types.size() != 1) throw DecodeError("testp needs .finite|.infinite|.number|.notanumber|.normal|.subnormal and .f32/.f64");
-    need_ops(in, 2);
-    in.type = types[0];
-    in.unit = unit_for(in.type);
-    in.fn = in.type == DType::F64 ? &ex_testp<DType::F64> : &ex_testp<DType::F32>;
-    return;
-  }
-  if (in.op == Op::Prmt) {
-    static const char* modes[] = {"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"};
-    for (const auto& m : rest) {
-      bool ok = false;
-      for (int i = 0; i < 6; ++i)
-        if (m == modes[i]) { in.sub = static_cast<uint8_t>(i + 1); ok = true; }
-      if (!ok) unsupported(in, "modifier ." + m);
-    }
-    need_ops(in, 4);
-    in.fn = &ex_prmt;
-    return;
-  }
-  if (in.op == Op::Shf) {
-    for (const auto& m : rest) {
-      if (m == "l") in.flags |= F_SHIFT_L;
-      else if (m == "r") in.flags |= F_SHIFT_R;
-      else if (m == "wrap") {}
-      else unsupported(in, "modifier ." + m);
-    }
-    if (!(in.flags & (F_SHIFT_L | F_SHIFT_R))) throw DecodeError("shf needs .l or .r");
-    need_ops(in, 4);
-    in.fn = &ex_shf;
-    return;
-  }
-  if (!rest.empty()) unsupported(in, "modifier ." + rest[0]);
-  if (types.size() != 1) throw DecodeError("'" + in.opcode + "' needs exactly one type");
   in.type = types[0];
+  const auto index_of = [&](std::initializer_list<const char*> names) {
+    int i = 0;
+    for (const char* n : names) {
+      if (std::find(rest.begin(), rest.end(), n) != rest.end()) return i;
+      ++i;
+    }
+    return -1;
+  };
   const int b = bytes_of(in);
   const bool s = dtype_is_signed(in.type);
-  if (b != 4 && b != 8) unsupported(in, "type");
+  check_bits_operands(in, k);
   switch (in.op) {
+    case Op::Testp: {
+      static const uint8_t sub[] = {0, 1, 3, 2, 4, 5};
+      in.sub = sub[index_of({"finite", "infinite", "number", "notanumber", "normal", "subnormal"})];
+      in.unit = unit_for(in.type);
+      in.fn = in.type == DType::F64 ? &ex_testp<DType::F64> : &ex_testp<DType::F32>;
+      return;
+    }
+    case Op::Prmt:
+      in.sub = static_cast<uint8_t>(index_of({"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"}) + 1);
+      in.fn = &ex_prmt;
+      return;
+    case Op::Shf:
+      in.flags |= index_of({"l"}) == 0 ? F_SHIFT_L : F_SHIFT_R;
+      in.fn = &ex_shf;
+      return;
     case Op::Lop3:
-      need_ops(in, 5);
-      if (in.ops[4].kind != OpndKind::Imm) throw DecodeError("lop3 needs an immediate lookup table");
       in.fn = &ex_lop3;
       return;
     case Op::Bfe:
-      need_ops(in, 4);
       in.fn = b == 4 ? (s ? &ex_bfe<4, true> : &ex_bfe<4, false>) : (s ? &ex_bfe<8, true> : &ex_bfe<8, false>);
       return;
     case Op::Bfi:
-      need_ops(in, 5);
       in.fn = b == 4 ? &ex_bfi<4> : &ex_bfi<8>;
       return;
-    default:
-      need_ops(in, 2);
+    default:  // brev clz popc
       in.fn = b == 4 ? &ex_bitcount<4> : &ex_bitcount<8>;
   }
 }
 
-void decode_sfu(Instr& in, const Kernel&) {
+void decode_sfu(Instr& in, const Kernel& k) {
+  check_form(in, k, form_table(kSfuForms));
   std::vector<DType> types;
-  const auto rest = common_mods(in, types);
-  if (!rest.empty()) unsupported(in, "modifier ." + rest[0]);
-  if (types.size() != 1) throw DecodeError("'" + in.opcode + "' needs exactly one type");
+  common_mods(in, types);
   in.type = types[0];
   need_ops(in, 2);
+  check_operand(in, k, 0, in.type, OK_REG, Fit::Exact, true);
+  check_operand(in, k, 1, in.type, OK_SRC);
   imms_as(in, in.type);
   in.unit = in.type == DType::F64 ? Unit::FP64 : Unit::SFU;
-  if (in.type == DType::F32) in.fn = &ex_sfu<DType::F32>;
-  else if (in.type == DType::F64) in.fn = &ex_sfu<DType::F64>;
-  else if (in.type == DType::F16) in.fn = &ex_sfu<DType::F16>;
-  else unsupported(in, std::string("type .") + dtype_name(in.type));
+  switch (in.type) {
+    case DType::F32: in.fn = &ex_sfu<DType::F32>; break;
+    case DType::F64: in.fn = &ex_sfu<DType::F64>; break;
+    case DType::F16: case DType::F16x2: in.fn = &ex_sfu_half<DType::F16>; break;
+    default: in.fn = &ex_sfu_half<DType::BF16>; break;
+  }
 }
 
 }  // namespace stc

@@ -1,10 +1,13 @@
 // Memory instructions: ld ldu st atom red cp.async, and the address resolution / fault machinery they share.
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
 #include "../ptx/errors.h"
 #include "decode.h"
 #include "exec.h"
+#include "forms.h"
+#include "operands.h"
 #include "memory.h"
 
 namespace stc {
@@ -187,33 +190,80 @@ void ex_cp_async(ExecCtx& c, const Instr& in) {
   });
 }
 
-bool ignorable_ldst_mod(const std::string& m) {
-  static const char* ok[] = {"weak", "relaxed", "acquire", "release", "ca", "cg", "cs", "lu", "cv", "wb", "wt",
-                             "gpu", "sys", "cta", "mmio", "unified", "L2::cache_hint"};
-  for (const char* o : ok)
-    if (m == o) return true;
-  return m.rfind("L1::", 0) == 0 || m.rfind("L2::", 0) == 0;
-}
+// The forms of the family (forms.h). Cache operators, eviction priorities, prefetch sizes, memory orders and
+// scopes are accepted as PTX allows them and do not change the functional result (cg is read by the timing
+// model: it bypasses L1). .v4 takes elements of up to 32 bits.
+#define STC_T "b8 u8 s8 %b %i f32 f64"
+#define STC_T4 "b8 u8 s8 b16 b32 u16 u32 s16 s32 f32"
+#define STC_L1 " L1::evict_normal|L1::evict_unchanged|L1::evict_first|L1::evict_last|L1::no_allocate"
+#define STC_L2 " L2::64B|L2::128B|L2::256B"
+#define STC_SCOPE " !cta|gpu|sys"
+#define STC_ATOM " global|shared|shared::cta relaxed|acquire|release|acq_rel cta|gpu|sys"
+#define STC_RED " global|shared|shared::cta relaxed|release cta|gpu|sys"
+const Form kMemForms[] = {
+    {"ld", STC_T, "global ca|cg|cs|lu|cv weak|volatile v2" STC_L1 STC_L2},
+    {"ld", STC_T4, "global ca|cg|cs|lu|cv weak|volatile !v4" STC_L1 STC_L2},
+    {"ld", STC_T, "!global !nc ca|cg|cs v2" STC_L1 STC_L2},
+    {"ld", STC_T4, "!global !nc ca|cg|cs !v4" STC_L1 STC_L2},
+    {"ld", STC_T, "global !relaxed|acquire" STC_SCOPE " v2" STC_L1 STC_L2},
+    {"ld", STC_T4, "global !relaxed|acquire" STC_SCOPE " !v4" STC_L1 STC_L2},
+    {"ld", STC_T, "!shared|shared::cta ca|cg|cs|lu|cv weak|volatile v2"},
+    {"ld", STC_T4, "!shared|shared::cta ca|cg|cs|lu|cv weak|volatile !v4"},
+    {"ld", STC_T, "!shared|shared::cta !relaxed|acquire" STC_SCOPE " v2"},
+    {"ld", STC_T4, "!shared|shared::cta !relaxed|acquire" STC_SCOPE " !v4"},
+    {"ld", STC_T, "!local|param|const ca|cg|cs|lu|cv weak v2"},
+    {"ld", STC_T4, "!local|param|const ca|cg|cs|lu|cv weak !v4"},
+    {"ldu", STC_T, "global v2"},
+    {"ldu", STC_T4, "global !v4"},
+    {"st", STC_T, "global wb|cg|cs|wt weak|volatile v2" STC_L1},
+    {"st", STC_T4, "global wb|cg|cs|wt weak|volatile !v4" STC_L1},
+    {"st", STC_T, "global !relaxed|release" STC_SCOPE " v2" STC_L1},
+    {"st", STC_T4, "global !relaxed|release" STC_SCOPE " !v4" STC_L1},
+    {"st", STC_T, "!shared|shared::cta wb|cg|cs|wt weak|volatile v2"},
+    {"st", STC_T4, "!shared|shared::cta wb|cg|cs|wt weak|volatile !v4"},
+    {"st", STC_T, "!shared|shared::cta !relaxed|release" STC_SCOPE " v2"},
+    {"st", STC_T4, "!shared|shared::cta !relaxed|release" STC_SCOPE " !v4"},
+    {"st", STC_T, "!local wb|cg|cs|wt weak v2"},
+    {"st", STC_T4, "!local wb|cg|cs|wt weak !v4"},
+    {"atom", "u32 u64 s32 f32 f64", "!add" STC_ATOM},
+    {"atom", "f16 f16x2", "!add !noftz" STC_ATOM},
+    {"atom", "bf16 bf16x2", "!add !noftz" STC_ATOM, 90, 78},
+    {"atom", "u32 u64 s32 s64", "!min|max" STC_ATOM},
+    {"atom", "b32 b64", "!and|or|xor|exch" STC_ATOM},
+    {"atom", "b16 b32 b64", "!cas" STC_ATOM},
+    {"atom", "u32", "!inc|dec" STC_ATOM},
+    {"red", "u32 u64 s32 f32 f64", "!add" STC_RED},
+    {"red", "f16 f16x2", "!add !noftz" STC_RED},
+    {"red", "bf16 bf16x2", "!add !noftz" STC_RED, 90, 78},
+    {"red", "u32 u64 s32 s64", "!min|max" STC_RED},
+    {"red", "b32 b64", "!and|or|xor" STC_RED},
+    {"red", "u32", "!inc|dec" STC_RED},
+    {"cp", "-", "!async !ca !shared|shared::cta !global L2::64B|L2::128B|L2::256B"},
+    {"cp", "-", "!async !cg !shared|shared::cta !global L2::64B|L2::128B|L2::256B"},
+    {"cp", "-", "!async !commit_group|wait_group|wait_all"},
+};
+#undef STC_T
+#undef STC_T4
+#undef STC_L1
+#undef STC_L2
+#undef STC_SCOPE
+#undef STC_ATOM
+#undef STC_RED
 
 }  // namespace
 
-void decode_ldst(Instr& in, const Kernel&) {
+void decode_ldst(Instr& in, const Kernel& k) {
+  check_form(in, k, form_table(kMemForms));
   std::vector<DType> types;
-  bool hint = false;
-  for (const auto& m : common_mods(in, types)) {
-    if (m == "L2::cache_hint") hint = true;
+  for (const auto& m : common_mods(in, types))
     if (m == "cg") in.flags |= F_CG;  // cache at L2, not L1 (the timing model bypasses L1)
-    if (!ignorable_ldst_mod(m)) unsupported(in, "modifier ." + m);
-  }
   in.flags &= ~(F_NC | F_VOLATILE);
-  if (types.size() != 1) throw DecodeError("'" + in.opcode + "' needs one type");
   in.type = types[0];
-  if (in.type == DType::B128 || in.type == DType::Pred) unsupported(in, "type");
-  need_ops(in, hint ? 3 : 2);
+  need_ops(in, 2);
   const bool load = in.op != Op::St;
-  const Operand& mem = in.ops[load ? 1 : 0];
   const Operand& val = in.ops[load ? 0 : 1];
-  if (mem.kind != OpndKind::Mem) throw DecodeError("expected an address operand [..]");
+  check_address(in, k, load ? 1 : 0, in.space);
+  check_operand(in, k, load ? 0 : 1, in.type, (in.vec > 1 ? uint32_t{OK_VEC} : uint32_t{OK_REG}) | (load ? 0u : uint32_t{OK_IMM}), Fit::Relaxed, load);
   if (in.vec > 1 && (val.kind != OpndKind::Vec || val.vec.size() != in.vec))
     throw DecodeError("vector access needs a {..} operand of " + std::to_string(in.vec) + " registers");
   if (in.vec == 1 && val.kind == OpndKind::Vec) throw DecodeError("a {..} operand needs .v2 or .v4");
@@ -223,26 +273,21 @@ void decode_ldst(Instr& in, const Kernel&) {
   in.fn = load ? &ex_ld : &ex_st;
 }
 
-void decode_atom(Instr& in, const Kernel&) {
+void decode_atom(Instr& in, const Kernel& k) {
+  check_form(in, k, form_table(kMemForms));
   std::vector<DType> types;
   static const std::pair<const char*, AtomOp> ops[] = {
       {"add", A_ADD}, {"min", A_MIN}, {"max", A_MAX}, {"and", A_AND}, {"or", A_OR}, {"xor", A_XOR},
       {"exch", A_EXCH}, {"cas", A_CAS}, {"inc", A_INC}, {"dec", A_DEC}};
-  bool have_op = false;
-  for (const auto& m : common_mods(in, types)) {
-    bool matched = false;
+  for (const auto& m : common_mods(in, types))
     for (const auto& [n, o] : ops)
-      if (m == n) { in.sub = o; have_op = matched = true; }
-    if (!matched && !ignorable_ldst_mod(m) && m != "noftz") unsupported(in, "modifier ." + m);
-  }
-  if (!have_op) throw DecodeError("'" + in.opcode + "' needs an operation (.add, .cas, ...)");
-  if (types.size() != 1) throw DecodeError("'" + in.opcode + "' needs one type");
+      if (m == n) in.sub = o;
   in.type = types[0];
-  const bool half = in.type == DType::F16 || in.type == DType::F16x2 || in.type == DType::BF16 || in.type == DType::BF16x2;
-  if (in.type == DType::B128 || (half && in.sub != A_ADD)) unsupported(in, "atomic type");
   const size_t base = in.op == Op::Atom ? 1 : 0;
   need_ops(in, base + (in.sub == A_CAS ? 3 : 2));
-  if (in.ops[base].kind != OpndKind::Mem) throw DecodeError("expected an address operand [..]");
+  if (base) check_operand(in, k, 0, in.type, OK_REG | OK_SINK, Fit::Exact, true);
+  check_address(in, k, base, in.space);
+  for (size_t i = base + 1; i < in.ops.size(); ++i) check_operand(in, k, i, in.type, OK_SRC);
   imms_as(in, in.type, base + 1);
   in.unit = Unit::LDST;
   in.fn = &ex_atom;
@@ -250,34 +295,37 @@ void decode_atom(Instr& in, const Kernel&) {
 
 void decode_cpasync(Instr& in, const Kernel& k) {
   // cp.async.{ca,cg}.shared{::cta}.global ... | cp.async.commit_group | cp.async.wait_group N | cp.async.wait_all
-  if (in.mods.empty() || in.mods[0] != "async") unsupported(in, "cp form (only cp.async)");
-  const std::string what = in.mods.size() > 1 ? in.mods[1] : "";
+  check_form(in, k, form_table(kMemForms));
+  const auto has = [&](const char* m) { return std::find(in.mods.begin(), in.mods.end(), m) != in.mods.end(); };
   in.unit = Unit::LDST;
   in.traits.writes_dst = false;
   in.traits.sched = SchedKind::Fence;
   in.traits.op_class = "cp_async";  // exists only where the config has cp.async (sm_80+)
-  if (what == "commit_group") { need_ops(in, 0); in.traits.async = AsyncKind::Commit; in.fn = [](ExecCtx&, const Instr&) {}; return; }
-  if (what == "wait_group") {
+  if (has("commit_group")) { need_ops(in, 0); in.traits.async = AsyncKind::Commit; in.fn = [](ExecCtx&, const Instr&) {}; return; }
+  if (has("wait_group")) {
     need_ops(in, 1);
     if (in.ops[0].kind != OpndKind::Imm) throw DecodeError("cp.async.wait_group needs an immediate");
     in.traits.async = AsyncKind::WaitGroup;
     in.fn = [](ExecCtx&, const Instr&) {};
     return;
   }
-  if (what == "wait_all") { need_ops(in, 0); in.traits.async = AsyncKind::WaitAll; in.fn = [](ExecCtx&, const Instr&) {}; return; }
-  if (what != "ca" && what != "cg") unsupported(in, "cp.async form ." + what);
-  if (what == "cg") in.flags |= F_CG;
-  for (size_t i = 2; i < in.mods.size(); ++i) {
-    const std::string& m = in.mods[i];
-    if (m == "shared" || m == "shared::cta" || m == "global" || m.rfind("L2::", 0) == 0) continue;
-    unsupported(in, "modifier ." + m);
+  if (has("wait_all")) { need_ops(in, 0); in.traits.async = AsyncKind::WaitAll; in.fn = [](ExecCtx&, const Instr&) {}; return; }
+  // The destination's space comes first: cp.async.ca.global.shared is refused, as by ptxas.
+  const auto shared = std::find_if(in.mods.begin(), in.mods.end(), [](const std::string& m) { return m.rfind("shared", 0) == 0; });
+  if (std::find(in.mods.begin(), in.mods.end(), "global") < shared) throw DecodeError("cp.async copies .shared from .global, in that order");
+  if (has("cg")) in.flags |= F_CG;
+  need_ops(in, 3, 4);
+  check_address(in, k, 0, Space::Shared);
+  check_address(in, k, 1, Space::Global);
+  check_operand(in, k, 2, DType::U32, OK_IMM);
+  if (in.ops.size() > 3) {
+    const bool pred = in.ops[3].kind == OpndKind::Reg && in.ops[3].reg >= 0 &&
+                      k.regs[static_cast<size_t>(in.ops[3].reg)].type == DType::Pred;
+    check_operand(in, k, 3, pred ? DType::Pred : DType::U32, OK_SRC | (pred ? uint32_t{OK_NEG} : 0u));
   }
-  need_ops(in, 3, 5);
-  if (in.ops[0].kind != OpndKind::Mem || in.ops[1].kind != OpndKind::Mem || in.ops[2].kind != OpndKind::Imm)
-    throw DecodeError("cp.async needs [dst], [src], cp-size");
   const uint64_t cp = in.ops[2].imm;
   if (cp != 4 && cp != 8 && cp != 16) throw DecodeError("cp.async cp-size must be 4, 8 or 16");
-  if (what == "cg" && cp != 16) throw DecodeError("cp.async.cg needs cp-size 16");
+  if (has("cg") && cp != 16) throw DecodeError("cp.async.cg needs cp-size 16");
   if (in.ops.size() > 3 && in.ops[3].kind == OpndKind::Reg && in.ops[3].reg >= 0 &&
       k.regs[static_cast<size_t>(in.ops[3].reg)].type == DType::Pred)
     in.num = 1;  // ignore-src predicate form

@@ -3,6 +3,8 @@
 
 #include "decode.h"
 #include "exec.h"
+#include "forms.h"
+#include "operands.h"
 #include "memory.h"
 
 namespace stc {
@@ -13,11 +15,11 @@ uint64_t special_value(const ExecCtx& c, const Operand& o, int lane) {
   switch (o.sreg) {
     case SReg::Tid: {
       const uint32_t x = tid % L.block[0], y = (tid / L.block[0]) % L.block[1], z = tid / (L.block[0] * L.block[1]);
-      return o.comp == 0 ? x : o.comp == 1 ? y : z;
+      return o.comp == 0 ? x : o.comp == 1 ? y : o.comp == 2 ? z : 0;
     }
-    case SReg::Ntid: return L.block[o.comp];
-    case SReg::Ctaid: return c.cta.ctaid[o.comp];
-    case SReg::Nctaid: return L.grid[o.comp];
+    case SReg::Ntid: return o.comp < 3 ? L.block[o.comp] : 0;  // .w of the .v4 registers reads 0
+    case SReg::Ctaid: return o.comp < 3 ? c.cta.ctaid[o.comp] : 0;
+    case SReg::Nctaid: return o.comp < 3 ? L.grid[o.comp] : 0;
     case SReg::Laneid: return static_cast<uint64_t>(lane);
     case SReg::Warpid: return c.w.warp_in_cta;
     case SReg::Nwarpid: return 64;
@@ -38,6 +40,50 @@ uint64_t special_value(const ExecCtx& c, const Operand& o, int lane) {
 }
 
 namespace {
+
+// The forms of the family (forms.h). cvt's type key is "dst.src".
+const Form kMoveForms[] = {
+    {"mov", "pred %b %i f32 f64", ""},
+    // integer <-> integer; .sat where the value can be out of the destination's range
+    {"cvt", "%i8.%i8", ""},
+    {"cvt", "u8.s16 u16.s16 u32.s16 u64.s16 s8.s16 u8.s32 u16.s32 u32.s32 u64.s32 s8.s32 s16.s32 u8.s64 u16.s64 "
+            "u32.s64 u64.s64 s8.s64 s16.s64 s32.s64 u8.s8 u16.s8 u32.s8 u64.s8 u8.u16 s8.u16 s16.u16 u8.u32 u16.u32 "
+            "s8.u32 s16.u32 s32.u32 u8.u64 u16.u64 u32.u64 s8.u64 s16.u64 s32.u64 s64.u64 s8.u8",
+     "sat"},
+    // float -> float: exact widening, rounding of narrowing, integral rounding to the same type
+    {"cvt", "f16.f16 f64.f16 f64.f64", "sat"},
+    {"cvt", "f32.f16 f32.f32 f64.f32", "ftz sat"},
+    {"cvt", "f32.bf16", "rn|rz|rm|rp", 80, 71},
+    {"cvt", "f32.bf16", "rn|rz|rm|rp !ftz", 90, 78},
+    {"cvt", "bf16.f16 f16.bf16 bf16.bf16 f64.bf16", "", 90, 78},
+    {"cvt", "f16.bf16 f64.bf16 bf16.f64 bf16.f16", "!rn|rz|rm|rp", 90, 78},
+    {"cvt", "bf16.f32", "!rn|rz|rm|rp ftz relu"},
+    {"cvt", "f16.f32", "!rn|rz|rm|rp ftz sat|relu"},
+    {"cvt", "f16.f64", "!rn|rz|rm|rp sat"},
+    {"cvt", "f32.f64", "!rn|rz|rm|rp ftz sat"},
+    {"cvt", "f16x2.f32 bf16x2.f32", "!rn|rz relu"},
+    {"cvt", "f16.f16 f64.f64", "!rni|rzi|rmi|rpi sat"},
+    {"cvt", "f32.f32", "!rni|rzi|rmi|rpi ftz sat"},
+    {"cvt", "bf16.bf16", "!rni|rzi|rmi|rpi", 90, 78},
+    // float -> integer (rounded to an integral value) and integer -> float
+    {"cvt", "%i8.f16 %i8.f64", "!rni|rzi|rmi|rpi sat"},
+    {"cvt", "%i8.f32", "!rni|rzi|rmi|rpi ftz sat"},
+    {"cvt", "%i.bf16", "!rni|rzi|rmi|rpi", 90, 78},
+    {"cvt", "f16.%i8 f64.%i8", "!rn|rz|rm|rp sat"},
+    {"cvt", "f32.%i8", "!rn|rz|rm|rp ftz sat"},
+    {"cvt", "bf16.%i", "!rn|rz|rm|rp", 90, 78},
+    {"cvta", "u32 u64", "!global|shared|shared::cta|local|const to"},
+};
+
+// The bit type of `bytes` bytes (None for other widths).
+DType bit_type(int bytes) {
+  switch (bytes) {
+    case 2: return DType::B16;
+    case 4: return DType::B32;
+    case 8: return DType::B64;
+    default: return DType::None;
+  }
+}
 
 // mov d, a  |  mov.b32 {a, b}, r (unpack)  |  mov.b32 r, {a, b} (pack)
 void ex_mov(ExecCtx& c, const Instr& in) {
@@ -127,8 +173,9 @@ bool is_int_rounding(Rnd r) { return r == Rnd::RNI || r == Rnd::RZI || r == Rnd:
 
 // cvt to a floating-point type: rounded once from the exact source value in the instruction's direction
 // (.rn when none is given, as for the exact widening conversions); integer rounding (.rni ...) for
-// float -> float rounds to an integral value; .sat clamps to [0, 1] (NaN -> 0); .ftz flushes f32 subnormals.
-uint64_t to_float(DType d, DType s, const Num& n, Rnd r, bool sat, bool ftz) {
+// float -> float rounds to an integral value; .sat clamps to [0, 1] (NaN -> 0); .ftz flushes f32 subnormals;
+// .relu (f32 -> f16 / bf16) clamps negative values to +0.
+uint64_t to_float(DType d, DType s, const Num& n, Rnd r, bool sat, bool ftz, bool relu) {
   int eb, mb;
   float_format(d, eb, mb);
   uint64_t out;
@@ -137,6 +184,7 @@ uint64_t to_float(DType d, DType s, const Num& n, Rnd r, bool sat, bool ftz) {
     if (ftz && s == DType::F32) v = f32_ftz(static_cast<float>(v));
     if (is_int_rounding(r)) v = round_int(v, r);
     if (sat) v = !(v > 0) ? 0.0 : v > 1 ? 1.0 : v;  // NaN and -0 -> +0
+    if (relu) v = stc::relu(v);                         // .relu: negative and -0 -> +0 (NaN stays NaN)
     if (std::isnan(v) && d != DType::F64) {
       // From f64 the NaN keeps its sign and the top of its payload (quieted); from f16 / f32 the result
       // is the canonical NaN (as on an H100).
@@ -197,12 +245,12 @@ uint64_t to_int(DType d, DType src, const Num& n, Rnd r, bool sat) {
 
 void ex_cvt(ExecCtx& c, const Instr& in) {
   const DType d = in.type, s = in.type2;
-  const bool sat = in.flags & F_SAT, ftz = in.flags & F_FTZ;
+  const bool sat = in.flags & F_SAT, ftz = in.flags & F_FTZ, relu = in.flags & F_RELU;
   const bool dfloat = dtype_is_float(d);
   for_lanes(c.mask, [&](int l) {
     Num n = read_num(s, src_bits(c, in.ops[1], l));
     if (ftz && s == DType::F32 && !dfloat) n.f = f32_ftz(static_cast<float>(n.f));
-    uint64_t r = dfloat ? to_float(d, s, n, in.rnd, sat, ftz) : to_int(d, s, n, in.rnd, sat);
+    uint64_t r = dfloat ? to_float(d, s, n, in.rnd, sat, ftz, relu) : to_int(d, s, n, in.rnd, sat);
     // A register wider than the destination type receives the value sign-extended for a signed type
     // (`cvt.s8.s32 %rs1, %r1` fills the 16-bit %rs1), zero-extended otherwise.
     if (!dfloat && dtype_is_signed(d)) r = sext(r, dtype_bytes(d));
@@ -216,7 +264,7 @@ void ex_cvt_pack(ExecCtx& c, const Instr& in) {
   const bool relu = in.flags & F_RELU;
   for_lanes(c.mask, [&](int l) {
     double hi = f32_from_bits(src_bits(c, in.ops[1], l)), lo = f32_from_bits(src_bits(c, in.ops[2], l));
-    if (relu) { hi = hi < 0 ? 0 : hi; lo = lo < 0 ? 0 : lo; }
+    if (relu) { hi = stc::relu(hi); lo = stc::relu(lo); }
     const RoundDir dir = dir_of(in.rnd);
     const uint64_t h = std::isnan(hi) ? kCanonicalNaN16 : round_double_to_format(hi, bf ? 8 : 5, bf ? 7 : 10, dir);
     const uint64_t w = std::isnan(lo) ? kCanonicalNaN16 : round_double_to_format(lo, bf ? 8 : 5, bf ? 7 : 10, dir);
@@ -238,58 +286,65 @@ void ex_cvta(ExecCtx& c, const Instr& in) {
 
 }  // namespace
 
-void decode_mov(Instr& in, const Kernel&) {
+void decode_mov(Instr& in, const Kernel& k) {
+  check_form(in, k, form_table(kMoveForms));
   std::vector<DType> types;
-  const auto rest = common_mods(in, types);
-  if (!rest.empty()) unsupported(in, "modifier ." + rest[0]);
-  if (types.size() != 1) throw DecodeError("mov needs one type");
+  common_mods(in, types);
   in.type = types[0];
   need_ops(in, 2);
-  if (in.ops[1].kind == OpndKind::Mem || in.ops[1].kind == OpndKind::Label) throw DecodeError("bad mov source");
-  if (in.ops[0].kind != OpndKind::Reg && in.ops[0].kind != OpndKind::Vec) throw DecodeError("bad mov destination");
-  if (in.ops[0].kind == OpndKind::Vec && !in.ops[0].vec_imm.empty()) throw DecodeError("immediate in a destination");
+  if (in.ops[0].kind == OpndKind::Vec || in.ops[1].kind == OpndKind::Vec) {  // unpack d -> {a, b} / pack {a, b} -> d
+    const bool unpack = in.ops[0].kind == OpndKind::Vec;
+    const Operand& v = in.ops[unpack ? 0 : 1];
+    const DType part = bit_type(dtype_bytes(in.type) / static_cast<int>(v.vec.size()));
+    if (part == DType::None || dtype_bytes(part) * static_cast<int>(v.vec.size()) != dtype_bytes(in.type))
+      throw DecodeError("'" + in.opcode + "' packs or unpacks " + std::to_string(v.vec.size()) + " parts that do not make up ." +
+                        dtype_name(in.type));
+    check_operand(in, k, 0, unpack ? part : in.type, unpack ? OK_VEC : OK_REG, Fit::Exact, true);
+    check_operand(in, k, 1, unpack ? in.type : part, unpack ? OK_REG : OK_VEC | OK_IMM);
+  } else {
+    check_operand(in, k, 0, in.type, OK_REG, Fit::Exact, true);
+    check_operand(in, k, 1, in.type, OK_SRC | OK_SREG | OK_SYM | OK_NEG);
+  }
   imm_as(in.ops[1], in.type);
   in.unit = Unit::INT;
   in.fn = &ex_mov;
 }
 
-void decode_cvt(Instr& in, const Kernel&) {
+void decode_cvt(Instr& in, const Kernel& k) {
+  check_form(in, k, form_table(kMoveForms));
   std::vector<DType> types;
-  const auto rest = common_mods(in, types);
-  if (!rest.empty()) unsupported(in, "modifier ." + rest[0]);
-  if (types.size() != 2) throw DecodeError("cvt needs .dtype.atype");
+  common_mods(in, types);
   in.type = types[0];
   in.type2 = types[1];
   in.unit = (dtype_is_float(in.type) && dtype_is_float(in.type2) && in.type != DType::F64 && in.type2 != DType::F64)
                 ? Unit::FP32
                 : (in.type == DType::F64 || in.type2 == DType::F64) ? Unit::FP64 : Unit::INT;
   if (in.type == DType::F16x2 || in.type == DType::BF16x2) {
-    if (in.type2 != DType::F32) unsupported(in, "packed conversion source");
     need_ops(in, 3);
+    check_operand(in, k, 0, in.type, OK_REG, Fit::Exact, true);
+    check_operand(in, k, 1, in.type2, OK_SRC);
+    check_operand(in, k, 2, in.type2, OK_SRC);
     in.fn = &ex_cvt_pack;
     return;
   }
-  if (in.type == DType::F16x2 || in.type2 == DType::F16x2 || in.type2 == DType::BF16x2 || in.type == DType::TF32 ||
-      in.type2 == DType::TF32 || in.type == DType::Pred || in.type2 == DType::Pred)
-    unsupported(in, "conversion type");
   need_ops(in, 2);
+  check_operand(in, k, 0, in.type, OK_REG, Fit::Relaxed, true);
+  check_operand(in, k, 1, in.type2, OK_SRC | OK_SREG, Fit::Relaxed);
   imm_as(in.ops[1], in.type2);
   in.fn = &ex_cvt;
 }
 
-void decode_cvta(Instr& in, const Kernel&) {
+void decode_cvta(Instr& in, const Kernel& k) {
+  check_form(in, k, form_table(kMoveForms));
   std::vector<DType> types;
-  for (const auto& m : common_mods(in, types)) {
+  for (const auto& m : common_mods(in, types))
     if (m == "to") in.flags |= F_TO;
-    else unsupported(in, "modifier ." + m);
-  }
-  if (types.size() != 1 || (types[0] != DType::U32 && types[0] != DType::U64)) throw DecodeError("cvta needs .u32 or .u64");
-  if (in.space != Space::Global && in.space != Space::Shared && in.space != Space::Local && in.space != Space::Const &&
-      in.space != Space::Param)
-    throw DecodeError("cvta needs a state space");
-  if (in.space == Space::Param) unsupported(in, "generic addressing of this space");
+  if ((in.flags & F_TO) && in.mods[0] != "to") throw DecodeError("'" + in.opcode + "': .to comes first (cvta.to.space)");
   in.type = types[0];
+  if (in.type == DType::U32) throw DecodeError("'" + in.opcode + "': 32-bit generic addresses are not supported");
   need_ops(in, 2);
+  check_operand(in, k, 0, in.type, OK_REG, Fit::Exact, true);
+  check_operand(in, k, 1, in.type, (in.flags & F_TO) ? OK_SRC : OK_SRC | OK_SYM);
   in.unit = Unit::INT;
   in.fn = &ex_cvta;
 }

@@ -5,6 +5,7 @@
 #include <array>
 
 #include "decode.h"
+#include "operands.h"
 #include "exec.h"
 #include "fragment.h"
 
@@ -333,13 +334,31 @@ void decode_ldmatrix(Instr& in) {
   in.fn = &ex_ldmatrix;
 }
 
+// Register classes and widths of the operands (operands.h), as ptxas checks them: fragments of .b32 registers
+// (.f32 accumulators: f32 or b32 registers), the mma.sp metadata a .b32 register, a wmma stride a .b32
+// register or literal, addresses of the instruction's space.
+void check_tensor_operands(const Instr& in, const Kernel& k) {
+  const bool mma = in.op == Op::Mma || in.sub == W_MMA;
+  const size_t fragment = in.op == Op::Wmma && in.sub == W_STORE_D ? 1 : 0;  // of wmma.load/store
+  for (size_t i = 0; i < in.ops.size(); ++i) {
+    const Operand& o = in.ops[i];
+    const bool f32 = mma ? (i == 0 && in.types[0] == DType::F32) || (i == 3 && in.types[3] == DType::F32)
+                         : in.op == Op::Wmma && i == fragment && in.type == DType::F32;
+    const DType t = f32 ? DType::F32 : DType::B32;
+    if (o.kind == OpndKind::Mem) check_address(in, k, i, in.space);
+    else if (mma ? i < 4 : i == fragment) check_operand(in, k, i, t, OK_VEC | OK_REG, Fit::Exact, i == 0 && in.traits.writes_dst);
+    else if (o.kind != OpndKind::Imm || in.op == Op::Wmma) check_operand(in, k, i, t, OK_SRC);
+  }
+}
+
 }  // namespace
 
-void decode_tensor(Instr& in, const Kernel&) {
+void decode_tensor(Instr& in, const Kernel& k) {
   in.unit = Unit::TENSOR;
   if (in.op == Op::Wmma) decode_wmma(in);
   else if (in.op == Op::Mma) decode_mma(in);
   else decode_ldmatrix(in);
+  check_tensor_operands(in, k);
 }
 
 }  // namespace stc

@@ -1,9 +1,19 @@
 // Warp-level data exchange: shfl.sync, vote.sync, activemask.
 #include "decode.h"
 #include "exec.h"
+#include "forms.h"
+#include "operands.h"
 
 namespace stc {
 namespace {
+
+// The forms of the family (forms.h).
+const Form kWarpForms[] = {
+    {"shfl", "b32", "!sync !up|down|bfly|idx"},
+    {"vote", "pred", "!sync !all|any|uni"},
+    {"vote", "b32", "!sync !ballot"},
+    {"activemask", "b32", ""},
+};
 
 enum ShflMode : uint8_t { S_UP, S_DOWN, S_BFLY, S_IDX };
 
@@ -62,44 +72,40 @@ void ex_activemask(ExecCtx& c, const Instr& in) {
 
 }  // namespace
 
-void decode_warp(Instr& in, const Kernel&) {
+void decode_warp(Instr& in, const Kernel& k) {
+  check_form(in, k, form_table(kWarpForms));
   in.unit = Unit::INT;
   if (in.op == Op::Activemask) {
-    if (in.mods.size() != 1 || in.mods[0] != "b32") throw DecodeError("activemask needs .b32");
     need_ops(in, 1);
+    check_operand(in, k, 0, DType::B32, OK_REG, Fit::Exact, true);
     in.fn = &ex_activemask;
     return;
   }
-  bool sync = false;
-  int mode = -1;
-  DType t = DType::None;
   static const char* shfl_modes[] = {"up", "down", "bfly", "idx"};
   static const char* vote_modes[] = {"all", "any", "uni", "ballot"};
   const char* const* modes = in.op == Op::Shfl ? shfl_modes : vote_modes;
   for (const auto& m : in.mods) {
-    if (m == "sync") { sync = true; continue; }
-    bool found = false;
     for (int i = 0; i < 4; ++i)
-      if (m == modes[i]) { mode = i; found = true; }
-    if (found) continue;
-    const DType d = dtype_from_name(m);
-    if (d == DType::None) unsupported(in, "modifier ." + m);
-    t = d;
+      if (m == modes[i]) in.sub = static_cast<uint8_t>(i);
+    if (dtype_from_name(m) != DType::None) in.type = dtype_from_name(m);
   }
-  if (!sync) unsupported(in, "non-.sync form (deprecated since sm_70)");
-  if (mode < 0) throw DecodeError("'" + in.opcode + "' needs a mode");
-  in.sub = static_cast<uint8_t>(mode);
-  in.type = t;
+  need_ops(in, in.op == Op::Shfl ? 5 : 3);
   if (in.op == Op::Shfl) {
-    if (t != DType::B32) throw DecodeError("shfl.sync needs .b32");
-    need_ops(in, 5);
-    in.fn = &ex_shfl;
+    const Operand& d = in.ops[0];
+    if (d.kind == OpndKind::Vec) {  // d|p
+      if (d.vec.size() != 2 || d.vec[0] < 0) throw DecodeError("shfl writes d or d|p (d cannot be the sink _)");
+      check_register(in, k, d.vec[0], DType::B32, Fit::Exact, true);
+      check_register(in, k, d.vec[1], DType::Pred, Fit::Exact, true);
+    } else {
+      check_operand(in, k, 0, DType::B32, OK_REG, Fit::Exact, true);
+    }
+    for (size_t i = 1; i < 5; ++i) check_operand(in, k, i, DType::B32, OK_SRC);
   } else {
-    if ((mode == V_BALLOT) != (t == DType::B32) || (mode != V_BALLOT && t != DType::Pred))
-      throw DecodeError("vote.sync needs .pred (all/any/uni) or .ballot.b32");
-    need_ops(in, 3);
-    in.fn = &ex_vote;
+    check_operand(in, k, 0, in.type, OK_REG, Fit::Exact, true);
+    check_operand(in, k, 1, DType::Pred, OK_SRC | OK_NEG);
+    check_operand(in, k, 2, DType::B32, OK_SRC);
   }
+  in.fn = in.op == Op::Shfl ? &ex_shfl : &ex_vote;
 }
 
 }  // namespace stc

@@ -7,11 +7,28 @@
 
 namespace stc {
 
-// Malformed or unsupported PTX; the message names file, line and the offending text.
+// `s` with every byte outside printable ASCII written as \xNN, so that a message is always valid text.
+inline std::string escaped(const std::string& s) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (const char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f) {
+      out += ch;
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+// Malformed or unsupported PTX; the message names file, line and the offending text (escaped).
 class PtxError : public std::runtime_error {
  public:
   PtxError(const std::string& file, int line, const std::string& text, const std::string& what)
-      : std::runtime_error(file + ":" + std::to_string(line) + ": " + what + ": `" + text + "`") {}
+      : std::runtime_error(file + ":" + std::to_string(line) + ": " + escaped(what) + ": `" + escaped(text) + "`") {}
 };
 
 // A bad request from the API user (unknown kernel, wrong argument count, bad launch shape).

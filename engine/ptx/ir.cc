@@ -9,7 +9,7 @@ int dtype_bytes(DType t) {
     case DType::Pred: case DType::B8: case DType::U8: case DType::S8: return 1;
     case DType::B16: case DType::U16: case DType::S16: case DType::F16: case DType::BF16: return 2;
     case DType::B32: case DType::U32: case DType::S32: case DType::F32: case DType::F16x2:
-    case DType::BF16x2: case DType::TF32: return 4;
+    case DType::BF16x2: case DType::TF32: case DType::U16x2: case DType::S16x2: return 4;
     case DType::B64: case DType::U64: case DType::S64: case DType::F64: return 8;
     case DType::B128: return 16;
     case DType::None: return 0;
@@ -22,7 +22,9 @@ bool dtype_is_float(DType t) {
          t == DType::F64 || t == DType::TF32;
 }
 
-bool dtype_is_signed(DType t) { return t == DType::S8 || t == DType::S16 || t == DType::S32 || t == DType::S64; }
+bool dtype_is_signed(DType t) {
+  return t == DType::S8 || t == DType::S16 || t == DType::S32 || t == DType::S64 || t == DType::S16x2;
+}
 
 namespace {
 const std::pair<const char*, DType> kTypes[] = {
@@ -30,7 +32,7 @@ const std::pair<const char*, DType> kTypes[] = {
     {"b128", DType::B128}, {"u8", DType::U8}, {"u16", DType::U16}, {"u32", DType::U32}, {"u64", DType::U64},
     {"s8", DType::S8}, {"s16", DType::S16}, {"s32", DType::S32}, {"s64", DType::S64}, {"f16", DType::F16},
     {"f16x2", DType::F16x2}, {"bf16", DType::BF16}, {"bf16x2", DType::BF16x2}, {"f32", DType::F32},
-    {"f64", DType::F64}, {"tf32", DType::TF32}};
+    {"f64", DType::F64}, {"tf32", DType::TF32}, {"u16x2", DType::U16x2}, {"s16x2", DType::S16x2}};
 }
 
 const char* dtype_name(DType t) {

@@ -12,7 +12,7 @@ namespace stc {
 // Scalar data types of PTX. Packed pairs (f16x2, bf16x2) are 32-bit containers.
 enum class DType : uint8_t {
   None, Pred, B8, B16, B32, B64, B128, U8, U16, U32, U64, S8, S16, S32, S64,
-  F16, F16x2, BF16, BF16x2, F32, F64, TF32
+  F16, F16x2, BF16, BF16x2, F32, F64, TF32, U16x2, S16x2
 };
 
 // Size in bytes of one value of the type (Pred counts as 1).
@@ -192,11 +192,16 @@ struct Kernel {
   uint32_t maxntid[3] = {0, 0, 0};
   uint32_t reqntid[3] = {0, 0, 0};
   uint32_t regs_per_thread = 0;       // estimate from declarations (for occupancy)
+  int32_t carry_reg = -1;             // hidden register of the carry flag CC.CF (-1: no carry instruction)
+  uint16_t sm = 0;                    // the module's .target sm_XX (0: unknown)
+  uint16_t ptx = 0;                   // the module's .version times ten (0: unknown)
 };
 
 struct Module {
   std::string file;
   std::string version, target;
+  uint16_t ptx = 0;                   // .version times ten
+  uint16_t sm = 0;                    // .target sm_XX
   uint32_t address_size = 64;
   std::vector<Variable> globals;      // .global / .const / .shared at module scope
   std::vector<std::unique_ptr<Kernel>> kernels;

@@ -1,125 +1,31 @@
-// PTX parser: tokenizer, module/function structure, declarations, instructions and operands.
+// PTX parser: module and function structure, declarations (checked as ptxas checks them), instructions and
+// operands. Tokens and literals are lexer.cc's, register scopes scopes.cc's.
 #include "parser.h"
 
-#include <cctype>
 #include <cstring>
+#include <functional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "../func/cfg.h"
 #include "../func/decode.h"
 #include "errors.h"
+#include "lexer.h"
+#include "scopes.h"
+#include "targets.h"
 
 namespace stc {
 namespace {
 
-struct Tok {
-  enum Kind { Ident, Num, Punct, Str, End } kind = End;
-  std::string s;
-  int line = 0;
-};
-
-bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%' || c == '.'; }
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%' || c == '.'; }
-
-std::vector<Tok> tokenize(const std::string& text, const std::string& file) {
-  std::vector<Tok> out;
-  int line = 1;
-  size_t i = 0, n = text.size();
-  while (i < n) {
-    char c = text[i];
-    if (c == '\n') { ++line; ++i; continue; }
-    if (std::isspace(static_cast<unsigned char>(c))) { ++i; continue; }
-    if (c == '/' && i + 1 < n && text[i + 1] == '/') {
-      while (i < n && text[i] != '\n') ++i;
-      continue;
-    }
-    if (c == '/' && i + 1 < n && text[i + 1] == '*') {
-      i += 2;
-      while (i + 1 < n && !(text[i] == '*' && text[i + 1] == '/')) { if (text[i] == '\n') ++line; ++i; }
-      i += 2;
-      continue;
-    }
-    Tok t;
-    t.line = line;
-    if (c == '"') {
-      size_t j = i + 1;
-      while (j < n && text[j] != '"') { if (text[j] == '\n') ++line; ++j; }
-      t.kind = Tok::Str;
-      t.s = text.substr(i + 1, j - i - 1);
-      i = j + 1;
-    } else if (std::isdigit(static_cast<unsigned char>(c))) {
-      size_t j = i;
-      while (j < n && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '.' || text[j] == '_')) {
-        bool exp = (text[j] == 'e' || text[j] == 'E') && j + 1 < n && (text[j + 1] == '+' || text[j + 1] == '-') &&
-                   !(text[i] == '0' && i + 1 < n && std::strchr("xXfFdD", text[i + 1]));
-        j += exp ? 2 : 1;
-      }
-      t.kind = Tok::Num;
-      t.s = text.substr(i, j - i);
-      i = j;
-    } else if (ident_start(c)) {
-      size_t j = i;
-      // Identifiers include "::" qualifiers of modifiers (.shared::cta, .sp::ordered_metadata, .L2::128B).
-      while (j < n && (ident_char(text[j]) || (text[j] == ':' && j + 2 < n && text[j + 1] == ':' &&
-                                               ident_char(text[j + 2]) && text[j + 2] != '%')))
-        j += text[j] == ':' ? 2 : 1;
-      t.kind = Tok::Ident;
-      t.s = text.substr(i, j - i);
-      i = j;
-    } else if (std::strchr(",;:[]{}()+-!|<>=@", c)) {
-      t.kind = Tok::Punct;
-      t.s = std::string(1, c);
-      ++i;
-    } else {
-      throw PtxError(file, line, std::string(1, c), "unexpected character");
-    }
-    out.push_back(std::move(t));
-  }
-  Tok end;
-  end.line = line;
-  out.push_back(end);
-  return out;
-}
-
-// Parses an integer or floating literal into an immediate operand.
-bool parse_number(const std::string& s, Operand& o) {
-  o.kind = OpndKind::Imm;
-  try {
-    if (s.size() > 2 && s[0] == '0' && (s[1] == 'f' || s[1] == 'F')) {
-      if (s.size() != 10) return false;
-      o.imm_kind = ImmKind::F32Bits;
-      o.imm = std::stoull(s.substr(2), nullptr, 16);
-      return true;
-    }
-    if (s.size() > 2 && s[0] == '0' && (s[1] == 'd' || s[1] == 'D')) {
-      if (s.size() != 18) return false;
-      o.imm_kind = ImmKind::F64Bits;
-      o.imm = std::stoull(s.substr(2), nullptr, 16);
-      return true;
-    }
-    std::string body = s;
-    if (!body.empty() && (body.back() == 'U' || body.back() == 'u')) body.pop_back();
-    if (body.size() > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X')) {
-      o.imm = std::stoull(body.substr(2), nullptr, 16);
-      return true;
-    }
-    if (body.size() > 2 && body[0] == '0' && (body[1] == 'b' || body[1] == 'B')) {
-      o.imm = std::stoull(body.substr(2), nullptr, 2);
-      return true;
-    }
-    if (body.find_first_of(".eE") != std::string::npos) {
-      size_t used = 0;
-      o.imm_kind = ImmKind::Real;
-      o.real = std::stod(body, &used);
-      return used == body.size();
-    }
-    size_t used = 0;
-    o.imm = std::stoull(body, &used, 10);
-    return used == body.size();
-  } catch (const std::exception&) {
-    return false;
-  }
-}
+// Limits of the loader (docs/errors.md): ptxas's where it has one, else the engine's, far above any kernel of
+// the suite; every size is computed with overflow checks before anything is allocated.
+constexpr uint64_t kMaxStaticShared = 48 * 1024;         // ptxas: static .shared per entry
+constexpr uint64_t kMaxConstBytes = 64 * 1024;           // ptxas: .const per module
+constexpr uint64_t kMaxParamBytes = 4352;                // ptxas: .param space of an entry
+constexpr uint64_t kMaxLocalBytes = 512 * 1024;          // CUDA's local memory per thread (engine limit)
+constexpr uint64_t kMaxGlobalBytes = uint64_t{1} << 30;  // .global variables of a module (engine limit)
+constexpr uint64_t kMaxCount = 0xffffffffu;              // ptxas: launch bounds
+constexpr uint64_t kMaxRegCount = uint64_t{1} << 31;     // ptxas runs out of memory above, the engine refuses
 
 const std::unordered_map<std::string, SReg>& special_regs() {
   static const std::unordered_map<std::string, SReg> m = {
@@ -132,6 +38,9 @@ const std::unordered_map<std::string, SReg>& special_regs() {
       {"%dynamic_smem_size", SReg::DynamicSmemSize}, {"%total_smem_size", SReg::TotalSmemSize}};
   return m;
 }
+
+bool power_of_two(uint64_t v) { return v && !(v & (v - 1)); }
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 class Parser {
  public:
@@ -149,14 +58,19 @@ class Parser {
   std::vector<Tok> toks_;
   size_t pos_ = 0;
   std::unique_ptr<Module> mod_;
+  std::unordered_set<std::string> module_names_;  // module variables and defined functions
+  uint64_t const_bytes_ = 0, global_bytes_ = 0;
   Kernel* k_ = nullptr;
-  std::vector<std::unordered_map<std::string, int32_t>> scopes_;
+  int name_line_ = 0;  // the line of the function's name
+  std::unique_ptr<RegisterScopes> regs_;
+  std::unordered_set<std::string> fn_names_;  // parameters and variables of the function being parsed
   std::unordered_map<std::string, int32_t> sym_index_;
   std::vector<std::pair<int32_t, std::string>> label_refs_;  // (pc, label)
 
   const Tok& peek(size_t ahead = 0) const { return toks_[std::min(pos_ + ahead, toks_.size() - 1)]; }
   const Tok& next() { const Tok& t = toks_[pos_]; if (pos_ + 1 < toks_.size()) ++pos_; return t; }
   bool is(const char* s, size_t ahead = 0) const { return peek(ahead).kind != Tok::Str && peek(ahead).s == s; }
+  bool at_end() const { return peek().kind == Tok::End; }
 
   [[noreturn]] void fail(const Tok& t, const std::string& what) const {
     throw PtxError(file_, t.line, t.kind == Tok::End ? "<end of file>" : t.s, what);
@@ -171,23 +85,54 @@ class Parser {
   }
   uint64_t integer(const char* what) {
     Operand o;
-    if (peek().kind != Tok::Num || !parse_number(peek().s, o) || o.imm_kind != ImmKind::Int)
-      fail(peek(), std::string("expected ") + what);
+    if (peek().kind != Tok::Num) fail(peek(), std::string("expected ") + what);
+    const std::string err = parse_number(peek().s, o);
+    if (!err.empty()) fail(peek(), err);
+    if (o.imm_kind != ImmKind::Int) fail(peek(), std::string("expected ") + what + " (an integer)");
     next();
     return o.imm;
   }
-  void skip_line(int line) { while (peek().kind != Tok::End && peek().line == line) next(); }
-  void skip_to_semicolon() { while (peek().kind != Tok::End && !is(";")) next(); expect(";"); }
+  // An integer in 1 .. 2^32 - 1 (launch bounds, counts).
+  uint32_t positive(const char* what) {
+    const Tok& t = peek();
+    const uint64_t v = integer(what);
+    if (v == 0 || v > kMaxCount) fail(t, std::string(what) + " must be in 1 .. 4294967295");
+    return static_cast<uint32_t>(v);
+  }
+  void skip_line(int line) { while (!at_end() && peek().line == line) next(); }
+  // `.pragma "a"{, "b"};`
+  void pragma() {
+    next();
+    while (true) {
+      if (peek().kind != Tok::Str) fail(peek(), "expected a string");
+      next();
+      if (!is(",")) break;
+      next();
+    }
+    expect(";");
+  }
 
   // ---- module level -------------------------------------------------------------------------
   void module_statement() {
     const Tok& t = peek();
     if (t.kind != Tok::Ident) fail(t, "expected a directive");
     const std::string d = t.s;
-    if (d == ".version") { next(); mod_->version = next().s; return; }
+    if (d == ".version") {
+      next();
+      const Tok& v = next();
+      mod_->version = v.s;
+      mod_->ptx = v.kind == Tok::Num ? ptx_version_number(v.s) : 0;
+      if (!mod_->ptx) fail(v, "unsupported .version (ptxas 13 reads 1.0 to 9.0)");
+      return;
+    }
     if (d == ".target") {
       next();
+      const Tok& name = peek();
       mod_->target = ident("target");
+      uint16_t min_ptx = 0;
+      mod_->sm = target_sm(mod_->target, min_ptx);
+      if (!mod_->sm) fail(name, "unsupported .target");
+      if (mod_->ptx && mod_->ptx < min_ptx) fail(name, "PTX .version " + mod_->version + " does not support this .target");
       while (is(",")) { next(); ident("target option"); }
       return;
     }
@@ -198,23 +143,36 @@ class Parser {
       return;
     }
     if (d == ".file" || d == ".loc") { skip_line(t.line); return; }
-    if (d == ".pragma") { skip_to_semicolon(); return; }
+    if (d == ".pragma") { pragma(); return; }
     if (d == ".section") {
       next();
       ident("section name");
       expect("{");
       int depth = 1;
-      while (depth > 0 && peek().kind != Tok::End) { if (is("{")) ++depth; if (is("}")) --depth; next(); }
+      while (depth > 0 && !at_end()) { if (is("{")) ++depth; if (is("}")) --depth; next(); }
       return;
     }
     bool is_extern = false;
+    std::unordered_set<std::string> linkage;
     while (is(".visible") || is(".weak") || is(".extern") || is(".common")) {
       if (is(".extern")) is_extern = true;
+      if (!linkage.insert(peek().s).second) fail(peek(), "duplicate " + peek().s);
       next();
     }
     if (is(".entry") || is(".func")) { function(); return; }
     if (is(".global") || is(".const") || is(".shared") || is(".local")) {
+      if (is(".local")) fail(peek(), "module-scope .local variables are not allowed");
+      const Tok& start = peek();
       Variable v = variable(is_extern);
+      if (!module_names_.insert(v.name).second) fail(start, "duplicate definition of '" + v.name + "'");
+      uint64_t& total = v.space == Space::Const ? const_bytes_ : global_bytes_;
+      if (v.space == Space::Const || v.space == Space::Global) {
+        total = align_up(total, v.align) + v.size;
+        if (v.space == Space::Const && total > kMaxConstBytes)
+          fail(start, "the module's .const data exceed " + std::to_string(kMaxConstBytes) + " bytes");
+        if (v.space == Space::Global && total > kMaxGlobalBytes)
+          fail(start, "the module's .global variables exceed the engine's limit of " + std::to_string(kMaxGlobalBytes) + " bytes");
+      }
       mod_->globals.push_back(std::move(v));
       return;
     }
@@ -229,68 +187,124 @@ class Parser {
     return Space::Param;
   }
 
+  // `[N]...` dimensions of a variable or parameter: the element count (0 for `[]`), overflow-checked.
+  uint64_t dimensions(const Tok& start, bool& unsized) {
+    uint64_t count = 1;
+    unsized = false;
+    while (is("[")) {
+      next();
+      if (is("]")) { unsized = true; next(); continue; }
+      const uint64_t n = integer("array size");
+      if (__builtin_mul_overflow(count, n, &count)) fail(start, "array size overflows 64 bits");
+      expect("]");
+    }
+    return count;
+  }
+
   // `.space [.align N] .type name[dims] [= init];`
   Variable variable(bool is_extern) {
     const Tok& start = peek();
     Variable v;
     v.space = space_of(next().s);
     v.is_extern = is_extern;
+    uint32_t align = 0;
+    bool typed = false;
     while (peek().kind == Tok::Ident && peek().s[0] == '.') {
       std::string m = next().s;
-      if (m == ".align") { v.align = static_cast<uint32_t>(integer("alignment")); continue; }
+      if (m == ".align") { align = static_cast<uint32_t>(alignment()); continue; }
       if (m == ".v2" || m == ".v4") { fail(start, "vector-typed variables are not supported"); }
       DType t = dtype_from_name(m.substr(1));
       if (t == DType::None) fail(start, "unknown variable type " + m);
+      check_declared_type(toks_[pos_ - 1], t, Space::Global);
+      if (typed) fail(toks_[pos_ - 1], "a declaration takes one type");
+      typed = true;
       v.type = t;
     }
+    if (!typed) fail(start, "variable without a type");
     v.name = ident("variable name");
-    uint64_t count = 1;
     bool unsized = false;
-    while (is("[")) {
-      next();
-      if (is("]")) { unsized = true; next(); continue; }
-      count *= integer("array size");
-      expect("]");
-    }
+    const uint64_t count = dimensions(start, unsized);
     const int esize = dtype_bytes(v.type);
-    v.size = unsized ? 0 : count * static_cast<uint64_t>(esize);
-    if (v.align < static_cast<uint32_t>(esize)) v.align = static_cast<uint32_t>(esize);
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(esize), &v.size)) fail(start, "array size overflows 64 bits");
+    if (unsized) v.size = 0;
+    v.align = std::max<uint32_t>(align, static_cast<uint32_t>(esize));
+    check_variable_size(v, start);
     if (is("=")) {
+      if (v.space != Space::Global && v.space != Space::Const) fail(start, "no initial value is allowed in this state space");
       next();
       initializer(v, esize, start);
       if (unsized) v.size = v.init.size();
+      check_variable_size(v, start);
     }
-    if (!v.init.empty() && v.init.size() < v.size) v.init.resize(v.size, 0);
     if (v.init.size() > v.size && v.size) fail(start, "too many initialisers for " + v.name);
+    if (!v.init.empty() && v.init.size() < v.size) v.init.resize(v.size, 0);
+    if (v.size == 0 && !(is_extern && v.space == Space::Shared && unsized))
+      fail(start, "variable '" + v.name + "' has no size (only .extern .shared arrays [] may)");
     expect(";");
     return v;
   }
 
+  void check_variable_size(const Variable& v, const Tok& start) const {
+    const uint64_t limit = v.space == Space::Shared ? kMaxStaticShared : v.space == Space::Local ? kMaxLocalBytes
+                         : v.space == Space::Const ? kMaxConstBytes : kMaxGlobalBytes;
+    if (v.size > limit)
+      fail(start, "variable '" + v.name + "' of " + std::to_string(v.size) + " bytes exceeds the " +
+                      std::to_string(limit) + " bytes of ." + space_name(v.space));
+  }
+
+  // Types that only instructions take (.bf16, .bf16x2, .tf32, .u16x2, .s16x2) name no register or variable;
+  // .pred only registers (`where` Generic), .f16x2 no parameter; .b128 needs PTX ISA 8.3.
+  void check_declared_type(const Tok& t, DType type, Space where) const {
+    if (type == DType::BF16 || type == DType::BF16x2 || type == DType::TF32 || type == DType::U16x2 ||
+        type == DType::S16x2 || (type == DType::Pred && where != Space::Generic) ||
+        (type == DType::F16x2 && where == Space::Param))
+      fail(t, std::string("type .") + dtype_name(type) + " cannot be declared here (an instruction type)");
+    if (type == DType::B128 && mod_->ptx < 83) fail(t, "type .b128 requires PTX ISA .version 8.3 or later");
+  }
+
+  uint64_t alignment() {
+    const Tok& t = peek();
+    const uint64_t a = integer("alignment");
+    if (!power_of_two(a) || a > (uint64_t{1} << 31)) fail(t, "alignment must be a power of two");
+    return a;
+  }
+
+  // `= value` or `= {v, v, ...}` (nested braces for arrays of arrays), each value a literal of the
+  // variable's kind.
   void initializer(Variable& v, int esize, const Tok& start) {
-    int depth = 0;
-    do {
-      if (is("{")) { ++depth; next(); continue; }
-      if (is("}")) { --depth; next(); continue; }
-      if (is(",")) { next(); continue; }
-      bool neg = false;
-      if (is("-")) { neg = true; next(); }
-      Operand o;
-      if (peek().kind != Tok::Num || !parse_number(peek().s, o)) fail(peek(), "unsupported initialiser");
+    if (!is("{")) { init_value(v, esize, start); return; }
+    next();
+    while (true) {
+      if (is("{")) initializer(v, esize, start);
+      else init_value(v, esize, start);
+      if (!is(",")) break;
       next();
-      uint64_t bits = o.imm;
-      if (dtype_is_float(v.type)) {
-        double val = o.imm_kind == ImmKind::Real ? o.real
-                   : o.imm_kind == ImmKind::F64Bits ? bits_as_f64(o.imm)
-                   : o.imm_kind == ImmKind::F32Bits ? static_cast<double>(bits_as_f32(o.imm))
-                                                    : static_cast<double>(o.imm);
-        if (neg) val = -val;
-        bits = v.type == DType::F64 ? f64_bits(val) : f32_bits(static_cast<float>(val));
-        if (v.type != DType::F64 && v.type != DType::F32) fail(start, "unsupported initialiser type");
-      } else if (neg) {
-        bits = ~bits + 1;
-      }
-      for (int b = 0; b < esize; ++b) v.init.push_back(static_cast<uint8_t>(bits >> (8 * b)));
-    } while (depth > 0 && peek().kind != Tok::End);
+    }
+    expect("}");
+  }
+
+  void init_value(Variable& v, int esize, const Tok& start) {
+    bool neg = false;
+    if (is("-")) { neg = true; next(); }
+    Operand o;
+    if (peek().kind != Tok::Num) fail(peek(), "expected an initial value (a literal)");
+    const std::string err = parse_number(peek().s, o);
+    if (!err.empty()) fail(peek(), err);
+    next();
+    const bool flt = dtype_is_float(v.type);
+    if (flt != (o.imm_kind != ImmKind::Int)) fail(start, "initial value type mismatch for " + v.name);
+    uint64_t bits = o.imm;
+    if (flt) {
+      if (v.type != DType::F64 && v.type != DType::F32) fail(start, "unsupported initialiser type");
+      double val = o.imm_kind == ImmKind::Real ? o.real
+                 : o.imm_kind == ImmKind::F64Bits ? bits_as_f64(o.imm) : static_cast<double>(bits_as_f32(o.imm));
+      if (neg) val = -val;
+      bits = v.type == DType::F64 ? f64_bits(val) : f32_bits(static_cast<float>(val));
+    } else if (neg) {
+      bits = ~bits + 1;
+    }
+    if (v.init.size() + static_cast<size_t>(esize) > kMaxGlobalBytes) fail(start, "initialiser too large");
+    for (int b = 0; b < esize; ++b) v.init.push_back(static_cast<uint8_t>(bits >> (8 * b)));
   }
 
   static double bits_as_f64(uint64_t b) { double d; std::memcpy(&d, &b, 8); return d; }
@@ -305,46 +319,39 @@ class Parser {
     k_ = kernel.get();
     k_->file = file_;
     k_->is_entry = entry;
+    k_->sm = mod_->sm;
+    k_->ptx = mod_->ptx;
     if (!entry && is("(")) {  // return parameter list of a .func
       next();
-      while (!is(")")) next();
+      while (!is(")")) { if (at_end()) fail(peek(), "expected ')'"); next(); }
       next();
     }
+    const Tok& name = peek();
+    name_line_ = name.line;
     k_->name = ident("function name");
+    regs_ = std::make_unique<RegisterScopes>(*k_);
+    fn_names_.clear();
     sym_index_.clear();
-    scopes_.assign(1, {});
     label_refs_.clear();
     if (is("(")) {
       next();
       while (!is(")")) {
         param();
         if (is(",")) next();
+        else if (!is(")")) fail(peek(), "expected ',' or ')'");
       }
       next();
     }
-    while (peek().kind == Tok::Ident && peek().s[0] == '.' && !is("{")) {
-      const std::string d = next().s;
-      if (d == ".maxntid" || d == ".reqntid") {
-        uint32_t* dst = d == ".maxntid" ? k_->maxntid : k_->reqntid;
-        for (int i = 0; i < 3; ++i) {
-          dst[i] = static_cast<uint32_t>(integer("thread count"));
-          if (!is(",")) break;
-          next();
-        }
-      } else if (d == ".minnctapersm" || d == ".maxnreg" || d == ".maxnctapersm") {
-        integer("count");
-      } else if (d == ".noreturn") {
-      } else if (d == ".pragma") {
-        skip_to_semicolon();
-      } else {
-        fail(toks_[pos_ - 1], "unsupported function directive");
-      }
-    }
+    if (k_->param_bytes > kMaxParamBytes && entry)
+      fail(name, "entry '" + k_->name + "' uses " + std::to_string(k_->param_bytes) + " bytes of parameters (" +
+                     std::to_string(kMaxParamBytes) + " max)");
+    launch_bounds();
     if (is(";")) {  // prototype only
       next();
       k_ = nullptr;
       return;
     }
+    if (!module_names_.insert(k_->name).second) fail(name, "duplicate definition of '" + k_->name + "'");
     expect("{");
     body();
     finish_function();
@@ -352,27 +359,69 @@ class Parser {
     k_ = nullptr;
   }
 
+  // .maxntid / .reqntid (1 to 3 positive counts, not both), .minnctapersm, .maxnreg, .noreturn, .pragma.
+  void launch_bounds() {
+    bool maxntid = false, reqntid = false;
+    while (peek().kind == Tok::Ident && peek().s[0] == '.') {
+      const Tok& t = next();
+      const std::string d = t.s;
+      if (d == ".maxntid" || d == ".reqntid") {
+        (d == ".maxntid" ? maxntid : reqntid) = true;
+        if (maxntid && reqntid) fail(t, "conflicting directives: .maxntid and .reqntid cannot both be given");
+        uint32_t* dst = d == ".maxntid" ? k_->maxntid : k_->reqntid;
+        for (int i = 0; i < 3; ++i) {
+          dst[i] = positive("thread count");
+          if (!is(",")) break;
+          if (i == 2) fail(peek(), "at most three thread counts");
+          next();
+        }
+      } else if (d == ".minnctapersm" || d == ".maxnreg") {
+        positive(".minnctapersm / .maxnreg count");
+      } else if (d == ".maxnctapersm") {
+        fail(t, ".maxnctapersm is not supported since PTX ISA 2.1");
+      } else if (d == ".pragma") {
+        --pos_;
+        pragma();
+      } else if (d != ".noreturn") {
+        fail(t, "unsupported function directive");
+      }
+    }
+  }
+
   void param() {
-    if (!is(".param") && !is(".reg")) fail(peek(), "expected .param");
+    const Tok& start = peek();
+    if (!is(".param") && !(is(".reg") && !k_->is_entry)) fail(peek(), "expected .param (the space of entry parameters)");
     next();
     Param p;
     uint32_t align = 0;
+    bool typed = false;
     while (peek().kind == Tok::Ident && peek().s[0] == '.') {
       std::string m = next().s;
-      if (m == ".align") { align = static_cast<uint32_t>(integer("alignment")); continue; }
+      if (m == ".align") { align = static_cast<uint32_t>(alignment()); continue; }
       if (m == ".ptr" || m == ".global" || m == ".const" || m == ".shared" || m == ".local") continue;
       DType t = dtype_from_name(m.substr(1));
       if (t == DType::None) fail(toks_[pos_ - 1], "unknown parameter type");
+      check_declared_type(toks_[pos_ - 1], t, Space::Param);
+      if (typed) fail(toks_[pos_ - 1], "a declaration takes one type");
       p.type = t;
+      typed = true;
     }
+    if (!typed) fail(start, "parameter without a type");
     p.name = ident("parameter name");
-    uint64_t count = 1;
-    while (is("[")) { next(); count *= integer("array size"); expect("]"); }
-    p.size = static_cast<uint32_t>(count * dtype_bytes(p.type));
+    bool unsized = false;
+    const uint64_t count = dimensions(start, unsized);
+    uint64_t size = 0;
+    if (unsized || count == 0) fail(start, "a parameter cannot be an array without a size");
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(dtype_bytes(p.type)), &size) || size > kMaxParamBytes)
+      fail(start, "parameter '" + p.name + "' is larger than the " + std::to_string(kMaxParamBytes) + " bytes of .param space");
+    p.size = static_cast<uint32_t>(size);
     p.align = align ? align : static_cast<uint32_t>(dtype_bytes(p.type));
-    k_->param_bytes = (k_->param_bytes + p.align - 1) / p.align * p.align;
-    p.offset = k_->param_bytes;
-    k_->param_bytes += p.size;
+    const uint64_t offset = align_up(k_->param_bytes, p.align);
+    if (offset + p.size > kMaxParamBytes)
+      fail(start, "parameters exceed the " + std::to_string(kMaxParamBytes) + " bytes of .param space");
+    p.offset = static_cast<uint32_t>(offset);
+    k_->param_bytes = static_cast<uint32_t>(offset + p.size);
+    declare_name(start, p.name);
     SymbolRef s;
     s.name = p.name;
     s.space = Space::Param;
@@ -382,16 +431,23 @@ class Parser {
     k_->params.push_back(p);
   }
 
+  // A parameter or function-scope variable: one namespace with the function's outermost registers.
+  void declare_name(const Tok& where, const std::string& name) {
+    if (!fn_names_.insert(name).second || regs_->declares_outermost(name))
+      fail(where, "duplicate definition of '" + name + "'");
+  }
+
   void body() {
     int depth = 1;
     while (depth > 0) {
       const Tok& t = peek();
       if (t.kind == Tok::End) fail(t, "unterminated function body");
-      if (is("{")) { next(); ++depth; scopes_.emplace_back(); continue; }
-      if (is("}")) { next(); --depth; if (depth > 0) scopes_.pop_back(); continue; }
+      if (is("{")) { next(); ++depth; regs_->push(); continue; }
+      if (is("}")) { next(); --depth; if (depth > 0) regs_->pop(); continue; }
       if (t.kind == Tok::Ident && t.s[0] == '.') { body_directive(); continue; }
       if (t.kind == Tok::Ident && is(":", 1)) {
-        if (k_->labels.count(t.s)) fail(t, "duplicate label");
+        if (k_->labels.count(t.s) || regs_->declared(t.s) || fn_names_.count(t.s))
+          fail(t, "duplicate definition of label '" + t.s + "'");
         k_->labels[t.s] = static_cast<int32_t>(k_->code.size());
         next();
         next();
@@ -406,10 +462,11 @@ class Parser {
     const std::string d = t.s;
     if (d == ".reg" || d.rfind(".reg.", 0) == 0) { reg_decl(); return; }
     if (d == ".loc" || d == ".file") { skip_line(t.line); return; }
-    if (d == ".pragma") { skip_to_semicolon(); return; }
+    if (d == ".pragma") { pragma(); return; }
     if (d == ".shared" || d == ".local" || d == ".global" || d == ".const") {
+      if (d == ".global" || d == ".const") fail(t, "function-scope .global/.const is not supported");
       Variable v = variable(false);
-      if (v.space == Space::Global || v.space == Space::Const) fail(t, "function-scope .global/.const is not supported");
+      declare_name(t, v.name);
       SymbolRef s;
       s.name = v.name;
       s.space = v.space;
@@ -437,39 +494,47 @@ class Parser {
     for (const std::string& m : mods) {
       if (m == ".v2") { vec = 2; continue; }
       if (m == ".v4") { vec = 4; continue; }
+      if (type != DType::None) fail(start, "a register declaration takes one type");
       type = dtype_from_name(m.substr(1));
       if (type == DType::None) fail(start, "unknown register type " + m);
+      check_declared_type(start, type, Space::Generic);
     }
     if (vec != 1) fail(start, "vector registers are not supported");
     if (type == DType::None) fail(start, "register declaration without a type");
     while (true) {
-      std::string name = ident("register name");
+      const Tok& name_tok = peek();
+      const std::string name = ident("register name");
+      std::string err;
       if (is("<")) {
         next();
-        uint64_t n = integer("register count");
+        const uint64_t n = integer("register count");
+        if (n > kMaxRegCount) fail(name_tok, "register count out of range (at most 2147483648)");
         expect(">");
-        for (uint64_t i = 0; i < n; ++i) add_reg(name + std::to_string(i), type);
+        err = regs_->declare_range(name, n, type);
+        if (err.empty() && regs_->outermost())
+          for (const std::string& v : fn_names_)
+            if (regs_->declares_outermost(v)) err = "duplicate definition of '" + v + "'";
       } else {
-        add_reg(name, type);
+        err = regs_->outermost() && fn_names_.count(name) ? "duplicate definition of '" + name + "'"
+                                                          : regs_->declare(name, type);
       }
+      if (!err.empty()) fail(name_tok, err);
       if (!is(",")) break;
       next();
     }
     expect(";");
   }
 
-  void add_reg(const std::string& name, DType type) {
-    const int32_t idx = static_cast<int32_t>(k_->regs.size());
-    k_->regs.push_back({name, type});
-    scopes_.back()[name] = idx;
+  // Carry instructions (add.cc, addc, ...) read and write CC.CF, which the engine keeps in a hidden
+  // per-kernel register (a name no PTX register can have), so that the scoreboard orders them.
+  static bool uses_carry(const std::string& opcode) {
+    const std::string base = opcode.substr(0, opcode.find('.'));
+    return base == "addc" || base == "subc" || base == "madc" || (opcode + ".").find(".cc.") != std::string::npos;
   }
-
-  int32_t find_reg(const std::string& name) const {
-    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
-      auto f = it->find(name);
-      if (f != it->end()) return f->second;
-    }
-    return -1;
+  void ensure_carry_reg() {
+    if (k_->carry_reg >= 0) return;
+    k_->carry_reg = static_cast<int32_t>(k_->regs.size());
+    k_->regs.push_back({"<carry flag>", DType::Pred});
   }
 
   int32_t find_symbol(const std::string& name) {
@@ -518,10 +583,12 @@ class Parser {
       next();
       if (is("!")) { next(); in.guard_neg = true; }
       const Tok& g = next();
-      in.guard = find_reg(g.s);
+      in.guard = regs_->find(g.s);
       if (in.guard < 0) fail(g, "unknown guard predicate");
+      if (k_->regs[static_cast<size_t>(in.guard)].type != DType::Pred) fail(g, "a guard must be a .pred register");
     }
     in.opcode = ident("an instruction");
+    if (uses_carry(in.opcode)) ensure_carry_reg();
     std::vector<std::vector<const Tok*>> operands;
     std::vector<const Tok*> cur;
     int depth = 0;
@@ -539,7 +606,7 @@ class Parser {
       if (depth == 0 && is(",")) { operands.push_back(cur); cur.clear(); next(); continue; }
       cur.push_back(&next());
     }
-    if (!cur.empty()) operands.push_back(cur);
+    if (!cur.empty() || !operands.empty()) operands.push_back(cur);
     in.text = instr_text(start, pos_);
     next();  // ';'
     const int32_t pc = static_cast<int32_t>(k_->code.size());
@@ -552,120 +619,149 @@ class Parser {
     k_->code.push_back(std::move(in));
   }
 
+  // A literal token (after an optional '-'): the immediate, or a PtxError with parse_number's reason.
+  Operand literal(const Tok& t, bool negate, const std::function<void(const std::string&)>& bad) const {
+    Operand o;
+    if (t.kind != Tok::Num) bad("bad immediate");
+    const std::string err = parse_number(t.s, o);
+    if (!err.empty()) bad(err);
+    if (!negate) return o;
+    if (o.imm_kind == ImmKind::F32Bits) bad("a 0f literal cannot be negated");
+    if (o.imm_kind == ImmKind::Real) o.real = -o.real;
+    else if (o.imm_kind == ImmKind::Int) o.imm = ~o.imm + 1;
+    else o.imm ^= 0x8000000000000000ull;
+    return o;
+  }
+
   Operand operand(const std::vector<const Tok*>& t, const Instr& in, int32_t pc) {
-    if (t.empty()) throw PtxError(file_, in.line, in.opcode, "empty operand");
+    if (t.empty()) throw PtxError(file_, in.line, in.text, "empty operand");
     const Tok& f = *t[0];
-    auto bad = [&](const std::string& why) -> Operand {
+    std::function<void(const std::string&)> bad = [&](const std::string& why) {
       std::string text;
       for (const Tok* x : t) text += x->s;
       throw PtxError(file_, f.line, in.text, why + " '" + text + "'");
     };
     Operand o;
-    if (f.s == "{") {
-      o.kind = OpndKind::Vec;
-      bool any_imm = false;
-      for (size_t i = 1; i + 1 < t.size(); ++i) {
-        if (t[i]->s == ",") continue;
-        if (t[i]->s == "_") { o.vec.push_back(-1); o.vec_imm.push_back(0); continue; }
-        const bool neg = t[i]->s == "-" && i + 2 < t.size();
-        const Tok& e = neg ? *t[++i] : *t[i];
-        const int32_t r = neg ? -1 : find_reg(e.s);
-        if (r >= 0) { o.vec.push_back(r); o.vec_imm.push_back(0); continue; }
-        // An immediate element, e.g. `mov.b32 %f1, {0, %rs1};`: vec[i] == -2, its bits in vec_imm[i].
-        Operand im;
-        if (e.kind != Tok::Num || !parse_number(e.s, im)) bad("unknown register in vector operand");
-        if (im.imm_kind == ImmKind::Real) bad("decimal floating-point immediates inside vector operands are not supported");
-        uint64_t v = im.imm;
-        if (neg) v = im.imm_kind == ImmKind::Int ? ~v + 1
-                   : v ^ (im.imm_kind == ImmKind::F32Bits ? 0x80000000ull : 0x8000000000000000ull);
-        o.vec.push_back(-2);
-        o.vec_imm.push_back(v);
-        any_imm = true;
-      }
-      if (!any_imm) o.vec_imm.clear();
-      if (t.back()->s != "}") bad("unterminated vector operand");
-      return o;
-    }
-    if (f.s == "[") {
-      o.kind = OpndKind::Mem;
-      if (t.back()->s != "]") bad("unterminated address");
-      size_t i = 1;
-      const Tok& b = *t[i];
-      if (b.kind == Tok::Num) {
-        Operand im;
-        if (!parse_number(b.s, im) || im.imm_kind != ImmKind::Int) bad("bad absolute address");
-        o.imm = im.imm;
-        ++i;
-      } else if (b.kind == Tok::Ident) {
-        o.reg = find_reg(b.s);
-        if (o.reg < 0) {
-          o.sym = find_symbol(b.s);
-          if (o.sym < 0) bad("unknown register or variable in address");
-        }
-        ++i;
-      } else {
-        bad("bad address");
-      }
-      if (i + 1 < t.size()) {
-        bool neg = false;
-        while (i + 1 < t.size() && (t[i]->s == "+" || t[i]->s == "-")) { if (t[i]->s == "-") neg = !neg; ++i; }
-        Operand im;
-        if (i + 1 >= t.size() || !parse_number(t[i]->s, im) || im.imm_kind != ImmKind::Int) bad("bad address offset");
-        o.imm += neg ? (~im.imm + 1) : im.imm;
-        ++i;
-      }
-      if (i + 1 != t.size()) bad("unsupported address expression");
-      return o;
-    }
-    if (f.s == "!" || f.s == "-") {
+    if (f.s == "{") return vector_operand(t, bad);
+    if (f.s == "[") return address(t, bad);
+    if (f.s == "!") {
       if (t.size() != 2) bad("bad operand");
-      if (f.s == "!") {
-        o.kind = OpndKind::Reg;
-        o.reg = find_reg(t[1]->s);
-        o.negate = true;
-        if (o.reg < 0) bad("unknown predicate register");
-        return o;
-      }
-      if (!parse_number(t[1]->s, o)) bad("bad immediate");
-      if (o.imm_kind == ImmKind::Real) o.real = -o.real;
-      else if (o.imm_kind == ImmKind::Int) o.imm = ~o.imm + 1;
-      else o.imm ^= o.imm_kind == ImmKind::F32Bits ? 0x80000000ull : 0x8000000000000000ull;
+      o.kind = OpndKind::Reg;
+      o.reg = regs_->find(t[1]->s);
+      o.negate = true;
+      if (o.reg < 0) bad("unknown predicate register");
       return o;
+    }
+    if (f.s == "-") {
+      if (t.size() != 2) bad("bad operand");
+      return literal(*t[1], true, bad);
     }
     if (t.size() == 3 && t[1]->s == "|") {  // shfl / setp dual destination: d|p
       o.kind = OpndKind::Vec;
-      o.vec = {find_reg(f.s), t[2]->s == "_" ? -1 : find_reg(t[2]->s)};
-      if (o.vec[0] < 0) bad("unknown register");
+      for (const Tok* x : {t[0], t[2]}) {
+        const int32_t r = x->s == "_" ? -1 : regs_->find(x->s);
+        if (r < 0 && x->s != "_") bad("unknown register");
+        o.vec.push_back(r);
+      }
       return o;
     }
     if (t.size() != 1) bad("unsupported operand expression");
-    if (f.kind == Tok::Num) {
-      if (!parse_number(f.s, o)) bad("bad immediate");
-      return o;
-    }
+    if (f.kind == Tok::Num) return literal(f, false, bad);
     if (f.s == "_") { o.kind = OpndKind::Reg; o.reg = -1; return o; }
-    o.reg = find_reg(f.s);
+    o.reg = regs_->find(f.s);
     if (o.reg >= 0) { o.kind = OpndKind::Reg; return o; }
     if (f.s[0] == '%') {
       const size_t dot = f.s.find('.');
-      const std::string base = f.s.substr(0, dot);
-      auto it = special_regs().find(base);
-      if (it != special_regs().end()) {
-        o.kind = OpndKind::Special;
-        o.sreg = it->second;
-        if (dot != std::string::npos) {
-          const std::string c = f.s.substr(dot + 1);
-          if (c != "x" && c != "y" && c != "z") bad("bad special register component");
-          o.comp = static_cast<uint8_t>(c[0] - 'x');
-        }
-        return o;
-      }
-      bad("unknown register");
+      auto it = special_regs().find(f.s.substr(0, dot));
+      if (it == special_regs().end()) bad("unknown register");
+      o.kind = OpndKind::Special;
+      o.sreg = it->second;
+      // %tid, %ntid, %ctaid, %nctaid are .v4 registers: one component must be named (.w reads 0).
+      const bool vector = o.sreg == SReg::Tid || o.sreg == SReg::Ntid || o.sreg == SReg::Ctaid || o.sreg == SReg::Nctaid;
+      const std::string c = dot == std::string::npos ? "" : f.s.substr(dot + 1);
+      if (vector ? (c != "x" && c != "y" && c != "z" && c != "w") : !c.empty()) bad("bad special register component");
+      o.comp = c == "w" ? 3 : vector ? static_cast<uint8_t>(c[0] - 'x') : 0;
+      return o;
     }
     o.sym = find_symbol(f.s);
     if (o.sym >= 0) { o.kind = OpndKind::Symbol; return o; }
     o.kind = OpndKind::Label;  // resolved after the body
     label_refs_.emplace_back(pc, f.s);
+    return o;
+  }
+
+  // {a, b, ...}: registers, sinks _ and (in sources) literals, separated by commas.
+  Operand vector_operand(const std::vector<const Tok*>& t, const std::function<void(const std::string&)>& bad) {
+    Operand o;
+    o.kind = OpndKind::Vec;
+    if (t.back()->s != "}" || t.size() < 3) bad("malformed vector operand");
+    bool any_imm = false;
+    for (size_t i = 1; i + 1 < t.size(); ++i) {
+      if (t[i]->s == "_") {
+        o.vec.push_back(-1);
+      } else {
+        const bool neg = t[i]->s == "-" && i + 2 < t.size();
+        const Tok& e = neg ? *t[++i] : *t[i];
+        const int32_t r = neg || e.kind != Tok::Ident ? -1 : regs_->find(e.s);
+        if (r >= 0) {
+          o.vec.push_back(r);
+        } else {
+          // A literal element, e.g. `mov.b32 %f1, {0, %rs1};`: vec[i] == -2, its bits in vec_imm[i].
+          if (e.kind != Tok::Num) bad("unknown register in vector operand");
+          const Operand im = literal(e, neg, bad);
+          if (im.imm_kind == ImmKind::Real) bad("decimal floating-point literals inside vector operands are not supported");
+          o.vec.push_back(-2);
+          o.vec_imm.resize(o.vec.size(), 0);
+          o.vec_imm.back() = im.imm;
+          any_imm = true;
+        }
+      }
+      if (i + 2 < t.size() && t[++i]->s != ",") bad("malformed vector operand");
+    }
+    if (t[t.size() - 2]->s == ",") bad("malformed vector operand");
+    int width = 0;
+    for (const int32_t r : o.vec) {
+      if (r < 0) continue;
+      const int w = dtype_bytes(k_->regs[static_cast<size_t>(r)].type);
+      if (width && w != width) bad("incompatible elements of vector expression");
+      width = w;
+    }
+    if (any_imm) o.vec_imm.resize(o.vec.size(), 0);
+    return o;
+  }
+
+  // [base], [base+off], [base+-off]: base a register, a variable or a literal address.
+  Operand address(const std::vector<const Tok*>& t, const std::function<void(const std::string&)>& bad) {
+    Operand o;
+    o.kind = OpndKind::Mem;
+    if (t.back()->s != "]" || t.size() < 3) bad("malformed address");
+    const Tok& b = *t[1];
+    if (b.kind == Tok::Num) {
+      const Operand im = literal(b, false, bad);
+      if (im.imm_kind != ImmKind::Int) bad("bad absolute address");
+      o.imm = im.imm;
+    } else if (b.kind == Tok::Ident) {
+      o.reg = regs_->find(b.s);
+      if (o.reg < 0) {
+        o.sym = find_symbol(b.s);
+        if (o.sym < 0) bad("unknown register or variable in address");
+      }
+    } else if (b.s == "-" && t.size() == 4) {
+      const Operand im = literal(*t[2], true, bad);
+      if (im.imm_kind != ImmKind::Int) bad("bad absolute address");
+      o.imm = im.imm;
+      return o;
+    } else {
+      bad("bad address");
+    }
+    if (t.size() == 3) return o;
+    // +off or +-off
+    if (t[2]->s != "+") bad("unsupported address expression");
+    const bool neg = t.size() == 6 && t[3]->s == "-";
+    if (t.size() != (neg ? 6u : 5u)) bad("unsupported address expression");
+    const Operand im = literal(*t[neg ? 4 : 3], neg, bad);
+    if (im.imm_kind != ImmKind::Int) bad("bad address offset");
+    o.imm += im.imm;
     return o;
   }
 
@@ -691,8 +787,29 @@ class Parser {
       decode_instruction(ret, *k_);
       k_->code.push_back(std::move(ret));
     }
+    check_memory_totals();
     compute_reconvergence(*k_);
     k_->regs_per_thread = estimate_registers(*k_);
+  }
+
+  // Static .shared (the module's variables the kernel uses and its own) and per-thread .local of the
+  // kernel, laid out as Engine::link lays them out: within ptxas's and the engine's limits.
+  void check_memory_totals() const {
+    uint64_t shared = 0, local = 0;
+    for (const SymbolRef& s : k_->symbols) {
+      if (s.space != Space::Shared && s.space != Space::Local) continue;
+      const Variable& v = s.module_scope ? mod_->globals[static_cast<size_t>(s.index)] : k_->locals[static_cast<size_t>(s.index)];
+      if (v.is_extern) continue;
+      uint64_t& total = v.space == Space::Shared ? shared : local;
+      total = align_up(total, v.align) + v.size;  // each term is below its limit: no overflow
+    }
+    const Tok where{Tok::Ident, k_->name, name_line_};
+    if (shared > kMaxStaticShared)
+      fail(where, "kernel '" + k_->name + "' uses " + std::to_string(shared) + " bytes of static shared memory (" +
+                      std::to_string(kMaxStaticShared) + " max)");
+    if (local > kMaxLocalBytes)
+      fail(where, "kernel '" + k_->name + "' uses " + std::to_string(local) + " bytes of local memory per thread (" +
+                      std::to_string(kMaxLocalBytes) + " max)");
   }
 };
 

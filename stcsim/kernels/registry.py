@@ -1,7 +1,7 @@
 """The kernel set: every kernel descriptor, registered by procedural name and found by sparsity pattern.
 
 ``kernels_for("dense")`` lists the kernels that consume a pattern spec; a spec no kernel implements (e.g.
-``"vw:L=16,K=4"`` today) is a NoKernelError that lists the patterns that have kernels. A new kernel is one
+``"nm:N=2,M=4"`` today) is a NoKernelError that lists the patterns that have kernels. A new kernel is one
 descriptor class (stcsim.kernels.protocol.Kernel) and one row of KERNEL_SET.
 """
 
@@ -9,10 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from stcsim.kernels.extensor_spmm import EXTENSOR_KERNELS
 from stcsim.kernels.gemm import GemmKernel
+from stcsim.kernels.gemm_channel import ChannelGemmKernel
+from stcsim.kernels.gemm_vectorwise_simt import VectorWiseSimtKernel
 from stcsim.kernels.layout import OperandLayout
 from stcsim.kernels.problem import TileShape
 from stcsim.kernels.protocol import Kernel, as_pattern, missing_members
+from stcsim.kernels.shmma import SHMMA_KERNELS
+from stcsim.kernels.spmm_csr import CsrSpmmKernel
 from stcsim.sparsity.base import Pattern
 
 _F32 = OperandLayout(a_dtype="float32", b_dtype="float32")
@@ -86,6 +91,8 @@ GEMM_KERNELS: tuple[GemmKernel, ...] = (
     ),
 )
 
+_SIMT_F32 = GEMM_KERNELS[1]
+"""The dense SIMT SGEMM: CUDA Core Dense of paper 001, whose tiles the sparse CUDA-core GEMMs reuse."""
 
 
 class NoKernelError(LookupError):
@@ -144,8 +151,17 @@ class KernelRegistry:
         return found
 
 
-KERNEL_SET: tuple[Kernel, ...] = (*GEMM_KERNELS,)
-"""Every kernel of the set: the dense GEMMs; a sparse kernel is one more row."""
+KERNEL_SET: tuple[Kernel, ...] = (
+    *GEMM_KERNELS,
+    CsrSpmmKernel(),
+    ChannelGemmKernel(dense=_SIMT_F32),
+    VectorWiseSimtKernel(dense=_SIMT_F32, kv=2),
+    VectorWiseSimtKernel(dense=_SIMT_F32, kv=4),
+    VectorWiseSimtKernel(dense=_SIMT_F32, kv=8),
+    *SHMMA_KERNELS,  # Tensor Core Vector-wise (paper 001): vw:L=16,K=2|4|8
+    *EXTENSOR_KERNELS,  # wmma.smma.L chunk SpMM (paper 004), one row per scheme: extensor
+)
+"""Every kernel of the set: the dense GEMMs, then the sparse kernels (one row each)."""
 
 REGISTRY = KernelRegistry(KERNEL_SET)
 

@@ -107,13 +107,17 @@ class Engine:
         return out
 
     def load_ptx(self, ptx: str | os.PathLike[str]) -> list[str]:
-        """Loads PTX from a file path or from PTX text; returns the names of its entry kernels."""
+        """Loads PTX from a file path or from PTX text; returns the names of its entry kernels.
+
+        The PTX goes to the engine as bytes, whatever their encoding: a byte that is not ASCII (PTX is ASCII
+        text, comments included) is a PtxError naming file, line and the bytes, never a decode error.
+        """
         if isinstance(ptx, os.PathLike) or (
             isinstance(ptx, str) and "\n" not in ptx and ptx.endswith(".ptx")
         ):
             path = Path(ptx)
-            return list(self._eng.load_ptx(_utf8_text(path.read_bytes(), str(path)), str(path)))
-        return list(self._eng.load_ptx(str(ptx), "<ptx text>"))
+            return list(self._eng.load_ptx(path.read_bytes(), str(path)))
+        return list(self._eng.load_ptx(str(ptx).encode("utf-8", "surrogatepass"), "<ptx text>"))
 
     def kernel_names(self) -> list[str]:
         """Names of every loaded entry kernel."""
@@ -165,17 +169,6 @@ class Engine:
         if self.config is not None:
             stats["config"] = self.config
         return stats
-
-
-def _utf8_text(data: bytes, file: str) -> str:
-    """The text of a PTX file; bytes that are not UTF-8 are a PtxError naming file, line and the bytes."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        bad = data[exc.start:exc.end].hex(" ")
-        text = data.split(b"\n")[line - 1].decode("utf-8", "backslashreplace").strip()
-        raise PtxError(f"{file}:{line}: not UTF-8 text (bytes {bad}): `{text}`") from None
 
 
 class StatInfo(NamedTuple):

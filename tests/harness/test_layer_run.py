@@ -31,7 +31,7 @@ def test_weights_are_the_layer_s_own_and_never_zero(seed):
     assert np.array_equal(w, layer_weights(job))
 
 
-def test_fallback_runs_the_pruned_weights_densely(seed):
+def test_fallback_runs_the_pruned_weights_densely(dense_only, seed):
     job = _jobs("unstructured", 0.8, seed, layers=1)[0]
     row = run_job(job)
     assert row["fallback"] and row["run_pattern"] == "dense" and row["check_ok"]

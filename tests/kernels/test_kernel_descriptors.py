@@ -3,7 +3,15 @@
 import numpy as np
 import pytest
 
-from stcsim.kernels import GEMM_KERNELS, KERNELS, GemmProblem, OperandLayout, get_kernel, random_operands
+from stcsim.kernels import (
+    GEMM_KERNELS,
+    KERNEL_SET,
+    KERNELS,
+    GemmProblem,
+    OperandLayout,
+    get_kernel,
+    random_operands,
+)
 from stcsim.sparsity.dense import Dense
 
 DENSE = Dense()
@@ -13,7 +21,7 @@ SHAPES = [GemmProblem(64, 64, 64), GemmProblem(200, 136, 72), GemmProblem(33, 17
 
 
 def test_names_are_procedural_and_unique():
-    assert len(KERNELS) == len(GEMM_KERNELS)
+    assert len(KERNELS) == len(KERNEL_SET)
     assert get_kernel("gemm_wmma_f16_f32_tile64x64x32_warp32x32").algorithm == "wmma"
     assert set(IDS) == {
         "gemm_naive_f32_f32_tile16x16x1",

@@ -187,7 +187,7 @@ def test_the_test_kernel_is_a_complete_descriptor(csr_kernel):
 
 def test_one_class_and_one_row_make_the_pattern_runnable(csr_kernel, rng):
     registry = KernelRegistry((*KERNEL_SET, csr_kernel))
-    (found,) = registry.for_pattern("unstructured")
+    found = registry.for_pattern("unstructured")[-1]
     assert found is csr_kernel
     assert registry.for_pattern("dense") == GEMM_KERNELS
     p = GemmProblem(37, 21, 53)

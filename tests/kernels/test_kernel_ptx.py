@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from stcsim.kernels import GEMM_KERNELS
+from stcsim.kernels import GEMM_KERNELS, KERNEL_SET
 from stcsim.kernels import build as ptx_build
 from stcsim.kernels.paths import PTX_DIR
 from stcsim.kernels.ptx_info import PtxParam, entry_params, opcodes
@@ -43,13 +43,13 @@ def test_build_without_nvcc_keeps_the_committed_ptx(monkeypatch, capsys):
     assert "nvcc not found" in capsys.readouterr().out
 
 
-def test_every_entry_is_a_registered_kernel_with_the_gemm_signature():
+def test_every_entry_is_a_registered_kernel_and_dense_ones_have_the_gemm_signature():
     entries = {}
     for path in PTX_FILES:
         entries.update(entry_params(path.read_text()))
-    assert set(entries) == {k.entry for k in GEMM_KERNELS}
-    for name, params in entries.items():
-        assert [p.ptx_type for p in params] == GEMM_PARAM_TYPES, name
+    assert set(entries) == {k.entry for k in KERNEL_SET}
+    for kernel in GEMM_KERNELS:
+        assert [p.ptx_type for p in entries[kernel.entry]] == GEMM_PARAM_TYPES, kernel.entry
 
 
 def test_entry_params_parses_pointer_attributes():

@@ -94,6 +94,13 @@ def round_exact(q: Fraction, fmt: str, mode: str = "rn", zero_sign: int = 1) -> 
     return math.copysign(float(mag), sign)
 
 
+def round_exact_value(x: float, fmt: str, mode: str = "rn") -> float:
+    """A float (inf and NaN included) rounded to fmt under mode: the value of a conversion."""
+    if math.isnan(x) or math.isinf(x) or x == 0:
+        return x
+    return round_exact(Fraction(x), fmt, mode)
+
+
 def _special(*xs: float) -> bool:
     return any(math.isinf(x) or math.isnan(x) for x in xs)
 

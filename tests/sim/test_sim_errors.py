@@ -45,9 +45,9 @@ def load_text(body: str) -> None:
         ("ld.global.u32 %r1, [%rd9+4];", "unknown register or variable in address '[%rd9+4]'"),
         ("@%p7 bra $L_end;", "unknown guard predicate"),
         ("bra $L_nowhere;", "unknown label or symbol '$L_nowhere': `bra $L_nowhere`"),
-        ("mov.u32 %r2, %tid.w;", "bad special register component '%tid.w'"),
+        ("mov.u32 %r2, %tid.q;", "bad special register component '%tid.q'"),
         ("add.q32 %r1, %r2, %r3;", "unsupported modifier .q32 in 'add.q32'"),
-        ("mul.s32 %r1, %r2, %r3;", "integer mul/mad needs .lo, .hi or .wide"),
+        ("mul.s32 %r1, %r2, %r3;", "'mul.s32' needs one of .lo, .hi, .wide"),
         ("add.s32 %r1, %r2, %r3\n", "missing ';' at the end of the line: `add.s32 %r1, %r2, %r3`"),
         ("add.s32 %r1, %r2, #;", "unexpected character: `#`"),
         (

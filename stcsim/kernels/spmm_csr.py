@@ -1,0 +1,117 @@
+"""The CUDA Core Generic kernel: CSR SpMM (cuSPARSE csrmm style, a warp per sparse row) for unstructured
+pruning (ptx_kernels/spmm_csr.cu).
+
+Parameters (row_ptr, col_idx, values, x, y, M, N, ldx, ldy): five 64-bit pointers then four 32-bit integers.
+W is the unstructured pattern's CSRFormat (int32 row pointers and column ids, fp32 values), X (K x N) and
+Y (M x N) are dense row-major fp32.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from stcsim.kernels.operands import OperandArray, Operands, poisoned
+from stcsim.kernels.paths import PTX_DIR
+from stcsim.kernels.problem import GemmProblem, ceil_div
+from stcsim.kernels.protocol import Dim3, require, supports_family
+from stcsim.kernels.sparse_support import FP32_TOLERANCE, launch_refusal, nonempty
+from stcsim.sparsity.base import Pattern
+from stcsim.sparsity.csr import CSRFormat
+
+WARP = 32
+
+
+@dataclass(frozen=True)
+class CsrSpmmKernel:
+    """Descriptor of the CSR SpMM: `rows_per_block` warps per block, each owning one sparse row and a strip
+    of 32 * `columns_per_lane` columns of Y (lane l computes columns l, l + 32, ...)."""
+
+    rows_per_block: int = 4
+    columns_per_lane: int = 2
+    ptx_file: str = "spmm_csr.ptx"
+    instruction: str = "fma.rn.f32"
+    summary: str = "a warp per sparse row, (column, value) pairs broadcast by shfl, rows of X gathered"
+
+    pattern_name: ClassVar[str] = "unstructured"
+    tolerance: ClassVar[float] = FP32_TOLERANCE
+
+    @property
+    def strip(self) -> int:
+        """Columns of Y one warp computes."""
+        return WARP * self.columns_per_lane
+
+    @property
+    def procedural_name(self) -> str:
+        """spmm_csr_f32_f32_tile<rows>x<strip>_warp1x<strip>: block and warp tiles of Y."""
+        return f"spmm_csr_f32_f32_tile{self.rows_per_block}x{self.strip}_warp1x{self.strip}"
+
+    @property
+    def entry(self) -> str:
+        """Name of the `.entry` in the PTX (the procedural name)."""
+        return self.procedural_name
+
+    @property
+    def ptx_path(self) -> Path:
+        """Path of the committed PTX that holds the entry."""
+        return PTX_DIR / self.ptx_file
+
+    def supports(self, pattern: Pattern) -> tuple[bool, str]:
+        """The unstructured pattern (any sparsity): its CSR is what the kernel reads."""
+        return supports_family(self, pattern)
+
+    def can_implement(self, p: GemmProblem, pattern: Pattern) -> tuple[bool, str]:
+        """The pattern, a non-empty problem, the CUDA grid limits and 32-bit indices into W, X and Y."""
+        ok, reason = self.supports(pattern)
+        if not ok:
+            return False, reason
+        grid, _, _ = self.launch_geometry(p)
+        refusal = launch_refusal(p, grid, {"W": p.m * p.k, "X": p.k * p.n, "Y": p.m * p.n})
+        return not refusal, refusal
+
+    def prepare(
+        self, weights: np.ndarray, activations: np.ndarray, pattern: Pattern, sparsity: float = 0.0
+    ) -> Operands:
+        """W pruned to `sparsity` and encoded as CSR (fp32 values), X as it is in fp32, Y poisoned with NaN.
+        A W that keeps nothing gets one unread element in col_idx and values (row_ptr says every row is
+        empty)."""
+        problem = GemmProblem.of(np.shape(weights), np.shape(activations))
+        require(self, problem, pattern)
+        w = np.asarray(weights, dtype=np.float32)
+        csr = pattern.encode(w, pattern.prune(w, sparsity))
+        arrays = (
+            OperandArray("row_ptr", csr.indptr.astype(np.int32)),
+            OperandArray("col_idx", nonempty(csr.indices.astype(np.int32))),
+            OperandArray("values", nonempty(csr.values.astype(np.float32))),
+            OperandArray("x", np.asarray(activations, dtype=np.float32)),
+            poisoned("y", (problem.m, problem.n), np.float32),
+        )
+        return Operands(problem, pattern, arrays)
+
+    def launch_geometry(self, p: GemmProblem) -> tuple[Dim3, Dim3, int]:
+        """Block (32, rows_per_block, 1); grid (ceil(N / strip), ceil(M / rows_per_block), 1); no dynamic
+        shared memory."""
+        grid = (ceil_div(p.n, self.strip), ceil_div(p.m, self.rows_per_block), 1)
+        return grid, (WARP, self.rows_per_block, 1), 0
+
+    def args(self, operands: Operands, pointers: Mapping[str, int]) -> list[int | float]:
+        """row_ptr, col_idx, values, x, y, M, N, ldx, ldy."""
+        p = operands.problem
+        ptrs = [pointers[name] for name in ("row_ptr", "col_idx", "values", "x", "y")]
+        return [*ptrs, p.m, p.n, p.n, p.n]
+
+    def unpack(self, operands: Operands, outputs: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The M x N result Y."""
+        return outputs["y"]
+
+    def reference(self, operands: Operands) -> np.ndarray:
+        """float64 decode(W) @ X, W rebuilt from the device CSR through the pattern's decode."""
+        p = operands.problem
+        row_ptr = operands["row_ptr"]
+        nnz = int(row_ptr[-1])
+        csr = CSRFormat((p.m, p.k), row_ptr, operands["col_idx"][:nnz], operands["values"][:nnz])
+        return operands.pattern.decode(csr).astype(np.float64) @ operands["x"].astype(np.float64)
