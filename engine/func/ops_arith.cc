@@ -157,8 +157,8 @@ void ex_int(ExecCtx& c, const Instr& in) {
         else if (SIGNED) r = (sb == -1) ? static_cast<uint64_t>(0) - static_cast<uint64_t>(sa) : static_cast<uint64_t>(sa / sb);
         else r = a / b;
         break;
-      case Op::Rem:  // by zero: all ones at 16 and 32 bits, as the H100 gives (div too); a at 64 bits
-        if (b == 0) r = BYTES < 8 ? ~uint64_t{0} : a;
+      case Op::Rem:  // by zero: all ones at every width, as the H100 gives (div too)
+        if (b == 0) r = ~uint64_t{0};
         else if (SIGNED) r = (sb == -1) ? 0 : static_cast<uint64_t>(sa % sb);
         else r = a % b;
         break;

@@ -223,7 +223,7 @@ void ex_testp(ExecCtx& c, const Instr& in) {
       case 1: r = std::isinf(v); break;
       case 2: r = std::isnan(v); break;
       case 3: r = !std::isnan(v); break;
-      case 4: r = std::isnormal(v); break;
+      case 4: r = std::isnormal(v) || v == 0; break;  // the H100 counts zero as normal (not subnormal)
       case 5: r = std::fpclassify(v) == FP_SUBNORMAL; break;
     }
     set_reg(c, in.ops[0].reg, l, r);
@@ -254,7 +254,8 @@ void ex_sfu(ExecCtx& c, const Instr& in) {
   const bool directed = in.rnd == Rnd::RZ || in.rnd == Rnd::RM || in.rnd == Rnd::RP;
   const int old = directed ? std::fegetround() : 0;
   if (directed) std::fesetround(in.rnd == Rnd::RZ ? FE_TOWARDZERO : in.rnd == Rnd::RM ? FE_DOWNWARD : FE_UPWARD);
-  const bool ftz = in.flags & F_FTZ;
+  // The H100 keeps f64 subnormals in the IEEE-rounded rcp.rn.ftz.f64 (only rcp.approx.ftz.f64 flushes).
+  const bool ftz = (in.flags & F_FTZ) && (T == DType::F32 || in.op != Op::Rcp || (in.flags & F_APPROX));
   const auto flush = [ftz](V v) {
     if constexpr (T == DType::F32) return ftz ? f32_ftz(v) : v;
     else return ftz ? f64_ftz(v) : v;

@@ -187,7 +187,7 @@ uint64_t to_float(DType d, DType s, const Num& n, Rnd r, bool sat, bool ftz, boo
     if (relu) v = stc::relu(v);                         // .relu: negative and -0 -> +0 (NaN stays NaN)
     if (std::isnan(v) && d != DType::F64) {
       // From f64 the NaN keeps its sign and the top of its payload (quieted); from f16 / f32 the result
-      // is the canonical NaN (as on an H100).
+      // is the canonical NaN (as on an H100; bf16 -> f32 keeps the payload: see ex_cvt).
       if (s != DType::F64) return d == DType::F32 ? kCanonicalNaN32 : kCanonicalNaN16;
       const uint64_t b = bits_from_f64(v);
       return (b >> 63 << (eb + mb)) | (((uint64_t{1} << eb) - 1) << mb) | (uint64_t{1} << (mb - 1)) |
@@ -251,6 +251,9 @@ void ex_cvt(ExecCtx& c, const Instr& in) {
     Num n = read_num(s, src_bits(c, in.ops[1], l));
     if (ftz && s == DType::F32 && !dfloat) n.f = f32_ftz(static_cast<float>(n.f));
     uint64_t r = dfloat ? to_float(d, s, n, in.rnd, sat, ftz, relu) : to_int(d, s, n, in.rnd, sat);
+    // bf16 -> f32 moves the bits up on the H100, so a NaN keeps its payload (not with .ftz: canonical NaN).
+    if (s == DType::BF16 && d == DType::F32 && !sat && !relu && !ftz && std::isnan(n.f))
+      r = (src_bits(c, in.ops[1], l) & 0xffffu) << 16;
     // A register wider than the destination type receives the value sign-extended for a signed type
     // (`cvt.s8.s32 %rs1, %r1` fills the 16-bit %rs1), zero-extended otherwise.
     if (!dfloat && dtype_is_signed(d)) r = sext(r, dtype_bytes(d));
