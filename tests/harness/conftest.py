@@ -1,5 +1,7 @@
-"""Harness test fixtures: a sparse kernel plugged into the registry (the test-only CSR SpMM of
-tests/kernels/test_kernel_protocol.py, loaded from that file, not copied), registered after the dense set."""
+"""Harness test fixtures. The registry grows as sparse kernels are added, so tests that need a pattern without
+kernels, or one known sparse kernel, set the registry themselves: `dense_only` (the dense GEMMs alone) and
+`csr_kernel` (the dense GEMMs and the test-only CSR SpMM of tests/kernels/test_kernel_protocol.py, loaded
+from that file, not copied)."""
 
 from __future__ import annotations
 
@@ -10,14 +12,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stcsim.kernels import KERNEL_SET, KernelRegistry, registry
+from stcsim.kernels import GEMM_KERNELS, KernelRegistry, registry
 
 PROTOCOL_TEST = Path(__file__).resolve().parents[1] / "kernels" / "test_kernel_protocol.py"
 
 
 @pytest.fixture
+def dense_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel registry with the dense GEMMs only: every sparse pattern runs a dense fallback."""
+    monkeypatch.setattr(registry, "REGISTRY", KernelRegistry(GEMM_KERNELS))
+
+
+@pytest.fixture
 def csr_kernel(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
-    """The kernel registry with the CSR SpMM kernel (pattern `unstructured`, CUDA cores) added; its name."""
+    """The kernel registry with the dense GEMMs and the CSR SpMM test kernel (pattern `unstructured`, CUDA
+    cores); its name."""
     spec = importlib.util.spec_from_file_location("kernel_protocol_test", PROTOCOL_TEST)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -26,7 +35,7 @@ def csr_kernel(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
     ptx = tmp_path / "spmm_csr.ptx"
     ptx.write_text(module.CSR_SPMM_PTX)
     kernel = module.CsrSpmmKernel(ptx)
-    monkeypatch.setattr(registry, "REGISTRY", KernelRegistry((*KERNEL_SET, kernel)))
+    monkeypatch.setattr(registry, "REGISTRY", KernelRegistry((*GEMM_KERNELS, kernel)))
     return kernel.procedural_name
 
 

@@ -24,8 +24,8 @@ def _frame(folder) -> pd.DataFrame:
     return pd.read_csv(folder / RESULTS_CSV).drop(columns=list(HOST_TIME_COLUMNS))
 
 
-def test_main_prints_the_layer_table_total_and_fallbacks(tmp_path, capsys):
-    args = ["--workload", MOBILENET, "--layers", "2", "--pattern", "dense", "--pattern", "bw:B=4",
+def test_main_prints_the_layer_table_total_and_fallbacks(dense_only, tmp_path, capsys):
+    args = ["--workload", MOBILENET, "--layers", "2", "--pattern", "dense", "--pattern", "vw:L=16,K=4",
             "--config", "v100", "--jobs", "1", "--out", str(tmp_path), "--no-progress"]
     assert main(args) == 0
     out = capsys.readouterr().out
