@@ -160,15 +160,16 @@ def read_measured(path: str) -> pd.DataFrame:
 
 
 def simulate(cases: list[tuple[str, str]], config: str = "h100") -> pd.DataFrame:
-    """Simulates each (kernel, shape) on `config`: sim cycles, warp instructions and host seconds per case."""
+    """Simulates each (kernel, shape) on `config`: sim cycles, warp instructions and CPU seconds (setup, numpy
+    check and simulation) per case."""
     from stcsim.sim import Engine
 
     rows = []
     for kernel, shape in cases:
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         st = run(kernel, shape, Engine(config), np.random.default_rng(0))
         rows.append({"kernel": kernel, "shape": shape, "sim_cycles": st["gpu_sim_cycle"],
-                     "sim_warp_insts": st["warp_insts"], "host_seconds": round(time.perf_counter() - t0, 2)})
+                     "sim_warp_insts": st["warp_insts"], "cpu_seconds": round(time.process_time() - t0, 2)})
     return pd.DataFrame(rows).merge(halves(), on="kernel", how="left")
 
 
@@ -192,6 +193,7 @@ class Comparison:
 
     def __str__(self) -> str:
         cols = ["half", "class", "kernel", "shape", "measured_cycles", "sim_cycles", "rel_error"]
+        cols += ["sass_per_ptx"] if "sass_per_ptx" in self.rows.columns else []
         table = self.rows[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}")
         scores = "\n".join(f"{h.half:<10} MAE {h.mae:6.1%}  Pearson {h.pearson:.3f}  over {h.cases} cases"
                            for h in self.halves)
@@ -223,7 +225,10 @@ def compare(measured_csv: str, config: str = "h100") -> Comparison:
     """Simulates every measured case on `config` and compares gpu_sim_cycle with the measured cycles."""
     meas = read_measured(measured_csv)
     sim = simulate(list(zip(meas["kernel"], meas["shape"], strict=True)), config)
-    both = meas.merge(sim[["kernel", "shape", "sim_cycles", "half", "class"]], on=["kernel", "shape"])
+    both = meas.merge(sim[["kernel", "shape", "sim_cycles", "sim_warp_insts", "half", "class"]],
+                      on=["kernel", "shape"])
+    if "inst_executed" in both.columns:  # SASS warp instructions on silicon per simulated PTX one
+        both["sass_per_ptx"] = both["inst_executed"] / both["sim_warp_insts"]
     if both["half"].isna().any():
         raise ValueError(f"{HALVES_FILE} gives no half for {both.loc[both['half'].isna(), 'kernel'].iloc[0]}")
     return score(both)

@@ -56,6 +56,7 @@ def test_compare_reports_both_halves_from_an_old_style_csv(tmp_path):
     assert by_half["all"].mae == pytest.approx(float(np.abs(rel).mean()))
     assert -1.0 <= by_half["all"].pearson <= 1.0
     assert "validation" in str(c) and "Pearson" in str(c)
+    assert (c.rows["sass_per_ptx"] == c.rows["inst_executed"] / c.rows["sim_warp_insts"]).all()
 
 
 def test_score_finds_the_worst_ratio_per_class():
