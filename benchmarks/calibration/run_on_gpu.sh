@@ -10,12 +10,14 @@
 #   silicon_memory/{bandwidth,mlp,sass}.csv                          see silicon_memory.py
 #   ncu_empty.csv, silicon.csv    only with OLD_MICRO=1 (empty kernel and the PTX microbenchmarks, already
 #                                 committed under results/reference/)
-# Each ncu pass is capped at PASS_TIMEOUT seconds (default 160) so that what finished still comes back.
+# The first ncu pass may take PASS_TIMEOUT seconds (default 240), silicon_memory 120, the second pass what is
+# left of BUDGET seconds (default 450, counted from the start) so that what finished comes back in time.
 # Run from the repository root on a machine with an NVIDIA GPU, CuPy, nvcc and ncu:
 #   OUT=/some/dir bash benchmarks/calibration/run_on_gpu.sh
 set -euo pipefail
 OUT=${OUT:-results/gpu}
-PASS_TIMEOUT=${PASS_TIMEOUT:-160}
+PASS_TIMEOUT=${PASS_TIMEOUT:-240}
+BUDGET=${BUDGET:-450}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 start=$(date +%s)
@@ -30,9 +32,10 @@ DRV=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
 CLK=$(nvidia-smi --query-gpu=clocks.max.sm --format=csv,noheader | head -1)
 METRICS=gpc__cycles_elapsed.max,sm__cycles_active.avg,gpu__time_duration.sum,smsp__inst_executed.sum
 
-measure() {  # $1: pass number
-  local run=$1
-  timeout "$PASS_TIMEOUT" ncu --clock-control none --metrics "$METRICS" --csv --log-file "$OUT/ncu_run$run.csv" \
+measure() {  # $1: pass number, $2: seconds it may take
+  local run=$1 limit=$2
+  if [ "$limit" -lt 30 ]; then echo "no time left for ncu pass $run"; return 0; fi
+  timeout "$limit" ncu --clock-control none --metrics "$METRICS" --csv --log-file "$OUT/ncu_run$run.csv" \
     python3 -m stcsim.gpu.calibrate run-suite --order "$OUT/order_run$run.csv" > "$OUT/ncu_stdout_run$run.txt" 2>&1 || {
     echo "ncu pass $run failed or timed out:"; tail -20 "$OUT/ncu_stdout_run$run.txt"; return 0; }
   python3 -m stcsim.gpu.calibrate collect --ncu "$OUT/ncu_run$run.csv" --order "$OUT/order_run$run.csv" \
@@ -43,10 +46,12 @@ measure() {  # $1: pass number
   stamp "ncu pass $run collected"
 }
 
-measure 1
-python3 -m benchmarks.calibration.silicon_memory --out "$OUT/silicon_memory" || echo "silicon_memory failed"
+measure 1 "$PASS_TIMEOUT"
+timeout 120 python3 -m benchmarks.calibration.silicon_memory --out "$OUT/silicon_memory" \
+  > "$OUT/silicon_memory_stdout.txt" 2>&1 || { echo "silicon_memory failed:"; tail -20 "$OUT/silicon_memory_stdout.txt"; }
 stamp "silicon_memory done"
-measure 2
+left=$(( BUDGET - ($(date +%s) - start) ))
+measure 2 $(( left < PASS_TIMEOUT ? left : PASS_TIMEOUT ))
 if [ "${OLD_MICRO:-0}" = 1 ]; then
   ncu --clock-control none --metrics "$METRICS" --csv --log-file "$OUT/ncu_empty.csv" \
     python3 -m benchmarks.calibration.empty_kernel > /dev/null 2>&1 || echo "empty-kernel ncu run failed"
