@@ -33,8 +33,10 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from stcsim.config.errors import ConfigError
 from stcsim.gpu.calibration_cases import CASES, KERNEL_DIR, CaseCheckError, run_case
 from stcsim.kernels import GemmProblem, get_kernel, random_operands, run_gemm
+from stcsim.kernels.verify import relative_error
 
 HALVES_FILE = KERNEL_DIR.parent / "halves.yaml"
 
@@ -72,10 +74,13 @@ GEMM_SUITE: tuple[tuple[str, int, int, int], ...] = (
 def halves() -> pd.DataFrame:
     """kernel -> half (tuning | validation) and class, as declared in benchmarks/calibration/halves.yaml."""
     spec = yaml.safe_load(HALVES_FILE.read_text())
-    rows = [{"kernel": k, "half": v["half"], "class": v["class"]} for k, v in spec.items()]
-    bad = [r["kernel"] for r in rows if r["half"] not in ("tuning", "validation")]
-    if bad:
-        raise ValueError(f"{HALVES_FILE}: half of {bad[0]} must be tuning or validation")
+    rows = []
+    for kernel, entry in spec.items():
+        half, group = (entry.get("half"), entry.get("class")) if isinstance(entry, dict) else (None, None)
+        if half not in ("tuning", "validation") or not isinstance(group, str):
+            msg = f"needs half (tuning or validation) and class, got {entry!r}"
+            raise ConfigError(msg, key=kernel, where=str(HALVES_FILE))
+        rows.append({"kernel": kernel, "half": half, "class": group})
     return pd.DataFrame(rows)
 
 
@@ -85,8 +90,8 @@ def suite() -> list[tuple[str, str]]:
 
 
 def run(kernel: str, shape: str, engine: Any, rng: np.random.Generator, launches: int = 1) -> dict:
-    """Runs one case of the suite on `engine` (output checked against numpy for the non-GEMM kernels);
-    returns the engine's stats. KeyError for a case that is not in the suite."""
+    """Runs one case of the suite on `engine`, its output checked against numpy (CaseCheckError); returns
+    the engine's stats. KeyError for a case that is not in the suite."""
     for case in CASES:
         if (case.kernel, case.shape) == (kernel, shape):
             return run_case(case, engine, rng, launches)
@@ -94,7 +99,12 @@ def run(kernel: str, shape: str, engine: Any, rng: np.random.Generator, launches
         raise KeyError(f"no calibration case {kernel} {shape}")
     m, n, k = (int(v) for v in shape.split("x"))
     a, b = random_operands(GemmProblem(m, n, k), rng)
-    return run_gemm(get_kernel(kernel), engine, a, b)[1]
+    gemm = get_kernel(kernel)
+    c, stats = run_gemm(gemm, engine, a, b)
+    err = relative_error(c, a.astype(np.float64) @ b.astype(np.float64))
+    if not err < gemm.tolerance:
+        raise CaseCheckError(f"{kernel} {shape}: max|C - A@B| / max|A@B| = {err:.2e}")
+    return stats
 
 
 def run_suite(order_path: str, seed: int = 0) -> None:

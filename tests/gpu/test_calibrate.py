@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from stcsim.config.errors import ConfigError
+from stcsim.gpu import calibrate
 from stcsim.gpu.calibrate import GEMM_SUITE, collect, compare, halves, read_ncu_csv, score, suite
 
 HEADER = '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",' \
@@ -78,3 +80,11 @@ def test_every_suite_kernel_has_one_half():
     assert set(declared["kernel"]) == kernels
     assert set(declared["half"]) == {"tuning", "validation"}
     assert len(suite()) >= 40 and len(set(suite())) == len(suite())
+
+
+def test_a_kernel_without_a_valid_half_is_a_config_error(tmp_path, monkeypatch):
+    bad = tmp_path / "halves.yaml"
+    bad.write_text("gemm_naive_f32_f32_tile16x16x1: {half: both, class: gemm-simt}\n")
+    monkeypatch.setattr(calibrate, "HALVES_FILE", bad)
+    with pytest.raises(ConfigError, match="gemm_naive.*tuning or validation"):
+        halves()
