@@ -140,6 +140,7 @@ void ex_wait(ExecCtx& c, const Instr& in) {
     c.w.waiting = true;
     return;
   }
+  if (done) report_tma_wait(c, mem_addr(c, in.ops[1], __builtin_ctz(done)));
   for_lanes(c.mask, [&](int lane) { set_reg(c, in.ops[0].reg, lane, (done >> lane) & 1); });
 }
 
@@ -192,8 +193,9 @@ void decode_mbarrier(Instr& in, const Kernel& k) {
       throw DecodeError("mbarrier: operand " + std::to_string(i + 1) + " must be a register or an integer");
   (void)parity;  // state and parity operands are both read by their low bit (the phase parity)
   in.unit = Unit::LDST;
-  in.traits.op_class = "hopper.mbarrier";
-  in.traits.mem = MemKind::Atomic;
+  const bool wait = sub == TEST_WAIT || sub == TRY_WAIT;  // timed by the phase's TMA copies (register.cc)
+  in.traits.op_class = wait ? "hopper.mbarrier_wait" : "hopper.mbarrier";
+  in.traits.mem = wait ? MemKind::None : MemKind::Atomic;
   in.traits.sched = SchedKind::Fence;
   switch (sub) {
     case INIT: in.fn = &ex_init; break;

@@ -5,6 +5,13 @@
 //     wgmma_sparse_speedup_pct); its accumulators are ready wgmma_latency cycles after that occupancy.
 //   hopper.wgmma_sync (fence, commit_group, wait_group), hopper.fence: one issue cycle.
 //   hopper.mbarrier: the LD/ST pipe's issue interval; the shared-memory path gives the latency.
+//   hopper.mbarrier_wait (test_wait, try_wait): one cycle, plus what is left of the TMA copies counted into
+//     the phase it saw complete: tma_latency + bytes / tma_bytes_per_cycle after the first copy's issue.
+//   hopper.tma (cp.async.bulk.tensor): the LD/ST pipe's issue interval; the copy engine's time is charged to
+//     the waits on its mbarrier.
+#include <algorithm>
+#include <cstring>
+
 #include "../../func/state.h"
 #include "../../timing/config.h"
 #include "../extension.h"
@@ -50,6 +57,29 @@ OpClassDef mbarrier_class() {
           }};
 }
 
+OpClassDef wait_class() {
+  return {"hopper.mbarrier_wait", [](ConfigReader& r, std::string&) -> std::optional<OpDesc> {
+            const uint64_t lat = r.u32("hopper.tma_latency"), bw = std::max(1u, r.u32("hopper.tma_bytes_per_cycle"));
+            OpDesc d;
+            d.model = [lat, bw](const WorkSummary& w) {
+              if (w.size != 8) return OpTiming{1, 1};
+              uint32_t f[2];
+              std::memcpy(f, w.bytes.data(), sizeof f);
+              const uint64_t ready = lat + (f[1] + bw - 1) / bw;
+              return OpTiming{1 + static_cast<uint32_t>(ready > f[0] ? ready - f[0] : 0), 1};
+            };
+            return d;
+          }};
+}
+
+OpClassDef tma_class() {
+  return {"hopper.tma", [](ConfigReader& r, std::string&) -> std::optional<OpDesc> {
+            OpDesc d;
+            d.timing.interval = r.u32("units.ldst.issue_interval");
+            return d;
+          }};
+}
+
 double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
 
 const int kRegistered = register_extension({
@@ -57,9 +87,10 @@ const int kRegistered = register_extension({
     {{"wgmma", "", Op::Ext, Unit::TENSOR, &decode_wgmma, Preset::FENCE_NODST},
      {"mbarrier", "", Op::Ext, Unit::LDST, &decode_mbarrier, Preset::FENCE_NODST},
      {"fence.proxy", "", Op::Ext, Unit::SYNC, &decode_fence, Preset::FENCE_NODST},
-     {"fence.mbarrier_init", "", Op::Ext, Unit::SYNC, &decode_fence, Preset::FENCE_NODST}},
+     {"fence.mbarrier_init", "", Op::Ext, Unit::SYNC, &decode_fence, Preset::FENCE_NODST},
+     {"cp.async.bulk", "", Op::Ext, Unit::LDST, &decode_tma, Preset::FENCE_NODST}},
     {wgmma_class(false), wgmma_class(true), one_cycle("hopper.wgmma_sync"), one_cycle("hopper.fence"),
-     mbarrier_class()},
+     mbarrier_class(), wait_class(), tma_class()},
     {{"hopper_wgmma_insts", "hopper", "instructions", "wgmma.mma_async{.sp} warp instructions issued (4 per "
       "warpgroup instruction)", StatKind::COUNTER, nullptr},
      {"hopper_wgmma_busy_cycles", "hopper", "cycles", "Tensor Core pipe occupancy of the wgmma instructions, "

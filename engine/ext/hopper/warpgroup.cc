@@ -1,5 +1,8 @@
 #include "warpgroup.h"
 
+#include <algorithm>
+#include <climits>
+#include <cstring>
 #include <sstream>
 
 #include "../../ptx/errors.h"
@@ -18,6 +21,24 @@ HopperCta& hopper_state(ExecCtx& c) {
     st.groups.assign((c.cta.warps.size() + 3) / 4, {});
   }
   return st;
+}
+
+void note_tma(ExecCtx& c, uint64_t bar, uint64_t bytes) {
+  TmaPhase& p = hopper_state(c).tma[bar];
+  if (!p.open) p = {c.L.clock, 0, true};
+  p.bytes += bytes;
+}
+
+void report_tma_wait(ExecCtx& c, uint64_t bar) {
+  HopperCta& st = hopper_state(c);
+  const auto it = st.tma.find(bar);
+  if (it == st.tma.end()) return;
+  it->second.open = false;
+  const uint64_t elapsed = c.L.clock - std::min(c.L.clock, it->second.first_issue);
+  const uint32_t fields[2] = {static_cast<uint32_t>(std::min<uint64_t>(elapsed, UINT32_MAX)),
+                              static_cast<uint32_t>(std::min<uint64_t>(it->second.bytes, UINT32_MAX))};
+  c.rec.work.size = sizeof fields;
+  std::memcpy(c.rec.work.bytes.data(), fields, sizeof fields);
 }
 
 void hopper_fault(const ExecCtx& c, const Instr& in, const std::string& what) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,13 +29,28 @@ struct WarpgroupSync {
   int32_t pc = -1;       // the instruction the arrived warps wait at
 };
 
+// The TMA copies counted into one mbarrier's phase, for the timing model: when the first was issued (the
+// launch clock) and their bytes. A copy issued after a wait saw the phase complete starts a new record.
+struct TmaPhase {
+  uint64_t first_issue = 0;
+  uint64_t bytes = 0;
+  bool open = false;
+};
+
 struct HopperCta : ExtCtaState {
   std::vector<WarpWgmma> warps;
   std::vector<WarpgroupSync> groups;
+  std::map<uint64_t, TmaPhase> tma;  // by mbarrier shared address
 };
 
 // This CTA's Hopper state, sized for its warps.
 HopperCta& hopper_state(ExecCtx& c);
+
+// Records a TMA copy of `bytes` into the mbarrier at shared address `bar` (issued now).
+void note_tma(ExecCtx& c, uint64_t bar, uint64_t bytes);
+// Fills c.rec.work for a wait that saw the phase of the mbarrier at `bar` complete: cycles since its
+// copies were issued and their bytes (register.cc turns them into the wait's latency); closes the record.
+void report_tma_wait(ExecCtx& c, uint64_t bar);
 
 // Throws SimFault: `what` for the instruction `in` of warp c.w, naming kernel, line, text, block and warp.
 [[noreturn]] void hopper_fault(const ExecCtx& c, const Instr& in, const std::string& what);

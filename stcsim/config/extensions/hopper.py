@@ -30,6 +30,11 @@ GROUP = Group("Hopper wgmma / mbarrier / TMA extension (engine/ext/hopper); sm_9
     "wgmma_sparse_speedup_pct": _sm90_int("Math rate of wgmma.sp (m64nNk32, 2:4 A) relative to the dense "
                                           "m64nNk16 per dense-equivalent FMA, in percent", "count",
                                           f"{_WP}; silicon rate {_MEASURE}", 200, 400),
+    "tma_latency": _sm90_int("Cycles from cp.async.bulk.tensor issue until its first bytes arrive in shared "
+                             "memory (the copy engine's latency, including the global read)", "cycles",
+                             _MEASURE, 600, 100_000),
+    "tma_bytes_per_cycle": _sm90_int("Bytes per cycle the SM's TMA copy engine moves into shared memory",
+                                     "B/cycle", _MEASURE, 128, 4096),
 })
 
 DERIVED: dict[str, Derived] = {}
