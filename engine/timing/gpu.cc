@@ -228,6 +228,10 @@ uint64_t TimingModel::complete_time(const Instr& in, const WarpRecord& rec, cons
         w.groups.push_back(w.open_group);
         w.open_group = 0;
       }
+      if (in.traits.async_group) {
+        w.open_group = std::max(w.open_group, t + ot.latency);
+        w.last_done = std::max(w.last_done, t + ot.latency);
+      }
       return t + ot.latency;
     case MemKind::AsyncCopy: {
       if (rec.acc.empty()) return t + 1;

@@ -285,8 +285,8 @@ void decode_wgmma(Instr& in, const Kernel& k) {
   in.traits.sched = SchedKind::Fence;
   in.traits.writes_dst = false;
   const std::string& what = in.mods[0];
-  if (what == "mma_async") {
-    in.traits.writes_dst = true;
+  if (what == "mma_async") {  // asynchronous: its accumulators are complete at the wait for its group
+    in.traits.async_group = true;
     decode_mma(in);
     return;
   }
@@ -298,10 +298,12 @@ void decode_wgmma(Instr& in, const Kernel& k) {
     need_ops(in, 0);
     in.sub = what == "fence" ? FENCE : COMMIT;
     in.fn = what == "fence" ? &ex_fence : &ex_commit;
+    if (what == "commit_group") in.traits.async = AsyncKind::Commit;
   } else if (what == "wait_group") {
     need_ops(in, 1);
     if (in.ops[0].kind != OpndKind::Imm || in.ops[0].imm > 1000)
       throw DecodeError("wgmma.wait_group takes an integer constant N");
+    in.traits.async = AsyncKind::WaitGroup;
     in.sub = WAIT;
     in.fn = &ex_wait;
   } else {
