@@ -2,62 +2,23 @@
 microbenchmarks of benchmarks/micro do: a warpgroup's wgmma.mma_async occupies each sub-core's Tensor Core
 pipe 16 N 16 / (hopper.wgmma_fma_per_cycle / 4) cycles (wgmma.sp: the same for twice the K at the 200%
 sparse rate); it runs asynchronously (a chain on one accumulator does not wait for the previous result) and
-completes at wgmma.wait_group, hopper.wgmma_latency cycles after its occupancy."""
+completes at wgmma.wait_group, hopper.wgmma_latency cycles after its occupancy. A TMA box load completes
+its mbarrier phase hopper.tma_latency + bytes / hopper.tma_bytes_per_cycle after issue. The PTX is that of
+benchmarks/micro/hopper.py, which measures the same on an H100."""
 
 from __future__ import annotations
 
 import pytest
 
+from benchmarks.micro.hopper import tma_clock_ptx, wgmma_chain_ptx
 from stcsim.config import load_config
-from stcsim.sim import Engine
-
-
-def chain_ptx(n: int, count: int, sparse: bool) -> str:
-    """`count` wgmma on one accumulator (descriptors of zeroed shared memory), then commit and wait 0;
-    thread 0 stores the %clock64 difference."""
-    d = "{" + ",".join(f"%f{i}" for i in range(n // 2)) + "}"
-    if sparse:
-        op = f"wgmma.mma_async.sp.sync.aligned.m64n{n}k32.f32.f16.f16 {d}, %rd2, %rd3, %r3, 0, 1, 1, 1, 0, 0;"
-    else:
-        op = f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16 {d}, %rd2, %rd3, 1, 1, 1, 0, 0;"
-    body = "\n".join(f"  {op}" for _ in range(count))
-    return f"""
-.version 8.7
-.target sm_90a
-.address_size 64
-.visible .entry chain(.param .u64 out)
-{{
-  .reg .pred %p<2>;
-  .reg .b32 %r<8>;
-  .reg .f32 %f<{n // 2}>;
-  .reg .b64 %rd<8>;
-  .shared .align 1024 .b8 smem[16384];
-  mov.u32 %r1, smem;
-  shr.u32 %r2, %r1, 4;
-  cvt.u64.u32 %rd2, %r2;
-  or.b64 %rd3, %rd2, 0x1000080000;
-  or.b64 %rd2, %rd2, 0x1000080000;
-  mov.u32 %r3, 0;
-  wgmma.fence.sync.aligned;
-  mov.u64 %rd4, %clock64;
-{body}
-  wgmma.commit_group.sync.aligned;
-  wgmma.wait_group.sync.aligned 0;
-  mov.u64 %rd5, %clock64;
-  sub.s64 %rd6, %rd5, %rd4;
-  mov.u32 %r4, %tid.x;
-  setp.ne.u32 %p1, %r4, 0;
-  ld.param.u64 %rd7, [out];
-  @!%p1 st.global.u64 [%rd7], %rd6;
-  ret;
-}}
-"""
+from stcsim.sim import Engine, TensorMap
 
 
 def _cycles(n: int, count: int, sparse: bool = False) -> int:
     eng = Engine("h100")
-    eng.load_ptx(chain_ptx(n, count, sparse))
-    out = eng.malloc(8)
+    eng.load_ptx(wgmma_chain_ptx(n, count, sparse))
+    out = eng.malloc(1024)
     eng.launch("chain", 1, 128, [out])
     return int(eng.copy_from(out, 1, "uint64")[0])
 
@@ -87,3 +48,23 @@ def test_wait_group_waits_for_the_latency() -> None:
     grow = (_cycles(256, 1) - _cycles(64, 1))
     assert grow == 16 * (256 - 64) * 16 // per_sub
     assert _cycles(64, 1) >= 16 * 64 * 16 // per_sub + k["hopper.wgmma_latency"]
+
+
+def _tma_cycles(rows: int) -> int:
+    eng = Engine("h100")
+    eng.load_ptx(tma_clock_ptx(64 * rows * 2))
+    src = eng.malloc(256 * 64 * 2)
+    out = eng.malloc(64)
+    tmap = TensorMap("u16", src, (64, 256), (128,), (64, rows), swizzle="128B")
+    eng.launch("tmaclk", 1, 1, [tmap, out])
+    return int(eng.copy_from(out, 1, "uint64")[0])
+
+
+def test_tma_latency_and_bandwidth() -> None:
+    """Issue to try_wait success: hopper.tma_latency + bytes / hopper.tma_bytes_per_cycle (plus the
+    instructions between the clock reads)."""
+    k = _keys()
+    small, large = _tma_cycles(8), _tma_cycles(256)
+    bw = k["hopper.tma_bytes_per_cycle"]
+    assert large - small == 64 * (256 - 8) * 2 // bw
+    assert k["hopper.tma_latency"] + 1024 // bw <= small <= k["hopper.tma_latency"] + 1024 // bw + 20
