@@ -120,7 +120,7 @@ def run_wgmma(rng: np.random.Generator, n: int, dtype: str, a_regs: bool, swz_a:
         p = eng.malloc(arr.nbytes)
         eng.copy_to(p, np.ascontiguousarray(arr))
         bufs.append(p)
-    stats = eng.launch("wg", 1, 128, [bufs[0], SMEM // 4, bufs[1], descriptor(A_START, lay_a),
+    stats = eng.launch("wg", (1, 1, 1), (128, 1, 1), [bufs[0], SMEM // 4, bufs[1], descriptor(A_START, lay_a),
                                       descriptor(B_START, lay_b), bufs[2], bufs[3]])
     out = eng.copy_from(bufs[1], (128, n // 2), np.float32)
     got = np.zeros((64, n), np.float32)
