@@ -5,15 +5,15 @@
 // C = A * B^T with A: M x K 2:4 sparse along K, given as its compressed values (M x K/2 fp16 row-major, the
 // kept elements of each four-wide chunk in ascending column order) and the metadata registers of every
 // consumer thread (meta[M/64][K/32][128] uint32: the mma.sp m16n8k32 metadata words of the thread's warp,
-// rows 16w..16w+15 of its 64-row block, sparsity selector 0; stcsim.sparsity.mma_sp), Bt: N x K row-major
+// rows 16w..16w+15 of its 64-row block, sparsity selector 0; stcsim.sparsity.mma_sp; read through a third
+// tensor map, 3D u32 (128, K/32, M/64), box (128, 2, 2): a tile's words of both consumer warpgroups), Bt: N x K row-major
 // fp16, C: M x N row-major fp32. M % 128 == 0, N % 128 == 0, K % 64 == 0.
 //
 // Block tile 128 x 128 x 64 (dense K), kStages = 5 buffers: A's compressed tile (128 rows x 32 halves = 64 bytes
 // per row, 64-byte swizzle: descriptor SBO 512, one k32 step advances the start by 32 bytes) and Bt's
-// (as the dense kernel; one k32 step advances 64 bytes). The producer warpgroup's 128 threads stage each tile's
-// metadata words in shared memory (meta_s) and arrive on full[s] (1 + 128 arrivals), so that the
-// consumers' metadata comes with the stage instead of a global load per tile. Launch: block 384 threads, grid (N / 128, M / 128),
-// dynamic shared memory kSmemBytes; parameters: the two tensor maps, meta, C, N, K.
+// (as the dense kernel; one k32 step advances 64 bytes), then the tile's metadata words [warpgroup][k32 step]
+// [thread] (2 KB), all three loaded by TMA into the stage. Launch: block 384 threads, grid (N / 128, M / 128),
+// dynamic shared memory kSmemBytes; parameters: the three tensor maps, C, N, K.
 #include <cuda.h>
 
 #include <cstdint>
@@ -23,7 +23,8 @@ namespace stc {
 constexpr int kBM = 128, kBN = 128, kBK = 64, kStages = 5;  // the sparse tiles are consumed twice as fast
 constexpr uint32_t kTileBytesA = kBM * kBK;                     // compressed: kBK / 2 halves per row
 constexpr uint32_t kTileBytes = kBN * kBK * 2;                  // Bt
-constexpr uint32_t kStageBytes = kTileBytesA + kTileBytes;
+constexpr uint32_t kMetaBytes = 2 * 2 * 128 * 4;                // [consumer warpgroup][k32 step][thread]
+constexpr uint32_t kStageBytes = kTileBytesA + kTileBytes + kMetaBytes;
 constexpr uint32_t kSmemBytes = kStages * kStageBytes + 1024;   // + alignment slack
 static_assert(kSmemBytes <= 227 * 1024, "dynamic shared memory of one block on sm_90");
 
@@ -50,6 +51,13 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar)
 __device__ __forceinline__ void mbar_expect(uint32_t bar, uint32_t bytes)
 {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes));
+}
+
+__device__ __forceinline__ void tma_load3(uint32_t dst, const CUtensorMap* map, int x, int y, int z, uint32_t bar)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
+        ::"r"(dst), "l"(map), "r"(x), "r"(y), "r"(z), "r"(bar) : "memory");
 }
 
 __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, int k, int row, uint32_t bar)
@@ -82,41 +90,33 @@ __device__ __forceinline__ void wgmma_sp_128(float (&d)[64], uint64_t da, uint64
 
 extern "C" __global__ void __launch_bounds__(384) gemm_wgmma_sp(const __grid_constant__ CUtensorMap map_a,
                                                                const __grid_constant__ CUtensorMap map_b,
-                                                               const uint32_t* __restrict__ meta,
+                                                               const __grid_constant__ CUtensorMap map_m,
                                                                float* __restrict__ c, int n, int k)
 {
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[kStages], empty[kStages];
-    __shared__ uint32_t meta_s[kStages][2][2][128];  // [stage][consumer warpgroup][k32 step][thread]
     const uint32_t base = (smem_addr(smem_raw) + 1023) & ~1023u;
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
     const int m0 = blockIdx.y * kBM, n0 = blockIdx.x * kBN, tiles = k / kBK;
     if (threadIdx.x == 0) {
         for (int s = 0; s < kStages; ++s) {
-            mbar_init(smem_addr(&full[s]), 1 + 128);
+            mbar_init(smem_addr(&full[s]), 1);
             mbar_init(smem_addr(&empty[s]), 2);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::);
     }
     __syncthreads();
-    if (wg == 0) {  // producer: thread 0 issues the TMA loads, every thread stages metadata words
-        for (int t = 0; t < tiles; ++t) {
-            const int s = t % kStages;
-            uint32_t words[2][2];  // loaded before the wait, so that their latency overlaps it
-            for (int w = 0; w < 2; ++w)
-                for (int ks = 0; ks < 2; ++ks)
-                    words[w][ks] = meta[(static_cast<size_t>(blockIdx.y * 2 + w) * (k / 32) + 2 * t + ks) * 128 + tid];
-            mbar_wait(smem_addr(&empty[s]), ((t / kStages) & 1) ^ 1);
-            const uint32_t bar = smem_addr(&full[s]);
-            if (tid == 0) {
-                const uint32_t a = base + s * kStageBytes, b = a + kTileBytesA;
+    if (wg == 0) {  // producer: one thread issues the TMA loads of every stage
+        if (tid == 0) {
+            for (int t = 0; t < tiles; ++t) {
+                const int s = t % kStages;
+                mbar_wait(smem_addr(&empty[s]), ((t / kStages) & 1) ^ 1);
+                const uint32_t a = base + s * kStageBytes, b = a + kTileBytesA, bar = smem_addr(&full[s]);
                 mbar_expect(bar, kStageBytes);
                 tma_load(a, &map_a, t * kBK / 2, m0, bar);
                 tma_load(b, &map_b, t * kBK, n0, bar);
+                tma_load3(b + kTileBytes, &map_m, 0, 2 * t, blockIdx.y * 2, bar);
             }
-            for (int w = 0; w < 2; ++w)
-                for (int ks = 0; ks < 2; ++ks) meta_s[s][w][ks][tid] = words[w][ks];
-            mbar_arrive(bar);
         }
         return;
     }
@@ -127,7 +127,8 @@ extern "C" __global__ void __launch_bounds__(384) gemm_wgmma_sp(const __grid_con
         const int s = t % kStages;
         mbar_wait(smem_addr(&full[s]), (t / kStages) & 1);
         const uint32_t a = base + s * kStageBytes + row_off, b = base + s * kStageBytes + kTileBytesA;
-        const uint32_t m_lo = meta_s[s][wg - 1][0][tid], m_hi = meta_s[s][wg - 1][1][tid];
+        const uint32_t* meta_s = reinterpret_cast<const uint32_t*>(smem_raw + (b + kTileBytes - smem_addr(smem_raw)));
+        const uint32_t m_lo = meta_s[(wg - 1) * 256 + tid], m_hi = meta_s[(wg - 1) * 256 + 128 + tid];
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
         wgmma_sp_128(d, desc_sw64(a), desc_sw128(b), m_lo, 1);
         wgmma_sp_128(d, desc_sw64(a + 32), desc_sw128(b + 64), m_hi, 1);
