@@ -1,7 +1,7 @@
 """The kernel set: every kernel descriptor, registered by procedural name and found by sparsity pattern.
 
 ``kernels_for("dense")`` lists the kernels that consume a pattern spec; a spec no kernel implements (e.g.
-``"nm:N=2,M=4"`` today) is a NoKernelError that lists the patterns that have kernels. A new kernel is one
+``"nm:N=4,M=8"`` today) is a NoKernelError that lists the patterns that have kernels. A new kernel is one
 descriptor class (stcsim.kernels.protocol.Kernel) and one row of KERNEL_SET.
 """
 
@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from stcsim.kernels.extensor_spmm import EXTENSOR_KERNELS
 from stcsim.kernels.gemm import GemmKernel
 from stcsim.kernels.gemm_channel import ChannelGemmKernel
+from stcsim.kernels.gemm_mma_sp import MMA_SP_KERNELS
 from stcsim.kernels.gemm_vectorwise_simt import VectorWiseSimtKernel
 from stcsim.kernels.layout import OperandLayout
 from stcsim.kernels.problem import TileShape
@@ -160,6 +161,7 @@ KERNEL_SET: tuple[Kernel, ...] = (
     VectorWiseSimtKernel(dense=_SIMT_F32, kv=8),
     *SHMMA_KERNELS,  # Tensor Core Vector-wise (paper 001): vw:L=16,K=2|4|8
     *EXTENSOR_KERNELS,  # wmma.smma.L chunk SpMM (paper 004), one row per scheme: extensor
+    *MMA_SP_KERNELS,  # 2:4 mma.sp.sync m16n8k32 GEMM (the hardware's sparse Tensor Core): nm:N=2,M=4
 )
 """Every kernel of the set: the dense GEMMs, then the sparse kernels (one row each)."""
 
