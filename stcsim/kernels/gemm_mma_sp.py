@@ -110,7 +110,6 @@ class MmaSpGemmKernel:
     tolerance: ClassVar[float] = 1e-2
     ptx_file: ClassVar[str] = "gemm_mma_sp.ptx"
     instruction: ClassVar[str] = "mma.sp.sync.m16n8k32"
-    silicon: ClassVar[bool] = True
 
     @property
     def procedural_name(self) -> str:

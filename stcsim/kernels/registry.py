@@ -8,6 +8,7 @@ descriptor class (stcsim.kernels.protocol.Kernel) and one row of KERNEL_SET.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from functools import cache
 
 from stcsim.kernels.extensor_spmm import EXTENSOR_KERNELS
 from stcsim.kernels.gemm import GemmKernel
@@ -17,6 +18,7 @@ from stcsim.kernels.gemm_vectorwise_simt import VectorWiseSimtKernel
 from stcsim.kernels.layout import OperandLayout
 from stcsim.kernels.problem import TileShape
 from stcsim.kernels.protocol import Kernel, as_pattern, missing_members
+from stcsim.kernels.ptx_info import opcodes
 from stcsim.kernels.shmma import SHMMA_KERNELS
 from stcsim.kernels.spmm_csr import CsrSpmmKernel
 from stcsim.kernels.spmm_tvw import TVW_KERNELS
@@ -180,3 +182,19 @@ def get_kernel(name: str) -> Kernel:
 def kernels_for(pattern: Pattern | str) -> tuple[Kernel, ...]:
     """The registered kernels that consume `pattern`; NoKernelError listing what exists when none does."""
     return REGISTRY.for_pattern(pattern)
+
+
+RESEARCH_OPCODE_TOKEN = "smma"
+"""The opcode token of the research instructions the simulator adds (SHMMA of engine/ext/stc, wmma.smma.L of
+engine/ext/extensor): no real GPU has them."""
+
+
+@cache
+def runs_on_silicon(kernel: Kernel) -> bool:
+    """Whether a real GPU runs the kernel: its PTX issues no research instruction (RESEARCH_OPCODE_TOKEN)."""
+    return not any(RESEARCH_OPCODE_TOKEN in op.split(".") for op in opcodes(kernel.ptx_path.read_text()))
+
+
+def silicon_kernels(registry: KernelRegistry = REGISTRY) -> tuple[Kernel, ...]:
+    """The registered kernels a real GPU runs (`runs_on_silicon`), in registration order."""
+    return tuple(k for k in registry if runs_on_silicon(k))

@@ -129,7 +129,6 @@ class TvwSpmmKernel:
     tolerance: ClassVar[float] = 1e-2
     ptx_file: ClassVar[str] = "spmm_tvw.ptx"
     instruction: ClassVar[str] = "mma.sp.sync.m16n8k32"
-    silicon: ClassVar[bool] = True
 
     @property
     def G(self) -> int:
