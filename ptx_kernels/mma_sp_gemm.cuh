@@ -121,13 +121,19 @@ __device__ __forceinline__ void load_stage(uint32_t s, const BlockRows& br, cons
         cp_async_16(s + a_offset(r, c), src, in ? 16 : 0);
     }
     const uint32_t sb = s + T::kStageA;
+    int rows[T::kChunksB];  // B row of each chunk, all index loads issued before the first copy
+#pragma unroll
+    for (int j = 0; j < T::kChunksB; ++j) {
+        const int kd = ks * kBK + (threadIdx.x + j * T::kThreads) / (BN / 8);
+        rows[j] = br.b_rows != nullptr ? __ldg(br.b_rows + kd) : kd;
+    }
 #pragma unroll
     for (int j = 0; j < T::kChunksB; ++j) {
         const int i = threadIdx.x + j * T::kThreads;
         const int k = i / (BN / 8);
         const int c = i % (BN / 8);
         const int kd = ks * kBK + k;
-        const int row = br.b_rows != nullptr ? __ldg(br.b_rows + kd) : kd;
+        const int row = rows[j];
         const int rest = N - (n0 + c * 8);
         const bool in = (br.b_rows != nullptr || kd < br.K) && rest > 0;
         const int bytes = in ? min(rest, 8) * 2 : 0;
@@ -225,6 +231,15 @@ __device__ __forceinline__ void sp_gemm(const BlockRows& br, const half* __restr
     // Epilogue: thread (g, t) = (lane / 4, lane % 4) holds block rows g and g + 8, columns 2t and 2t + 1.
     const int g = lane / 4;
     const int t = lane % 4;
+    int c_rows[T::kFragM][2];  // C row of each block row this thread holds, loads issued together
+#pragma unroll
+    for (int mi = 0; mi < T::kFragM; ++mi) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int r = wm * WM + mi * 16 + g + 8 * h;
+            c_rows[mi][h] = br.c_rows == nullptr ? br.m0 + r : r < br.rows ? __ldg(br.c_rows + r) : 0;
+        }
+    }
 #pragma unroll
     for (int mi = 0; mi < T::kFragM; ++mi) {
 #pragma unroll
@@ -233,7 +248,7 @@ __device__ __forceinline__ void sp_gemm(const BlockRows& br, const half* __restr
             if (r >= br.rows) {
                 continue;
             }
-            float* c_row = C + (br.c_rows != nullptr ? __ldg(br.c_rows + r) : br.m0 + r) * ldc;
+            float* c_row = C + c_rows[mi][h] * ldc;
 #pragma unroll
             for (int ni = 0; ni < T::kFragN; ++ni) {
                 const int col = n0 + wn * WN + ni * 8 + 2 * t;
