@@ -104,10 +104,24 @@ def bench(c, quick=False, csv="", network=False):
     _py(c, "stcsim.harness.bench", *flags, *(["--csv", csv] if csv else []))
 
 
-@task(help={"measured": "CSV of measured cycles", "config": "GPU config spec"})
-def calibrate(c, measured="results/reference/h100_calibration.csv", config="h100"):
-    """Simulate every case of a measured calibration CSV; per-case error, MAE and Pearson correlation."""
-    _py(c, "stcsim.gpu.calibrate", "compare", measured, "--config", config)
+@task(help={"measured": "measured cycles CSV (default: the dense suite's; --sparse: the sparse table's)",
+            "config": "GPU config spec",
+            "sparse": "the sparse silicon table: simulate the measured sparse cases, speedups over dense",
+            "out": "with --sparse: the table CSV (default results/reference/h100_sparse_silicon.csv)",
+            "jobs": "with --sparse: simulation processes"})
+def calibrate(c, measured="", config="h100", sparse=False, out="", jobs=1):
+    """Simulate every case of a measured calibration CSV; per-case error, MAE and Pearson correlation.
+    With --sparse: the sparse silicon table (stcsim.gpu.sparse_silicon; measure with
+    benchmarks/gpu/sparse_silicon.sh)."""
+    if not sparse:
+        _py(c, "stcsim.gpu.calibrate", "compare", measured or "results/reference/h100_calibration.csv",
+            "--config", config)
+        return
+    out = out or "results/reference/h100_sparse_silicon.csv"
+    measured = measured or "results/reference/h100_sparse_silicon_measured.csv"
+    summary = out.replace(".csv", "_summary.csv")
+    _py(c, "stcsim.gpu.sparse_silicon", "table", measured, "--out", out, "--summary", summary,
+        "--config", config, "--jobs", str(jobs))
 
 
 @task

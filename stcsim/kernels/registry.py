@@ -1,23 +1,27 @@
 """The kernel set: every kernel descriptor, registered by procedural name and found by sparsity pattern.
 
 ``kernels_for("dense")`` lists the kernels that consume a pattern spec; a spec no kernel implements (e.g.
-``"nm:N=2,M=4"`` today) is a NoKernelError that lists the patterns that have kernels. A new kernel is one
+``"nm:N=4,M=8"`` today) is a NoKernelError that lists the patterns that have kernels. A new kernel is one
 descriptor class (stcsim.kernels.protocol.Kernel) and one row of KERNEL_SET.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from functools import cache
 
 from stcsim.kernels.extensor_spmm import EXTENSOR_KERNELS
 from stcsim.kernels.gemm import GemmKernel
 from stcsim.kernels.gemm_channel import ChannelGemmKernel
+from stcsim.kernels.gemm_mma_sp import MMA_SP_KERNELS
 from stcsim.kernels.gemm_vectorwise_simt import VectorWiseSimtKernel
 from stcsim.kernels.layout import OperandLayout
 from stcsim.kernels.problem import TileShape
 from stcsim.kernels.protocol import Kernel, as_pattern, missing_members
+from stcsim.kernels.ptx_info import opcodes
 from stcsim.kernels.shmma import SHMMA_KERNELS
 from stcsim.kernels.spmm_csr import CsrSpmmKernel
+from stcsim.kernels.spmm_tvw import TVW_KERNELS
 from stcsim.sparsity.base import Pattern
 
 _F32 = OperandLayout(a_dtype="float32", b_dtype="float32")
@@ -160,6 +164,8 @@ KERNEL_SET: tuple[Kernel, ...] = (
     VectorWiseSimtKernel(dense=_SIMT_F32, kv=8),
     *SHMMA_KERNELS,  # Tensor Core Vector-wise (paper 001): vw:L=16,K=2|4|8
     *EXTENSOR_KERNELS,  # wmma.smma.L chunk SpMM (paper 004), one row per scheme: extensor
+    *MMA_SP_KERNELS,  # 2:4 mma.sp.sync m16n8k32 GEMM (the hardware's sparse Tensor Core): nm:N=2,M=4
+    *TVW_KERNELS,  # tile-vector-wise (paper 002) on the 2:4 GEMM: tvw:G=64, tvw:G=128
 )
 """Every kernel of the set: the dense GEMMs, then the sparse kernels (one row each)."""
 
@@ -176,3 +182,19 @@ def get_kernel(name: str) -> Kernel:
 def kernels_for(pattern: Pattern | str) -> tuple[Kernel, ...]:
     """The registered kernels that consume `pattern`; NoKernelError listing what exists when none does."""
     return REGISTRY.for_pattern(pattern)
+
+
+RESEARCH_OPCODE_TOKEN = "smma"
+"""The opcode token of the research instructions the simulator adds (SHMMA of engine/ext/stc, wmma.smma.L of
+engine/ext/extensor): no real GPU has them."""
+
+
+@cache
+def runs_on_silicon(kernel: Kernel) -> bool:
+    """Whether a real GPU runs the kernel: its PTX issues no research instruction (RESEARCH_OPCODE_TOKEN)."""
+    return not any(RESEARCH_OPCODE_TOKEN in op.split(".") for op in opcodes(kernel.ptx_path.read_text()))
+
+
+def silicon_kernels(registry: KernelRegistry = REGISTRY) -> tuple[Kernel, ...]:
+    """The registered kernels a real GPU runs (`runs_on_silicon`), in registration order."""
+    return tuple(k for k in registry if runs_on_silicon(k))

@@ -39,6 +39,19 @@ def test_tile_is_the_largest_that_still_covers_every_sm():
     assert choose_kernel(GemmProblem(256, 3136, 64), DENSE, 0.0, "h100").kernel == MMA64  # 50 < 132 <= 196
 
 
+@pytest.mark.parametrize("config", ["h100", "a100"])
+def test_two_four_and_tvw_run_their_mma_sp_kernels_on_sm80_configs(config):
+    p = GemmProblem(256, 196, 2304)
+    assert family(choose_kernel(p, get("nm:N=2,M=4"), 0.5, config).kernel) == "gemm_mma_sp_f16_f32"
+    assert choose_kernel(p, get("tvw:G=128"), 0.75, config).kernel.startswith("spmm_tvw_g128_")
+
+
+def test_two_four_falls_back_to_dense_on_v100():
+    choice = choose_kernel(GemmProblem(256, 196, 2304), get("nm:N=2,M=4"), 0.5, "v100")
+    assert choice.kernel == WMMA and choice.pattern == "dense"
+    assert "gemm_mma_sp" in choice.fallback and "cannot run on v100" in choice.fallback
+
+
 def test_a_named_kernel_the_gpu_cannot_run_is_an_error_saying_why():
     with pytest.raises(ValueError, match="cannot run on v100: .*has no timing"):
         choose_kernel(GemmProblem(64, 64, 64), DENSE, 0.0, "v100", MMA128)

@@ -45,13 +45,13 @@ def test_unknown_kernel_lists_the_known_ones():
 def test_default_kernel_per_pattern():
     assert default_kernel("dense") == "gemm_wmma_f16_f32_tile64x64x32_warp32x32"
     with pytest.raises(NoKernelError, match="kernels exist for dense"):
-        default_kernel("nm:N=2,M=4")
+        default_kernel("nm:N=4,M=8")
 
 
 def test_main_reports_a_pattern_without_kernels(capsys):
-    assert main(["--pattern", "nm:N=2,M=4", "--sparsity", "0.5"]) == 2
+    assert main(["--pattern", "nm:N=4,M=8", "--sparsity", "0.5"]) == 2
     err = capsys.readouterr().err
-    assert "no kernel implements the sparsity pattern 'nm:N=2,M=4'" in err
+    assert "no kernel implements the sparsity pattern 'nm:N=4,M=8'" in err
     assert "gemm_mma_f16_f32_tile128x128x32_warp64x64_stage3" in err
 
 

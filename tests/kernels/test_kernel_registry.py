@@ -27,7 +27,7 @@ def test_dense_maps_to_every_dense_gemm(spec):
     assert REGISTRY.by_pattern()["dense"] == [k.procedural_name for k in GEMM_KERNELS]
 
 
-@pytest.mark.parametrize("spec", ["vw:L=8,K=2", "bw:B=16", "nm:N=2,M=4"])
+@pytest.mark.parametrize("spec", ["vw:L=8,K=2", "bw:B=16", "nm:N=4,M=8"])
 def test_a_pattern_without_kernels_is_a_typed_error_listing_what_exists(spec):
     with pytest.raises(NoKernelError) as info:
         kernels_for(spec)
