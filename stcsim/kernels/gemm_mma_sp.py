@@ -17,15 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 
 from stcsim.kernels.layout import OperandLayout
-from stcsim.kernels.limits import check_problem
+from stcsim.kernels.limits import check_launch
 from stcsim.kernels.operands import OperandArray, Operands, poisoned
-from stcsim.kernels.paths import PTX_DIR
+from stcsim.kernels.paths import CommittedPtx
 from stcsim.kernels.problem import GemmProblem, TileShape, ceil_div
 from stcsim.kernels.protocol import Dim3, require
 from stcsim.sparsity.base import Pattern
@@ -98,7 +97,7 @@ def decode_nm(shape: tuple[int, int], values: np.ndarray, meta: np.ndarray) -> n
 
 
 @dataclass(frozen=True)
-class MmaSpGemmKernel:
+class MmaSpGemmKernel(CommittedPtx):
     """Descriptor of one tile configuration of the 2:4 mma.sp GEMM (a `Kernel`)."""
 
     block_tile: TileShape
@@ -117,16 +116,6 @@ class MmaSpGemmKernel:
         warp = "{}x{}".format(*self.warp_tile)
         return f"gemm_mma_sp_{LAYOUT.type_tag}_tile{self.block_tile}_warp{warp}_stage{self.stages}"
 
-    @property
-    def entry(self) -> str:
-        """The `.entry` in the PTX (the procedural name)."""
-        return self.procedural_name
-
-    @property
-    def ptx_path(self) -> Path:
-        """The committed PTX holding both tile configurations."""
-        return PTX_DIR / self.ptx_file
-
     def supports(self, pattern: Pattern) -> tuple[bool, str]:
         """Only 2:4 (the instruction's sparsity): nm with N = 2, M = 4."""
         if pattern == TWO_FOUR:
@@ -135,14 +124,10 @@ class MmaSpGemmKernel:
 
     def can_implement(self, p: GemmProblem, pattern: Pattern) -> tuple[bool, str]:
         """Any M, N, K >= 1 (K is padded to 64 in prepare, M and N are guarded) within 32-bit indices."""
-        ok, reason = self.supports(pattern)
-        if not ok:
-            return False, reason
-        grid, _, _ = self.launch_geometry(p)
         ks = ksteps_of(p.k)
         extents = {"values": p.m * ks * KSTEP // 2, "meta": ceil_div(p.m, 16) * ks * 32,
                    "B": p.k * LAYOUT.ldb(p), "C": p.m * p.n}
-        return check_problem(p, grid, extents)
+        return check_launch(self, p, pattern, lambda _: extents)
 
     def prepare(
         self, weights: np.ndarray, activations: np.ndarray, pattern: Pattern, sparsity: float = 0.5

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -38,9 +37,9 @@ from stcsim.kernels.gemm_mma_sp import (
     metadata_indices,
     shared_bytes,
 )
-from stcsim.kernels.limits import check_problem
+from stcsim.kernels.limits import check_launch
 from stcsim.kernels.operands import OperandArray, Operands
-from stcsim.kernels.paths import PTX_DIR
+from stcsim.kernels.paths import CommittedPtx
 from stcsim.kernels.problem import GemmProblem, TileShape, ceil_div
 from stcsim.kernels.protocol import Dim3, require
 from stcsim.sparsity.base import Pattern
@@ -117,7 +116,7 @@ def format_of(shape: tuple[int, int], G: int, arrays: Mapping[str, np.ndarray]) 
 
 
 @dataclass(frozen=True)
-class TvwSpmmKernel:
+class TvwSpmmKernel(CommittedPtx):
     """Descriptor of the fused TVW SpMM for tiles of ``G`` = block-tile M rows (a `Kernel`)."""
 
     block_tile: TileShape
@@ -141,16 +140,6 @@ class TvwSpmmKernel:
         warp = "{}x{}".format(*self.warp_tile)
         return f"spmm_tvw_g{self.G}_{LAYOUT.type_tag}_tile{self.block_tile}_warp{warp}_stage{self.stages}"
 
-    @property
-    def entry(self) -> str:
-        """The `.entry` in the PTX (the procedural name)."""
-        return self.procedural_name
-
-    @property
-    def ptx_path(self) -> Path:
-        """The committed PTX holding both granularities."""
-        return PTX_DIR / self.ptx_file
-
     def supports(self, pattern: Pattern) -> tuple[bool, str]:
         """tvw with this kernel's G (any score and 2:4 order: the encoding condenses groups either way)."""
         if pattern.name == self.pattern_name and getattr(pattern, "G", None) == self.G:
@@ -160,13 +149,9 @@ class TvwSpmmKernel:
     def can_implement(self, p: GemmProblem, pattern: Pattern) -> tuple[bool, str]:
         """Any M, N, K >= 1 within 32-bit indices (a tile's condensed length is at most 4 K: every column in a
         group of its own)."""
-        ok, reason = self.supports(pattern)
-        if not ok:
-            return False, reason
-        grid, _, _ = self.launch_geometry(p)
         lda = ksteps_of(4 * p.k) * KSTEP // 2
         extents = {"values": p.m * lda, "B": p.k * LAYOUT.ldb(p), "C": p.m * p.n}
-        return check_problem(p, grid, extents)
+        return check_launch(self, p, pattern, lambda _: extents)
 
     def prepare(
         self, weights: np.ndarray, activations: np.ndarray, pattern: Pattern, sparsity: float = 0.5
