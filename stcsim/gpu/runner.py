@@ -57,12 +57,14 @@ class GpuEngine:
     """The engine API (malloc, copy_to, copy_from, load_ptx, launch) on one CUDA device.
 
     launch() runs the kernel once to warm up, then `repeats` times between CUDA events, and returns
-    {"gpu_time_ms": median, "gpu_time_ms_min": fastest, "repeats": repeats}.
+    {"gpu_time_ms": median, "gpu_time_ms_min": fastest, "repeats": repeats}. With repeats=0 it runs the
+    kernel exactly once (the functional check of a kernel that updates its inputs in place, such as
+    D = A B + D) and times that one cold launch.
     """
 
     def __init__(self, device: int = 0, repeats: int = 10) -> None:
-        if repeats < 1:
-            raise ValueError(f"repeats must be >= 1, got {repeats}")
+        if repeats < 0:
+            raise ValueError(f"repeats must be >= 0, got {repeats}")
         self._cp = _import_cupy()
         self._cp.cuda.Device(device).use()
         self.repeats = repeats
@@ -125,9 +127,16 @@ class GpuEngine:
         def run() -> None:
             func(tuple(grid), tuple(block), packed, shared_mem=shared_bytes)
 
+        start, end = cuda.Event(), cuda.Event()
+        if self.repeats == 0:
+            start.record()
+            run()
+            end.record()
+            cuda.runtime.deviceSynchronize()  # raises the launch's error, if any
+            once = float(cuda.get_elapsed_time(start, end))
+            return {"gpu_time_ms": once, "gpu_time_ms_min": once, "repeats": 0}
         run()
         cuda.runtime.deviceSynchronize()  # raises the launch's error, if any
-        start, end = cuda.Event(), cuda.Event()
         times = []
         for _ in range(self.repeats):
             start.record()

@@ -37,7 +37,7 @@ def _engine(config: str | None = None):
     if BACKEND == "gpu":
         from stcsim.gpu.runner import GpuEngine
 
-        return GpuEngine()
+        return GpuEngine(repeats=0)  # one launch: the kernel accumulates into D in place
     return Engine(config)
 
 

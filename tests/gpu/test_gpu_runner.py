@@ -39,3 +39,34 @@ def test_pack_args_checks_the_count():
 def test_missing_cupy_gives_a_clear_error():
     with pytest.raises(RuntimeError, match="needs CuPy"):
         GpuEngine()
+
+
+INCREMENT_PTX = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry increment(.param .u64 p)
+{
+  .reg .b64 %rd<3>;
+  .reg .b32 %r<3>;
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd2, %rd1;
+  ld.global.u32 %r1, [%rd2];
+  add.s32 %r2, %r1, 1;
+  st.global.u32 [%rd2], %r2;
+  ret;
+}
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("repeats,launches", [(0, 1), (3, 4)])
+def test_repeats_zero_launches_exactly_once(repeats: int, launches: int):
+    pytest.importorskip("cupy")
+    eng = GpuEngine(repeats=repeats)
+    eng.load_ptx(INCREMENT_PTX)
+    addr = eng.malloc(4)
+    start = np.array([7], np.uint32)
+    eng.copy_to(addr, start)
+    timing = eng.launch("increment", (1, 1, 1), (1, 1, 1), [addr])
+    assert eng.copy_from(addr, (1,), np.uint32)[0] == 7 + launches
+    assert timing["repeats"] == repeats and timing["gpu_time_ms"] > 0
