@@ -1,5 +1,6 @@
 """Hopper microbenchmarks (wgmma, TMA): the PTX the engine's timing tests (tests/ext/test_hopper_timing.py)
-run, and their silicon run on an H100 that measures the hopper.* config keys marked "to be measured".
+run, and their silicon run on an H100 that measures the hopper.* config keys (results/reference/
+h100_hopper_micro.csv; benchmarks/micro/hopper_sim.py runs the same on the engine and compares).
 
     python -m benchmarks.micro.hopper --out results/gpu/hopper_micro.csv     # on an sm_90 GPU with CuPy
 

@@ -1,8 +1,10 @@
 // The Hopper extension (sm_90): its opcode rows, timing classes and stats, enabled by hopper.enabled (a key
 // of every sm_90 config; stcsim/config/extensions/hopper.py).
-//   hopper.wgmma / hopper.wgmma_sp: each warp of the warpgroup occupies its sub-core's Tensor Core pipe for
-//     16 N 16 / (wgmma_fma_per_cycle / 4) cycles (wgmma.sp: twice the dense-equivalent work at
-//     wgmma_sparse_speedup_pct); its accumulators are ready wgmma_latency cycles after that occupancy.
+//   hopper.wgmma / hopper.wgmma_sp: the math takes 16 N 16 / (wgmma_fma_per_cycle / 4) cycles (wgmma.sp:
+//     twice the dense-equivalent work at wgmma_sparse_speedup_pct); each warp of the warpgroup occupies its
+//     sub-core's Tensor Core pipe for the longer of the math and the operand fetch from shared memory (A when
+//     from a descriptor, B) at wgmma_operand_bytes_per_cycle; its accumulators are ready the math time plus
+//     wgmma_latency (wgmma.sp: wgmma_sp_latency) cycles after its issue.
 //   hopper.wgmma_sync (fence, commit_group, wait_group), hopper.fence: one issue cycle.
 //   hopper.mbarrier: the LD/ST pipe's issue interval; the shared-memory path gives the latency.
 //   hopper.mbarrier_wait (test_wait, try_wait): one cycle, plus what is left of the TMA copies counted into
@@ -27,14 +29,20 @@ int stat(const char* name) { return stat_id(name); }
 OpClassDef wgmma_class(bool sparse) {
   return {sparse ? "hopper.wgmma_sp" : "hopper.wgmma", [sparse](ConfigReader& r, std::string&) -> std::optional<OpDesc> {
             const uint64_t per_sub = std::max<uint64_t>(1, r.u32("hopper.wgmma_fma_per_cycle") / 4);
-            const uint32_t extra = r.u32("hopper.wgmma_latency");
+            const uint64_t feed = std::max(1u, r.u32("hopper.wgmma_operand_bytes_per_cycle"));
+            const uint32_t extra = r.u32(sparse ? "hopper.wgmma_sp_latency" : "hopper.wgmma_latency");
             const uint32_t pct = r.u32("hopper.wgmma_sparse_speedup_pct");
             OpDesc d;
-            d.model = [per_sub, extra, pct, sparse](const WorkSummary& w) {
+            d.model = [per_sub, feed, extra, pct, sparse](const WorkSummary& w) {
               const uint64_t n = 8u * (w.size ? w.bytes[0] : 1);
-              uint32_t busy = ceil_div(16 * n * 16, per_sub);
-              if (sparse) busy = ceil_div(2ull * busy * 100, pct);
-              return OpTiming{busy + extra, busy};
+              const bool a_smem = w.size < 3 || w.bytes[2];
+              uint32_t math = ceil_div(16 * n * 16, per_sub);
+              if (sparse) math = ceil_div(2ull * math * 100, pct);
+              // Operands read from shared memory: A (64 x 16 f16, the kept half when sparse) when it comes
+              // from a descriptor, and B (N x K f16).
+              const uint64_t bytes = (a_smem ? 64u * 16 * 2 : 0) + n * (sparse ? 32 : 16) * 2;
+              const uint32_t busy = std::max(math, ceil_div(bytes, feed));
+              return OpTiming{math + extra, busy};
             };
             static const int insts = stat("hopper_wgmma_insts"), busy_cycles = stat("hopper_wgmma_busy_cycles");
             d.account = [](Stats& s, const OpTiming& t) {
