@@ -133,7 +133,10 @@ class TensorMap:
             raise LaunchError(f"TensorMap.driver_encode needs the CUDA driver (libcuda.so.1): {exc}") from exc
         u64 = ctypes.c_uint64
         u32 = ctypes.c_uint32
-        out = (ctypes.c_uint8 * SIZE)()
+        # cuTensorMapEncodeTiled requires a 64-byte aligned CUtensorMap; a ctypes array is only 16-aligned.
+        raw = (ctypes.c_uint8 * (SIZE + 64))()
+        pad = -ctypes.addressof(raw) % 64
+        out = (ctypes.c_uint8 * SIZE).from_buffer(raw, pad)
         dims = (u64 * self.rank)(*self.dims)
         strides = (u64 * max(1, self.rank - 1))(*self.strides)
         box = (u32 * self.rank)(*self.box)
