@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from stcsim.kernels.ptx_info import PtxParam, entry_params
+from stcsim.sim.tensor_map import TensorMap
 
 _SCALAR = {
     "u8": np.uint8, "s8": np.int8, "b8": np.uint8,
@@ -25,13 +26,27 @@ _SCALAR = {
 _STATIC_SHARED_LIMIT = 48 * 1024
 
 
-def pack_args(params: list[PtxParam], args: list[int | float]) -> list[np.generic]:
+def _aggregate(param: PtxParam, value: object) -> np.void:
+    """An array (by-value struct) parameter: a TensorMap (the driver's encoding) or exactly its bytes."""
+    size = param.array * np.dtype(_SCALAR.get(param.ptx_type, np.uint8)).itemsize
+    raw = value.driver_encode() if isinstance(value, TensorMap) else value
+    if not isinstance(raw, bytes | bytearray) or len(raw) != size:
+        raise ValueError(f"{param.name} is a {size}-byte aggregate: pass a TensorMap or exactly {size} "
+                         f"bytes, got {type(value).__name__}")
+    return np.frombuffer(bytes(raw), np.dtype((np.void, size)))[0]
+
+
+def pack_args(params: list[PtxParam], args: list[Any]) -> list[np.generic]:
     """Kernel arguments as numpy scalars of the `.param` types (pointers and integers as ints, floats as
-    floats); ValueError on a wrong count, an unsupported type or an integer out of range."""
+    floats; array parameters from a TensorMap or bytes); ValueError on a wrong count, an unsupported type or
+    an integer out of range."""
     if len(params) != len(args):
         raise ValueError(f"kernel takes {len(params)} parameters, got {len(args)} arguments")
-    packed = []
+    packed: list[np.generic] = []
     for param, value in zip(params, args, strict=True):
+        if param.array:
+            packed.append(_aggregate(param, value))
+            continue
         scalar = _SCALAR.get(param.ptx_type)
         if scalar is None:
             raise ValueError(f"{param.name}: unsupported .param type .{param.ptx_type}")
@@ -112,7 +127,7 @@ class GpuEngine:
         kernel: str,
         grid: tuple[int, int, int],
         block: tuple[int, int, int],
-        args: list[int | float],
+        args: list[Any],
         shared_bytes: int = 0,
     ) -> dict[str, float]:
         """Run `kernel` (warm-up, then timed repeats); raises on an unknown kernel or a CUDA error."""

@@ -19,21 +19,24 @@ class PtxParam:
 
     name: str
     ptx_type: str
+    array: int = 0  # element count of an array parameter (`.b8 name[128]`, a by-value struct); 0: a scalar
 
 
 def entry_params(ptx: str) -> dict[str, list[PtxParam]]:
     """Every `.entry` of the PTX module with its parameters in order.
 
-    Raises ValueError for array parameters (by-value structs), which the kernel set does not use.
+    An array parameter (a by-value struct such as a `__grid_constant__` CUtensorMap, `.b8 name[128]`) has
+    `array` set to its element count. Raises ValueError for a parameter it cannot read.
     """
     entries: dict[str, list[PtxParam]] = {}
     for match in _ENTRY.finditer(_strip_comments(ptx)):
         params = []
         for piece in filter(None, (s.strip() for s in match.group(2).split(","))):
             m = _PARAM.fullmatch(piece)
-            if m is None or m.group(3):
+            if m is None:
                 raise ValueError(f"entry {match.group(1)}: unsupported parameter {piece!r}")
-            params.append(PtxParam(name=m.group(2), ptx_type=m.group(1)))
+            array = int(m.group(3)[1:-1]) if m.group(3) else 0
+            params.append(PtxParam(name=m.group(2), ptx_type=m.group(1), array=array))
         entries[match.group(1)] = params
     return entries
 

@@ -200,3 +200,23 @@ def test_driver_tensor_map_on_gpu(rng: np.random.Generator, tmp_path) -> None:
     coords = (8 * int(rng.integers(0, 9)), int(rng.integers(0, 25)))
     got = gpu_tma(tensor, box, coords, tmp_path)
     np.testing.assert_array_equal(got, expected_image(tensor, coords, box, "128B"))
+
+
+@pytest.mark.gpu
+def test_gpu_engine_passes_a_tensor_map(rng: np.random.Generator) -> None:
+    """stcsim.gpu.GpuEngine takes a TensorMap for a `.b8 tmap[128]` parameter (the driver's encoding, by
+    value), as the simulator's Engine takes it (its own encoding): the same box, vs numpy."""
+    pytest.importorskip("cupy")
+    from stcsim.gpu import GpuEngine
+
+    tensor = rng.integers(1, 2**16, (40, 128), dtype=np.uint16)
+    box = (64, 16)
+    coords = (8 * int(rng.integers(0, 9)), int(rng.integers(0, 25)))
+    eng = GpuEngine(repeats=0)
+    eng.load_ptx(tma_ptx(2, 64 * 16 * 2))
+    src, out = eng.malloc(tensor.nbytes), eng.malloc(64 * 16 * 2)
+    eng.copy_to(src, tensor)
+    tmap = TensorMap("u16", src, (128, 40), (256,), box, swizzle="128B")
+    eng.launch("tma", (1, 1, 1), (128, 1, 1), [tmap, out, *coords])
+    got = eng.copy_from(out, (64 * 16 * 2,), np.uint8)
+    np.testing.assert_array_equal(got, expected_image(tensor, coords, box, "128B"))

@@ -30,6 +30,17 @@ def test_pack_args_rejects_bad_values(ptx_type, value, match):
         pack_args([PtxParam("p", ptx_type)], [value])
 
 
+def test_pack_args_passes_an_aggregate_by_value():
+    """A `.b8 name[128]` parameter (a __grid_constant__ CUtensorMap) takes exactly its bytes, as np.void."""
+    raw = np.random.default_rng(7).integers(1, 256, 128, dtype=np.uint8).tobytes()
+    packed = pack_args([PtxParam("tmap", "b8", 128), PtxParam("out", "u64")], [raw, 4096])
+    assert packed[0].dtype == np.dtype((np.void, 128)) and packed[0].tobytes() == raw
+    with pytest.raises(ValueError, match="128-byte aggregate"):
+        pack_args([PtxParam("tmap", "b8", 128)], [raw[:64]])
+    with pytest.raises(ValueError, match="128-byte aggregate"):
+        pack_args([PtxParam("tmap", "b8", 128)], [5])
+
+
 def test_pack_args_checks_the_count():
     with pytest.raises(ValueError, match="takes 1 parameters, got 2"):
         pack_args([PtxParam("p", "u32")], [1, 2])

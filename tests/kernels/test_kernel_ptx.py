@@ -59,7 +59,12 @@ def test_entry_params_parses_pointer_attributes():
     )
     assert entry_params(ptx) == {"k": [PtxParam("k_param_0", "u64"), PtxParam("k_param_1", "f32")]}
     with pytest.raises(ValueError, match="unsupported parameter"):
-        entry_params(".entry k(.param .align 8 .b8 k_param_0[16])")
+        entry_params(".entry k(.param .u32 .bogus k_param_0)")
+
+
+def test_entry_params_reads_array_parameters():
+    ptx = ".entry k(.param .align 64 .b8 tmap[128], .param .u64 out)"
+    assert entry_params(ptx) == {"k": [PtxParam("tmap", "b8", 128), PtxParam("out", "u64")]}
 
 
 def test_opcodes_strip_guards_labels_and_braces():
