@@ -144,6 +144,7 @@ def test_timed_on_h100_waits_for_the_copy_engine(rng: np.random.Generator) -> No
     assert large - small >= extra_bytes // bw  # the bigger box waits longer by at least its transfer time
 
 
+@pytest.mark.sim_only
 def test_other_configs_refuse_it(rng: np.random.Generator) -> None:
     tensor = rng.integers(1, 2**16, (16, 64), dtype=np.uint16)
     with pytest.raises(LaunchError, match="hopper.enabled"):
@@ -160,6 +161,7 @@ def test_tensor_map_checks_its_fields() -> None:
     assert TensorMap("bf16", 0x1000, (128, 64, 3), (256, 256 * 64), (64, 8, 2)).box_bytes == 64 * 8 * 2 * 2
 
 
+@pytest.mark.sim_only
 def test_a_plain_buffer_is_not_a_tensor_map(rng: np.random.Generator) -> None:
     eng = Engine()
     eng.load_ptx(tma_ptx(2, 2048))
