@@ -36,11 +36,12 @@ def build_sim(c):
         "executor": "network run: local (process pool) or dask",
         "scheduler": "dask scheduler address (default: a LocalCluster)",
         "no_check": "network run: skip the numpy check",
+        "sample": "network run: sampled simulation with this wave tolerance, e.g. 0.02 (docs/performance.md)",
     },
 )
 def run(c, workload=None, kernel=None, shape="", config=None, pattern=None, sparsity=None, seed=None,
         all=False, batch=1, weights="", out="", layers=None, jobs=None, executor="local", scheduler="",
-        no_check=False):
+        no_check=False, sample=None):
     """Simulate a network (--workload, the main job) or one kernel of the set, checked against numpy."""
     if workload:
         args = [a for w in workload for a in ("--workload", w)]
@@ -48,7 +49,8 @@ def run(c, workload=None, kernel=None, shape="", config=None, pattern=None, spar
                              ("--sparsity", sparsity)):
             args += [a for v in values or [] for a in (flag, str(v))]
         options = (("--batch", batch), ("--weights", weights), ("--out", out), ("--layers", layers),
-                   ("--jobs", jobs), ("--executor", executor), ("--scheduler", scheduler), ("--seed", seed))
+                   ("--jobs", jobs), ("--executor", executor), ("--scheduler", scheduler), ("--seed", seed),
+                   ("--sample", sample))
         args += [a for flag, val in options if val not in ("", None) for a in (flag, str(val))]
         _py(c, "stcsim.harness.network_run", *args, *(["--no-check"] if no_check else []))
         return
