@@ -63,9 +63,10 @@ uint64_t WaveSampler::finish(Stats& stats, uint64_t detailed_cycles) const {
   stats[TStat::SampleMode] = static_cast<double>(mode);
   stats[TStat::SampleSkippedCtas] = static_cast<double>(skipped_ctas_);
   stats[TStat::SampleSkippedCycles] = static_cast<double>(extra);
-  // The skip needs the last two detailed waves within the tolerance; the bound assumes every skipped wave is
-  // within it of the steady state too (a relative error of at most tolerance x the skipped share).
-  stats[TStat::SampleErrorBound] = total > 0 ? tol_ * static_cast<double>(extra) / total : 0.0;
+  // The skip needs the last two detailed waves within the tolerance; the estimate assumes every skipped wave
+  // is within it of the steady state too (tolerance x the skipped share). Transitions at the edges of the
+  // skipped span are not in it: it is an estimate, not a guarantee (docs/performance.md).
+  stats[TStat::SampleErrorEstimate] = total > 0 ? tol_ * static_cast<double>(extra) / total : 0.0;
   stats[TStat::SampleWaveCtas] = static_cast<double>(wave_);
   return extra;
 }

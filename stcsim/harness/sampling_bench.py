@@ -54,7 +54,7 @@ class SamplingRow:
     mode: str
     full_cycles: int
     sampled_cycles: int
-    error_bound: float
+    error_estimate: float
     full_seconds: float
     sampled_seconds: float
 
@@ -90,7 +90,7 @@ def measure_network(kernel: str, config: str, network: str = "resnet50", batch: 
         rows.append(SamplingRow(kernel, config, job.layer.name, shape, job.repeat,
                                 int(sampled["grid_ctas"]), int(sampled["sample_wave_ctas"]), MODES[mode],
                                 int(full["gpu_sim_cycle"]), int(sampled["gpu_sim_cycle"]),
-                                float(sampled["sample_error_bound"]), full_s, sampled_s))
+                                float(sampled["sample_error_estimate"]), full_s, sampled_s))
     return rows
 
 
@@ -111,7 +111,7 @@ def measure_gemm(kernel: str, shape: tuple[int, int, int], config: str,
     return SamplingRow(kernel, config, "gemm", "x".join(map(str, shape)), 1, int(sampled["grid_ctas"]),
                        int(sampled["sample_wave_ctas"]), MODES[int(sampled["sample_mode"])],
                        int(full["gpu_sim_cycle"]), int(sampled["gpu_sim_cycle"]),
-                       float(sampled["sample_error_bound"]), full_s, sampled_s)
+                       float(sampled["sample_error_estimate"]), full_s, sampled_s)
 
 
 def network_error(rows: list[SamplingRow]) -> float:
@@ -124,12 +124,12 @@ def network_error(rows: list[SamplingRow]) -> float:
 def format_markdown(rows: list[SamplingRow]) -> str:
     """A markdown table of the rows plus one total line per (kernel, config)."""
     head = ("| kernel | config | layer | MxNxK | x | CTAs | wave | sampler | full cycles | sampled cycles | "
-            "error | bound | full s | sampled s |")
+            "error | estimate | full s | sampled s |")
     lines = [head, "|" + "---|" * 14]
     for r in rows:
         lines.append(f"| {r.kernel} | {r.config} | {r.layer} | {r.shape} | {r.repeat} | {r.grid_ctas} | "
                      f"{r.wave_ctas} | {r.mode} | {r.full_cycles:,} | {r.sampled_cycles:,} | "
-                     f"{100 * r.error:+.2f}% | {100 * r.error_bound:.2f}% | {r.full_seconds:.1f} | "
+                     f"{100 * r.error:+.2f}% | {100 * r.error_estimate:.2f}% | {r.full_seconds:.1f} | "
                      f"{r.sampled_seconds:.1f} |")
     for kernel, config in dict.fromkeys((r.kernel, r.config) for r in rows):
         sel = [r for r in rows if (r.kernel, r.config) == (kernel, config)]

@@ -152,7 +152,7 @@ class Engine:
         simulated in detail until the last two agree within `sample` (relative), the middle of the grid then
         runs functionally only (outputs stay complete) and is timed from that steady state. The stats then
         include the sampling group (`sample_mode` says whether it sampled or fell back to full detail, and
-        why; `sample_error_bound` the estimated relative error). 0 (the default) is full detail.
+        why; `sample_error_estimate` the estimated relative error). 0 (the default) is full detail.
         """
         cycles = self.max_cycles if max_cycles is None else max_cycles
         insts = self.max_warp_insts if max_warp_insts is None else max_warp_insts
