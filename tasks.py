@@ -36,11 +36,12 @@ def build_sim(c):
         "executor": "network run: local (process pool) or dask",
         "scheduler": "dask scheduler address (default: a LocalCluster)",
         "no_check": "network run: skip the numpy check",
+        "sample": "network run: sampled simulation with this wave tolerance, e.g. 0.02 (docs/performance.md)",
     },
 )
 def run(c, workload=None, kernel=None, shape="", config=None, pattern=None, sparsity=None, seed=None,
         all=False, batch=1, weights="", out="", layers=None, jobs=None, executor="local", scheduler="",
-        no_check=False):
+        no_check=False, sample=None):
     """Simulate a network (--workload, the main job) or one kernel of the set, checked against numpy."""
     if workload:
         args = [a for w in workload for a in ("--workload", w)]
@@ -48,7 +49,8 @@ def run(c, workload=None, kernel=None, shape="", config=None, pattern=None, spar
                              ("--sparsity", sparsity)):
             args += [a for v in values or [] for a in (flag, str(v))]
         options = (("--batch", batch), ("--weights", weights), ("--out", out), ("--layers", layers),
-                   ("--jobs", jobs), ("--executor", executor), ("--scheduler", scheduler), ("--seed", seed))
+                   ("--jobs", jobs), ("--executor", executor), ("--scheduler", scheduler), ("--seed", seed),
+                   ("--sample", sample))
         args += [a for flag, val in options if val not in ("", None) for a in (flag, str(val))]
         _py(c, "stcsim.harness.network_run", *args, *(["--no-check"] if no_check else []))
         return
@@ -97,11 +99,24 @@ def reproduce(c, figure, quick=False, out="", jobs=None, executor="local", sched
 
 
 @task(help={"quick": "small shapes only, no network case", "csv": "also write rows to this CSV",
-            "network": "only the network case (ResNet-50 batch 1, all layers, v100)"})
-def bench(c, quick=False, csv="", network=False):
-    """Engine speed: warp instructions per host second, host seconds, peak memory; a whole network run."""
-    flags = [flag for flag, on in (("--quick", quick), ("--network", network)) if on]
-    _py(c, "stcsim.harness.bench", *flags, *(["--csv", csv] if csv else []))
+            "network": "only the network case (ResNet-50 batch 1, all layers, v100)",
+            "classes": "only the kernel-class cases (mma.sync, WMMA, WMMA-global, SIMT; timing model)",
+            "case": "only this case: KERNEL:MxNxK:CONFIG", "repeat": "runs per case (the fastest counts)",
+            "profile": "run the cases under perf record into this file and print the top of perf report",
+            "sampling": "sampled vs full cycles per ResNet-50 batch-1 layer (docs/performance.md)",
+            "large": "with --sampling: the multi-wave GEMMs",
+            "layers": "with --sampling: the N cheapest layers"})
+def bench(c, quick=False, csv="", network=False, classes=False, case="", repeat=1, profile="", sampling=False,
+          large=False, layers=None):
+    """Engine speed: warp instructions per host second, host seconds, peak memory; a whole network run;
+    --classes the kernel-class cases; --profile PERF_DATA under perf; --sampling the sampling error."""
+    flags = [flag for flag, on in (("--quick", quick), ("--network", network), ("--classes", classes),
+                                   ("--sampling", sampling), ("--large", large)) if on]
+    options = (("--csv", csv), ("--case", case), ("--profile", profile), ("--layers", layers))
+    flags += [a for flag, val in options if val not in ("", None) for a in (flag, str(val))]
+    if repeat != 1:
+        flags += ["--repeat", str(repeat)]
+    _py(c, "stcsim.harness.bench", *flags)
 
 
 @task(help={"measured": "measured cycles CSV (default: the dense suite's; --sparse: the sparse table's)",

@@ -234,7 +234,7 @@ StatMap Engine::launch(const LaunchRequest& req) {
   const bool timing = req.timing && has_config_;
   Watchdog watchdog(req.limits, req.interrupt);
   if (timing) {
-    TimingModel tm(cfg_, L, req.regs_per_thread, st, watchdog);  // sets regs_per_thread to the value occupancy uses
+    TimingModel tm(cfg_, L, req.regs_per_thread, req.sample, st, watchdog);  // sets regs_per_thread to the value occupancy uses
     tm.run();
   } else {
     L.record_accesses = false;
@@ -243,7 +243,7 @@ StatMap Engine::launch(const LaunchRequest& req) {
     ex.stats().export_to(st);
   }
   StatMap out;
-  st.finish(timing, out);
+  st.finish(timing, req.sample > 0, out);
   return out;
 }
 

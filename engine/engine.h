@@ -35,6 +35,7 @@ struct LaunchRequest {
   uint64_t dynamic_shared = 0;
   bool timing = true;            // run the cycle-level model (needs a config); false: functional only
   uint32_t regs_per_thread = 0;  // for occupancy; 0: estimate from the PTX
+  double sample = 0;             // > 0: sampled simulation with this wave tolerance (timing/sampling.h)
   LaunchLimits limits;           // the watchdog's bounds (func/watchdog.h)
   InterruptPoll interrupt;       // polled every few ms of host time; true stops the launch (Interrupted)
 };
