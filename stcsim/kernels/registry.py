@@ -12,12 +12,14 @@ from collections.abc import Iterable, Iterator
 from stcsim.kernels.extensor_spmm import EXTENSOR_KERNELS
 from stcsim.kernels.gemm import GemmKernel
 from stcsim.kernels.gemm_channel import ChannelGemmKernel
+from stcsim.kernels.gemm_tilewise import TEW_KERNELS, TILEWISE_KERNELS
 from stcsim.kernels.gemm_vectorwise_simt import VectorWiseSimtKernel
 from stcsim.kernels.layout import OperandLayout
 from stcsim.kernels.problem import TileShape
 from stcsim.kernels.protocol import Kernel, as_pattern, missing_members
 from stcsim.kernels.shmma import SHMMA_KERNELS
 from stcsim.kernels.spmm_csr import CsrSpmmKernel
+from stcsim.kernels.spmm_shflbw import SHFLBW_KERNELS
 from stcsim.sparsity.base import Pattern
 
 _F32 = OperandLayout(a_dtype="float32", b_dtype="float32")
@@ -160,6 +162,9 @@ KERNEL_SET: tuple[Kernel, ...] = (
     VectorWiseSimtKernel(dense=_SIMT_F32, kv=8),
     *SHMMA_KERNELS,  # Tensor Core Vector-wise (paper 001): vw:L=16,K=2|4|8
     *EXTENSOR_KERNELS,  # wmma.smma.L chunk SpMM (paper 004), one row per scheme: extensor
+    *SHFLBW_KERNELS,  # gathered-B mma.sync SpMM (paper 000): shflbw:V=32|64
+    *TILEWISE_KERNELS,  # CTO-fused mma.sync GEMM (paper 002): tw:G=32k|64k
+    *TEW_KERNELS,  # the same plus the element-wise remainder on CUDA cores: tew:G=32k|64k
 )
 """Every kernel of the set: the dense GEMMs, then the sparse kernels (one row each)."""
 
