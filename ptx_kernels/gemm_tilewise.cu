@@ -43,7 +43,11 @@ struct Remainder {
 
 constexpr unsigned kFullWarp = 0xffffffffu;
 
+constexpr int kRemainderUnroll = 8;  // non-zeros whose X loads are in flight together
+
 // TEW: adds row r of the element-wise remainder times X to the lane's columns (n0 + lane + 32 i) in acc.
+// Lanes past the row's end hold (column 0, value 0): broadcasting them adds 0 * X[0, col], so the non-zeros
+// go kRemainderUnroll at a time with no bound check, their loads issued before the first FMA.
 template <int PER_LANE>
 __device__ __forceinline__ void add_remainder_row(float (&acc)[PER_LANE], const Remainder& ew, int r,
                                                   const half* __restrict__ B, int ldb, const int (&col)[PER_LANE],
@@ -60,13 +64,24 @@ __device__ __forceinline__ void add_remainder_row(float (&acc)[PER_LANE], const 
             v = __half2float(ew.values[mine]);
         }
         const int n = min(32, end - base);
-        for (int e = 0; e < n; ++e) {
-            const int ke = __shfl_sync(kFullWarp, k, e);
-            const float ve = __shfl_sync(kFullWarp, v, e);
-            const half* x = B + ke * ldb;
+        for (int e = 0; e < n; e += kRemainderUnroll) {
+            float ve[kRemainderUnroll];
+            half xe[kRemainderUnroll][PER_LANE];
 #pragma unroll
-            for (int i = 0; i < PER_LANE; ++i) {
-                acc[i] = fmaf(ve, __half2float(x[col[i]]), acc[i]);
+            for (int u = 0; u < kRemainderUnroll; ++u) {
+                const half* x = B + __shfl_sync(kFullWarp, k, e + u) * ldb;  // e + u < 32: n <= 32, e % 8 == 0
+                ve[u] = __shfl_sync(kFullWarp, v, e + u);
+#pragma unroll
+                for (int i = 0; i < PER_LANE; ++i) {
+                    xe[u][i] = x[col[i]];
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < kRemainderUnroll; ++u) {
+#pragma unroll
+                for (int i = 0; i < PER_LANE; ++i) {
+                    acc[i] = fmaf(ve[u], __half2float(xe[u][i]), acc[i]);
+                }
             }
         }
     }
@@ -89,13 +104,19 @@ __device__ __forceinline__ void owned_rows(float* __restrict__ C, const TileOffs
     for (int i = 0; i < kPerLane; ++i) {
         col[i] = min(n0 + lane + 32 * i, N - 1);  // lanes past N read a valid column and store nothing
     }
+    // Lane i fetches the rows of the warp's slot i (and of the condensed row before it) up front, so the
+    // slots do not wait for their row ids one after the other.
+    static_assert(BM / kWarps <= 32, "one lane per slot of the warp");
+    const int mine = j0 + warp + kWarps * lane;
+    const int mine_kept = lane < BM / kWarps ? idx.row(mine) : -1;
+    const int mine_prev = lane < BM / kWarps && mine > 0 ? idx.row(mine - 1) : -1;
     for (int s = warp; s < BM; s += kWarps) {
         const int j = j0 + s;
         if (j >= idx.rows && !(idx.rows == 0 && j == 0)) {
             break;
         }
-        const int kept = idx.row(j);
-        const int lo = j == 0 ? 0 : idx.row(j - 1) + 1;
+        const int kept = __shfl_sync(kFullWarp, mine_kept, s / kWarps);
+        const int lo = __shfl_sync(kFullWarp, mine_prev, s / kWarps) + 1;
         const int hi = j >= idx.rows - 1 ? M : kept + 1;
         for (int r = lo; r < hi; ++r) {
             if (!REMAINDER && r == kept) {
