@@ -11,10 +11,10 @@
 //
 // Rows of D that TW pruned are written by the thread block that owns them: condensed row j owns the original
 // rows (row(j - 1), row(j)] (from 0 for j = 0; the last kept row also owns everything up to the closing
-// row(n_kept) = M, and with no kept row the first block owns all of D); TW writes zeros to the pruned ones. TEW adds its element-wise remainder
-// (CSR over the M rows of W: ew_row_ptr, ew_col_idx, ew_values fp16) on the CUDA cores to every row it owns,
-// in the same launch after the Tensor Core epilogue: a warp per row, (column, value) pairs broadcast by shfl,
-// lane l adding to columns n0 + l, n0 + l + 32, ... of its block's strip.
+// row(n_kept) = M, and with no kept row the first block owns all of D), so a block owns a contiguous range of
+// D rows; it writes zeros to the pruned ones. TEW then adds its element-wise remainder (CSR over the M rows of
+// W with the row of every non-zero: ew_row_ptr, ew_row_idx, ew_col_idx, ew_values fp16) to the rows it owns on
+// the CUDA cores, in the same launch after the Tensor Core epilogue (see add_remainder).
 // Launch: block (128, 1, 1), grid (ceil(N / BN), max(1, ceil(M / BM))) (blocks past the kept rows exit),
 // dynamic shared memory Tile::kSharedBytes; G % BM == 0; cto_rows ascending.
 
@@ -36,77 +36,28 @@ struct TileOffsetIndex {
 };
 
 struct Remainder {
-    const int* row_ptr;
+    const int* row_ptr;  // M + 1
+    const int* row_idx;  // the row of every non-zero (the walk below needs it per non-zero)
     const int* col_idx;
     const half* values;
 };
 
 constexpr unsigned kFullWarp = 0xffffffffu;
+constexpr int kWarps = 4;
+constexpr int kRemainderUnroll = 16;  // non-zeros whose X loads are in flight together
 
-constexpr int kRemainderUnroll = 8;  // non-zeros whose X loads are in flight together
-
-// TEW: adds row r of the element-wise remainder times X to the lane's columns (n0 + lane + 32 i) in acc.
-// Lanes past the row's end hold (column 0, value 0): broadcasting them adds 0 * X[0, col], so the non-zeros
-// go kRemainderUnroll at a time with no bound check, their loads issued before the first FMA.
-template <int PER_LANE>
-__device__ __forceinline__ void add_remainder_row(float (&acc)[PER_LANE], const Remainder& ew, int r,
-                                                  const half* __restrict__ B, int ldb, const int (&col)[PER_LANE],
-                                                  int lane)
+// The rows TW pruned among those this block owns (see the top of this file) get zeros. Warp w takes slots
+// w, w + 4, ...; lane i fetches the row ids of the warp's slot i (and of the condensed row before it) up front,
+// so the slots do not wait for their row ids one after the other. Stores do not stall the warp.
+template <int BM, int BN>
+__device__ __forceinline__ void zero_pruned_rows(float* __restrict__ C, const TileOffsetIndex& idx, int M, int N,
+                                                 int ldc)
 {
-    const int begin = ew.row_ptr[r];
-    const int end = ew.row_ptr[r + 1];
-    for (int base = begin; base < end; base += 32) {
-        const int mine = base + lane;
-        int k = 0;
-        float v = 0.0f;
-        if (mine < end) {
-            k = ew.col_idx[mine];
-            v = __half2float(ew.values[mine]);
-        }
-        const int n = min(32, end - base);
-        for (int e = 0; e < n; e += kRemainderUnroll) {
-            float ve[kRemainderUnroll];
-            half xe[kRemainderUnroll][PER_LANE];
-#pragma unroll
-            for (int u = 0; u < kRemainderUnroll; ++u) {
-                const half* x = B + __shfl_sync(kFullWarp, k, e + u) * ldb;  // e + u < 32: n <= 32, e % 8 == 0
-                ve[u] = __shfl_sync(kFullWarp, v, e + u);
-#pragma unroll
-                for (int i = 0; i < PER_LANE; ++i) {
-                    xe[u][i] = x[col[i]];
-                }
-            }
-#pragma unroll
-            for (int u = 0; u < kRemainderUnroll; ++u) {
-#pragma unroll
-                for (int i = 0; i < PER_LANE; ++i) {
-                    acc[i] = fmaf(ve[u], __half2float(xe[u][i]), acc[i]);
-                }
-            }
-        }
-    }
-}
-
-// The rows this block owns beyond the Tensor Core epilogue (see the top of this file): TW zeros the pruned
-// ones; with REMAINDER (TEW) every owned row gets its element-wise part added. Warp w takes slots w, w + 4, ...
-template <int BM, int BN, bool REMAINDER>
-__device__ __forceinline__ void owned_rows(float* __restrict__ C, const TileOffsetIndex& idx, const Remainder& ew,
-                                           const half* __restrict__ B, int M, int N, int ldb, int ldc)
-{
-    constexpr int kPerLane = BN / 32;
-    constexpr int kWarps = 4;
+    static_assert(BM / kWarps <= 32, "one lane per slot of the warp");
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     const int j0 = blockIdx.y * BM;
     const int n0 = blockIdx.x * BN;
-    int col[kPerLane];
-#pragma unroll
-    for (int i = 0; i < kPerLane; ++i) {
-        col[i] = min(n0 + lane + 32 * i, N - 1);  // lanes past N read a valid column and store nothing
-    }
-    // Lane i fetches the rows of the warp's slot i (and of the condensed row before it) up front, so the
-    // slots do not wait for their row ids one after the other.
-    static_assert(BM / kWarps <= 32, "one lane per slot of the warp");
     const int mine = j0 + warp + kWarps * lane;
     const int mine_kept = lane < BM / kWarps ? idx.row(mine) : -1;
     const int mine_prev = lane < BM / kWarps && mine > 0 ? idx.row(mine - 1) : -1;
@@ -119,24 +70,113 @@ __device__ __forceinline__ void owned_rows(float* __restrict__ C, const TileOffs
         const int lo = __shfl_sync(kFullWarp, mine_prev, s / kWarps) + 1;
         const int hi = j >= idx.rows - 1 ? M : kept + 1;
         for (int r = lo; r < hi; ++r) {
-            if (!REMAINDER && r == kept) {
+            if (r == kept) {
                 continue;  // the Tensor Core epilogue wrote it
             }
-            float acc[kPerLane];
-#pragma unroll
-            for (int i = 0; i < kPerLane; ++i) {
-                acc[i] = (r == kept && n0 + lane + 32 * i < N) ? C[r * ldc + col[i]] : 0.0f;
+            for (int c = lane; c < BN && n0 + c < N; c += 32) {
+                C[r * ldc + n0 + c] = 0.0f;
             }
-            if (REMAINDER) {
-                add_remainder_row<kPerLane>(acc, ew, r, B, ldb, col, lane);
+        }
+    }
+}
+
+// Adds acc to row r of D, the lane's columns n0 + lane + 32 i (red.add: no round trip; the block owns the row).
+template <int PER_LANE>
+__device__ __forceinline__ void flush_row(float (&acc)[PER_LANE], float* __restrict__ C, int r, int n0, int N,
+                                          int ldc, int lane)
+{
+#pragma unroll
+    for (int i = 0; i < PER_LANE; ++i) {
+        const int col = n0 + lane + 32 * i;
+        if (col < N) {
+            atomicAdd(C + r * ldc + col, acc[i]);
+        }
+        acc[i] = 0.0f;
+    }
+}
+
+// One non-zero of the remainder per lane: (row, column, value); past the range (-1, 0, 0).
+struct RemainderEntry {
+    int row;
+    int column;
+    float value;
+};
+
+__device__ __forceinline__ RemainderEntry load_entry(const Remainder& ew, int nz, int end)
+{
+    if (nz >= end) {
+        return {-1, 0, 0.0f};
+    }
+    return {ew.row_idx[nz], ew.col_idx[nz], __half2float(ew.values[nz])};
+}
+
+// TEW: adds the element-wise remainder of the rows this block owns (a contiguous range of D rows, so a
+// contiguous range of the CSR's non-zeros) on the CUDA cores. The warps take chunks of 32 non-zeros in turn
+// (the next chunk's entries load while this one is used); each lane loads one entry, the warp broadcasts them
+// with shfl, every lane multiplies its columns of X row `column`, accumulating while the row stays the same
+// and flushing with red.add when it changes. Lanes past the range hold (-1, column 0, value 0), so the X loads
+// go kRemainderUnroll at a time with no bound check, all in flight before the first FMA.
+template <int BM, int BN>
+__device__ __forceinline__ void add_remainder(float* __restrict__ C, const TileOffsetIndex& idx, const Remainder& ew,
+                                              const half* __restrict__ B, int M, int N, int ldb, int ldc)
+{
+    constexpr int kPerLane = BN / 32;
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    const int j0 = blockIdx.y * BM;
+    const int n0 = blockIdx.x * BN;
+    const int j1 = min(j0 + BM, idx.rows);  // one past the block's last condensed row
+    const int row_lo = j0 == 0 ? 0 : idx.row(j0 - 1) + 1;
+    const int row_hi = j1 >= idx.rows ? M : idx.row(j1 - 1) + 1;
+    const int nz_lo = ew.row_ptr[row_lo];
+    const int nz_hi = ew.row_ptr[row_hi];
+    int col[kPerLane];
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i) {
+        col[i] = min(n0 + lane + 32 * i, N - 1);  // lanes past N read a valid column and store nothing
+    }
+    float acc[kPerLane];
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i) {
+        acc[i] = 0.0f;
+    }
+    int current = -1;
+    RemainderEntry next = load_entry(ew, nz_lo + warp * 32 + lane, nz_hi);
+    for (int base = nz_lo + warp * 32; base < nz_hi; base += kWarps * 32) {
+        const RemainderEntry mine = next;
+        next = load_entry(ew, base + kWarps * 32 + lane, nz_hi);
+        const int n = min(32, nz_hi - base);
+        for (int e = 0; e < n; e += kRemainderUnroll) {
+            half x[kRemainderUnroll][kPerLane];
+#pragma unroll
+            for (int u = 0; u < kRemainderUnroll; ++u) {
+                const half* row = B + __shfl_sync(kFullWarp, mine.column, e + u) * ldb;  // e + u < 32
+#pragma unroll
+                for (int i = 0; i < kPerLane; ++i) {
+                    x[u][i] = row[col[i]];
+                }
             }
 #pragma unroll
-            for (int i = 0; i < kPerLane; ++i) {
-                if (n0 + lane + 32 * i < N) {
-                    C[r * ldc + col[i]] = acc[i];
+            for (int u = 0; u < kRemainderUnroll; ++u) {
+                const int ru = __shfl_sync(kFullWarp, mine.row, e + u);
+                const float vu = __shfl_sync(kFullWarp, mine.value, e + u);
+                if (e + u < n) {  // warp-uniform
+                    if (ru != current) {
+                        if (current >= 0) {
+                            flush_row<kPerLane>(acc, C, current, n0, N, ldc, lane);
+                        }
+                        current = ru;
+                    }
+#pragma unroll
+                    for (int i = 0; i < kPerLane; ++i) {
+                        acc[i] = fmaf(vu, __half2float(x[u][i]), acc[i]);
+                    }
                 }
             }
         }
+    }
+    if (current >= 0) {
+        flush_row<kPerLane>(acc, C, current, n0, N, ldc, lane);
     }
 }
 
@@ -145,15 +185,16 @@ __device__ __forceinline__ void tilewise_gemm(const half* __restrict__ A, const 
                                               float* __restrict__ C, const TileOffsetIndex& idx,
                                               const Remainder& ew, int M, int N, int G, int lda, int ldb, int ldc)
 {
-    static_assert(32 * (BM / WM) * (BN / WN) == 128, "owned_rows assumes 4 warps");
+    static_assert(32 * (BM / WM) * (BN / WN) == 32 * kWarps, "the row passes assume 4 warps");
     if (blockIdx.y > 0 && static_cast<int>(blockIdx.y) * BM >= idx.rows) {
         return;  // past the kept rows (the grid is sized for M)
     }
     gathered::gathered_gemm<BM, BN, WM, WN, STAGES>(A, B, C, idx, N, G, lda, ldb, ldc);
+    zero_pruned_rows<BM, BN>(C, idx, M, N, ldc);
     if (REMAINDER) {
-        __syncthreads();  // the epilogue's stores are visible to the block before owned_rows reads them back
+        __syncthreads();  // every owned row of D is written before the remainder is added to it
+        add_remainder<BM, BN>(C, idx, ew, B, M, N, ldb, ldc);
     }
-    owned_rows<BM, BN, REMAINDER>(C, idx, ew, B, M, N, ldb, ldc);
 }
 
 }  // namespace stc
@@ -165,8 +206,8 @@ __device__ __forceinline__ void tilewise_gemm(const half* __restrict__ A, const 
         int ldc
 
 #define STC_TEW_PARAMS                                                                                  \
-    STC_TW_PARAMS, const int *__restrict__ ew_row_ptr, const int *__restrict__ ew_col_idx,             \
-        const half *__restrict__ ew_values
+    STC_TW_PARAMS, const int *__restrict__ ew_row_ptr, const int *__restrict__ ew_row_idx,             \
+        const int *__restrict__ ew_col_idx, const half *__restrict__ ew_values
 
 // TW, G a multiple of 32: 32x128 block tile, 1x4 warps of 32x32, 3 stages: 128 threads, 31 KiB.
 extern "C" __global__ void __launch_bounds__(128) gemm_tilewise_f16_f32_tile32x128x32_warp32x32_stage3(
@@ -188,7 +229,7 @@ extern "C" __global__ void __launch_bounds__(128) gemm_tilewise_f16_f32_tile64x1
 extern "C" __global__ void __launch_bounds__(128) gemm_tew_f16_f32_tile32x128x32_warp32x32_stage3(STC_TEW_PARAMS)
 {
     const stc::TileOffsetIndex idx{cto_rows, cto_k_lengths, cto_k_offsets, max_len, n_kept};
-    const stc::Remainder ew{ew_row_ptr, ew_col_idx, ew_values};
+    const stc::Remainder ew{ew_row_ptr, ew_row_idx, ew_col_idx, ew_values};
     stc::tilewise_gemm<32, 128, 32, 32, 3, true>(A, B, C, idx, ew, M, N, G, lda, ldb, ldc);
 }
 
@@ -196,6 +237,6 @@ extern "C" __global__ void __launch_bounds__(128) gemm_tew_f16_f32_tile32x128x32
 extern "C" __global__ void __launch_bounds__(128) gemm_tew_f16_f32_tile64x128x32_warp32x64_stage3(STC_TEW_PARAMS)
 {
     const stc::TileOffsetIndex idx{cto_rows, cto_k_lengths, cto_k_offsets, max_len, n_kept};
-    const stc::Remainder ew{ew_row_ptr, ew_col_idx, ew_values};
+    const stc::Remainder ew{ew_row_ptr, ew_row_idx, ew_col_idx, ew_values};
     stc::tilewise_gemm<64, 128, 32, 64, 3, true>(A, B, C, idx, ew, M, N, G, lda, ldb, ldc);
 }

@@ -6,12 +6,14 @@ in tiles of G, each tile with its own kept reduction columns, in CTO format. The
 ``cto_rows`` (CTO_n, int32, the n_kept row offsets closed by M - n_kept), ``cto_k_lengths`` and
 ``cto_k_offsets`` (CTO_k, int32, n_tiles x max_len, zero padded; at least 1 x 1) and the condensed values as A
 (one fp16 row per kept row, its tile's values left-aligned, zero padded to lda, a multiple of 8). TEW adds its
-element-wise remainder as one CSR over the M rows (``ew_row_ptr``, ``ew_col_idx`` int32, ``ew_values`` fp16),
-added on the CUDA cores in the same launch. X (K x N) is fp16 row-major with ldb = N rounded up to 8; D
-(M x N) fp32, ldc = N; rows TW prunes are written as zeros (plus TEW's remainder).
+element-wise remainder as one CSR over the M rows with the row of every non-zero (``ew_row_ptr``,
+``ew_row_idx``, ``ew_col_idx`` int32, ``ew_values`` fp16), added on the CUDA cores in the same launch.
+X (K x N) is fp16 row-major with ldb = N rounded up to 8; D (M x N) fp32, ldc = N; rows TW prunes are written
+as zeros (plus TEW's remainder).
 
 Parameters (A, B, C, cto_rows, cto_k_lengths, cto_k_offsets, M, N, n_kept, G, max_len, lda, ldb, ldc
-[, ew_row_ptr, ew_col_idx, ew_values]). The grid covers M rows; blocks past the kept rows exit at once.
+[, ew_row_ptr, ew_row_idx, ew_col_idx, ew_values]). The grid covers M rows; blocks past the kept rows exit at
+once.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from stcsim.sparsity.tilewise import CTO, TileWise, TWFormat
 
 _LAYOUT = OperandLayout(a_dtype="float16", b_dtype="float16", align_ab=8)
 _TW_ARRAYS = ("A", "B", "C", "cto_rows", "cto_k_lengths", "cto_k_offsets")
-_EW_ARRAYS = ("ew_row_ptr", "ew_col_idx", "ew_values")
+_EW_ARRAYS = ("ew_row_ptr", "ew_row_idx", "ew_col_idx", "ew_values")
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,8 @@ class TileWiseGemmKernel:
             ew = _join_csr(fmt.ew, problem)
             arrays += [
                 OperandArray("ew_row_ptr", ew.indptr.astype(np.int32)),
+                OperandArray("ew_row_idx", nonempty(np.repeat(np.arange(problem.m), np.diff(ew.indptr)))
+                             .astype(np.int32)),
                 OperandArray("ew_col_idx", nonempty(ew.indices.astype(np.int32))),
                 OperandArray("ew_values", nonempty(ew.values.astype(np.float16))),
             ]
@@ -145,7 +149,7 @@ class TileWiseGemmKernel:
 
     def args(self, operands: Operands, pointers: Mapping[str, int]) -> list[int | float]:
         """A, B, C, cto_rows, cto_k_lengths, cto_k_offsets, M, N, n_kept, G, max_len, lda, ldb, ldc, then
-        for TEW ew_row_ptr, ew_col_idx, ew_values."""
+        for TEW ew_row_ptr, ew_row_idx, ew_col_idx, ew_values."""
         p = operands.problem
         n_kept = len(operands["cto_rows"]) - 1
         max_len, lda = operands["cto_k_offsets"].shape[1], operands["A"].shape[1]
