@@ -9,13 +9,13 @@
 // The product is the gathered-B GEMM of gathered_mma.cuh with groups of G rows (gather X rows per tile,
 // condensed W, scatter D rows); only kept rows and columns are computed.
 //
-// Rows of D that TW pruned are written by the thread block that owns them: condensed row j owns the original
-// rows (row(j - 1), row(j)] (from 0 for j = 0; the last kept row also owns everything up to the closing
-// row(n_kept) = M, and with no kept row the first block owns all of D), so a block owns a contiguous range of
-// D rows; it writes zeros to the pruned ones. TEW then adds its element-wise remainder (CSR over the M rows of
-// W with the row of every non-zero: ew_row_ptr, ew_row_idx, ew_col_idx, ew_values fp16) to the rows it owns on
-// the CUDA cores, in the same launch after the Tensor Core epilogue (see add_remainder).
-// Launch: block (128, 1, 1), grid (ceil(N / BN), max(1, ceil(M / BM))) (blocks past the kept rows exit),
+// Rows of D that TW pruned get zeros, spread over all the grid's warps (see pruned_rows): the grid is sized
+// for M rows, and the blocks past the kept rows only do this. TEW adds its element-wise remainder on the CUDA
+// cores in the same launch, split by the host into the non-zeros of kept rows (by condensed row: ew_kept_ptr;
+// added by the block that stored the row, after a barrier) and those of pruned rows (ew_row_ptr over the M
+// rows; added by the warp that zeroed the row), with the row of every non-zero (ew_row_idx, ew_col_idx,
+// ew_values fp16, kept part first). Every row of D is written by one block only.
+// Launch: block (128, 1, 1), grid (ceil(N / BN), ceil(M / BM)),
 // dynamic shared memory Tile::kSharedBytes; G % BM == 0; cto_rows ascending.
 
 #include "gathered_mma.cuh"
@@ -29,15 +29,16 @@ struct TileOffsetIndex {
     int max_len;
     int rows;  // n_kept
 
-    __device__ __forceinline__ int count(int t) const { return rows > 0 ? k_lengths[t] : 0; }
+    __device__ __forceinline__ int count(int t) const { return k_lengths[t]; }
     __device__ __forceinline__ const int* list(int t) const { return k_offsets + t * max_len; }
     __device__ __forceinline__ int column(int raw, int p) const { return raw + p; }
     __device__ __forceinline__ int row(int j) const { return j < rows ? cto_rows[j] + j : -1; }
 };
 
 struct Remainder {
-    const int* row_ptr;  // M + 1
-    const int* row_idx;  // the row of every non-zero (the walk below needs it per non-zero)
+    const int* kept_ptr;  // n_kept + 1: kept row j's non-zeros are [kept_ptr[j], kept_ptr[j + 1])
+    const int* row_ptr;   // M + 1: pruned row r's are [row_ptr[r], row_ptr[r + 1]) (empty for kept rows)
+    const int* row_idx;   // the D row of every non-zero
     const int* col_idx;
     const half* values;
 };
@@ -45,55 +46,6 @@ struct Remainder {
 constexpr unsigned kFullWarp = 0xffffffffu;
 constexpr int kWarps = 4;
 constexpr int kRemainderUnroll = 16;  // non-zeros whose X loads are in flight together
-
-// The rows TW pruned among those this block owns (see the top of this file) get zeros. Warp w takes slots
-// w, w + 4, ...; lane i fetches the row ids of the warp's slot i (and of the condensed row before it) up front,
-// so the slots do not wait for their row ids one after the other. Stores do not stall the warp.
-template <int BM, int BN>
-__device__ __forceinline__ void zero_pruned_rows(float* __restrict__ C, const TileOffsetIndex& idx, int M, int N,
-                                                 int ldc)
-{
-    static_assert(BM / kWarps <= 32, "one lane per slot of the warp");
-    const int warp = threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
-    const int j0 = blockIdx.y * BM;
-    const int n0 = blockIdx.x * BN;
-    const int mine = j0 + warp + kWarps * lane;
-    const int mine_kept = lane < BM / kWarps ? idx.row(mine) : -1;
-    const int mine_prev = lane < BM / kWarps && mine > 0 ? idx.row(mine - 1) : -1;
-    for (int s = warp; s < BM; s += kWarps) {
-        const int j = j0 + s;
-        if (j >= idx.rows && !(idx.rows == 0 && j == 0)) {
-            break;
-        }
-        const int kept = __shfl_sync(kFullWarp, mine_kept, s / kWarps);
-        const int lo = __shfl_sync(kFullWarp, mine_prev, s / kWarps) + 1;
-        const int hi = j >= idx.rows - 1 ? M : kept + 1;
-        for (int r = lo; r < hi; ++r) {
-            if (r == kept) {
-                continue;  // the Tensor Core epilogue wrote it
-            }
-            for (int c = lane; c < BN && n0 + c < N; c += 32) {
-                C[r * ldc + n0 + c] = 0.0f;
-            }
-        }
-    }
-}
-
-// Adds acc to row r of D, the lane's columns n0 + lane + 32 i (red.add: no round trip; the block owns the row).
-template <int PER_LANE>
-__device__ __forceinline__ void flush_row(float (&acc)[PER_LANE], float* __restrict__ C, int r, int n0, int N,
-                                          int ldc, int lane)
-{
-#pragma unroll
-    for (int i = 0; i < PER_LANE; ++i) {
-        const int col = n0 + lane + 32 * i;
-        if (col < N) {
-            atomicAdd(C + r * ldc + col, acc[i]);
-        }
-        acc[i] = 0.0f;
-    }
-}
 
 // One non-zero of the remainder per lane: (row, column, value); past the range (-1, 0, 0).
 struct RemainderEntry {
@@ -110,42 +62,47 @@ __device__ __forceinline__ RemainderEntry load_entry(const Remainder& ew, int nz
     return {ew.row_idx[nz], ew.col_idx[nz], __half2float(ew.values[nz])};
 }
 
-// TEW: adds the element-wise remainder of the rows this block owns (a contiguous range of D rows, so a
-// contiguous range of the CSR's non-zeros) on the CUDA cores. The warps take chunks of 32 non-zeros in turn
-// (the next chunk's entries load while this one is used); each lane loads one entry, the warp broadcasts them
-// with shfl, every lane multiplies its columns of X row `column`, accumulating while the row stays the same
-// and flushing with red.add when it changes. Lanes past the range hold (-1, column 0, value 0), so the X loads
-// go kRemainderUnroll at a time with no bound check, all in flight before the first FMA.
-template <int BM, int BN>
-__device__ __forceinline__ void add_remainder(float* __restrict__ C, const TileOffsetIndex& idx, const Remainder& ew,
-                                              const half* __restrict__ B, int M, int N, int ldb, int ldc)
+// Adds acc to row r of D, the lane's columns n0 + lane + 32 i (atom.add: no round trip), and clears acc.
+template <int PER_LANE>
+__device__ __forceinline__ void flush_row(float (&acc)[PER_LANE], float* __restrict__ C, int r, int n0, int N,
+                                          int ldc, int lane)
+{
+#pragma unroll
+    for (int i = 0; i < PER_LANE; ++i) {
+        const int col = n0 + lane + 32 * i;
+        if (col < N) {
+            atomicAdd(C + r * ldc + col, acc[i]);
+        }
+        acc[i] = 0.0f;
+    }
+}
+
+// TEW: one warp adds the remainder's non-zeros [first, end) (sorted by row), chunks of 32 from `first` every
+// `step`, to D on the CUDA cores: each lane loads one entry (the next chunk's while this one is used), the warp
+// broadcasts them with shfl, every lane multiplies its columns of X row `column`, accumulating while the row
+// stays the same and adding to D when it changes. Lanes past the range hold (-1, column 0, value 0), so the
+// X loads go kRemainderUnroll at a time with no bound check, all in flight before the first FMA.
+template <int BN>
+__device__ __forceinline__ void walk_remainder(float* __restrict__ C, const Remainder& ew,
+                                               const half* __restrict__ B, int first, int end, int step, int N,
+                                               int ldb, int ldc)
 {
     constexpr int kPerLane = BN / 32;
-    const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
-    const int j0 = blockIdx.y * BM;
     const int n0 = blockIdx.x * BN;
-    const int j1 = min(j0 + BM, idx.rows);  // one past the block's last condensed row
-    const int row_lo = j0 == 0 ? 0 : idx.row(j0 - 1) + 1;
-    const int row_hi = j1 >= idx.rows ? M : idx.row(j1 - 1) + 1;
-    const int nz_lo = ew.row_ptr[row_lo];
-    const int nz_hi = ew.row_ptr[row_hi];
     int col[kPerLane];
-#pragma unroll
-    for (int i = 0; i < kPerLane; ++i) {
-        col[i] = min(n0 + lane + 32 * i, N - 1);  // lanes past N read a valid column and store nothing
-    }
     float acc[kPerLane];
 #pragma unroll
     for (int i = 0; i < kPerLane; ++i) {
+        col[i] = min(n0 + lane + 32 * i, N - 1);  // lanes past N read a valid column and store nothing
         acc[i] = 0.0f;
     }
     int current = -1;
-    RemainderEntry next = load_entry(ew, nz_lo + warp * 32 + lane, nz_hi);
-    for (int base = nz_lo + warp * 32; base < nz_hi; base += kWarps * 32) {
+    RemainderEntry next = load_entry(ew, first + lane, end);
+    for (int base = first; base < end; base += step) {
         const RemainderEntry mine = next;
-        next = load_entry(ew, base + kWarps * 32 + lane, nz_hi);
-        const int n = min(32, nz_hi - base);
+        next = load_entry(ew, base + step + lane, end);
+        const int n = min(32, end - base);
         for (int e = 0; e < n; e += kRemainderUnroll) {
             half x[kRemainderUnroll][kPerLane];
 #pragma unroll
@@ -180,21 +137,49 @@ __device__ __forceinline__ void add_remainder(float* __restrict__ C, const TileO
     }
 }
 
+// The rows TW pruned, spread over every warp of the grid column: the run of pruned rows before kept row j
+// (rows row(j - 1) + 1 .. row(j) - 1, with row(-1) = -1 and row(n_kept) = M) goes to warp j, j + W, ... of the
+// W = gridDim.y * 4 warps. The warp stores zeros, then (TEW) adds the run's remainder: the same lane stores
+// and adds the same columns, so its adds follow its zeros.
+template <int BN, bool REMAINDER>
+__device__ __forceinline__ void pruned_rows(float* __restrict__ C, const TileOffsetIndex& idx,
+                                            const Remainder& ew, const half* __restrict__ B, int M, int N,
+                                            int ldb, int ldc)
+{
+    const int lane = threadIdx.x % 32;
+    const int n0 = blockIdx.x * BN;
+    const int warps = gridDim.y * kWarps;
+    for (int j = blockIdx.y * kWarps + threadIdx.x / 32; j <= idx.rows; j += warps) {
+        const int lo = j == 0 ? 0 : idx.row(j - 1) + 1;
+        const int hi = j == idx.rows ? M : idx.row(j);
+        for (int r = lo; r < hi; ++r) {
+            for (int c = lane; c < BN && n0 + c < N; c += 32) {
+                C[r * ldc + n0 + c] = 0.0f;
+            }
+        }
+        if (REMAINDER && lo < hi) {
+            walk_remainder<BN>(C, ew, B, ew.row_ptr[lo], ew.row_ptr[hi], 32, N, ldb, ldc);
+        }
+    }
+}
+
 template <int BM, int BN, int WM, int WN, int STAGES, bool REMAINDER>
 __device__ __forceinline__ void tilewise_gemm(const half* __restrict__ A, const half* __restrict__ B,
                                               float* __restrict__ C, const TileOffsetIndex& idx,
                                               const Remainder& ew, int M, int N, int G, int lda, int ldb, int ldc)
 {
     static_assert(32 * (BM / WM) * (BN / WN) == 32 * kWarps, "the row passes assume 4 warps");
-    if (blockIdx.y > 0 && static_cast<int>(blockIdx.y) * BM >= idx.rows) {
-        return;  // past the kept rows (the grid is sized for M)
+    const int j0 = blockIdx.y * BM;
+    if (j0 < idx.rows) {  // block-uniform
+        gathered::gathered_gemm<BM, BN, WM, WN, STAGES>(A, B, C, idx, N, G, lda, ldb, ldc);
+        if (REMAINDER) {
+            __syncthreads();  // the kept rows are stored before their remainder is added
+            const int warp = threadIdx.x / 32;
+            const int j1 = min(j0 + BM, idx.rows);
+            walk_remainder<BN>(C, ew, B, ew.kept_ptr[j0] + 32 * warp, ew.kept_ptr[j1], 32 * kWarps, N, ldb, ldc);
+        }
     }
-    gathered::gathered_gemm<BM, BN, WM, WN, STAGES>(A, B, C, idx, N, G, lda, ldb, ldc);
-    zero_pruned_rows<BM, BN>(C, idx, M, N, ldc);
-    if (REMAINDER) {
-        __syncthreads();  // every owned row of D is written before the remainder is added to it
-        add_remainder<BM, BN>(C, idx, ew, B, M, N, ldb, ldc);
-    }
+    pruned_rows<BN, REMAINDER>(C, idx, ew, B, M, N, ldb, ldc);
 }
 
 }  // namespace stc
@@ -206,8 +191,8 @@ __device__ __forceinline__ void tilewise_gemm(const half* __restrict__ A, const 
         int ldc
 
 #define STC_TEW_PARAMS                                                                                  \
-    STC_TW_PARAMS, const int *__restrict__ ew_row_ptr, const int *__restrict__ ew_row_idx,             \
-        const int *__restrict__ ew_col_idx, const half *__restrict__ ew_values
+    STC_TW_PARAMS, const int *__restrict__ ew_kept_ptr, const int *__restrict__ ew_row_ptr,            \
+        const int *__restrict__ ew_row_idx, const int *__restrict__ ew_col_idx, const half *__restrict__ ew_values
 
 // TW, G a multiple of 32: 32x128 block tile, 1x4 warps of 32x32, 3 stages: 128 threads, 31 KiB.
 extern "C" __global__ void __launch_bounds__(128) gemm_tilewise_f16_f32_tile32x128x32_warp32x32_stage3(
@@ -229,7 +214,7 @@ extern "C" __global__ void __launch_bounds__(128) gemm_tilewise_f16_f32_tile64x1
 extern "C" __global__ void __launch_bounds__(128) gemm_tew_f16_f32_tile32x128x32_warp32x32_stage3(STC_TEW_PARAMS)
 {
     const stc::TileOffsetIndex idx{cto_rows, cto_k_lengths, cto_k_offsets, max_len, n_kept};
-    const stc::Remainder ew{ew_row_ptr, ew_row_idx, ew_col_idx, ew_values};
+    const stc::Remainder ew{ew_kept_ptr, ew_row_ptr, ew_row_idx, ew_col_idx, ew_values};
     stc::tilewise_gemm<32, 128, 32, 32, 3, true>(A, B, C, idx, ew, M, N, G, lda, ldb, ldc);
 }
 
@@ -237,6 +222,6 @@ extern "C" __global__ void __launch_bounds__(128) gemm_tew_f16_f32_tile32x128x32
 extern "C" __global__ void __launch_bounds__(128) gemm_tew_f16_f32_tile64x128x32_warp32x64_stage3(STC_TEW_PARAMS)
 {
     const stc::TileOffsetIndex idx{cto_rows, cto_k_lengths, cto_k_offsets, max_len, n_kept};
-    const stc::Remainder ew{ew_row_ptr, ew_row_idx, ew_col_idx, ew_values};
+    const stc::Remainder ew{ew_kept_ptr, ew_row_ptr, ew_row_idx, ew_col_idx, ew_values};
     stc::tilewise_gemm<64, 128, 32, 64, 3, true>(A, B, C, idx, ew, M, N, G, lda, ldb, ldc);
 }

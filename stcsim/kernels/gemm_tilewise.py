@@ -6,14 +6,15 @@ in tiles of G, each tile with its own kept reduction columns, in CTO format. The
 ``cto_rows`` (CTO_n, int32, the n_kept row offsets closed by M - n_kept), ``cto_k_lengths`` and
 ``cto_k_offsets`` (CTO_k, int32, n_tiles x max_len, zero padded; at least 1 x 1) and the condensed values as A
 (one fp16 row per kept row, its tile's values left-aligned, zero padded to lda, a multiple of 8). TEW adds its
-element-wise remainder as one CSR over the M rows with the row of every non-zero (``ew_row_ptr``,
-``ew_row_idx``, ``ew_col_idx`` int32, ``ew_values`` fp16), added on the CUDA cores in the same launch.
+element-wise remainder as (row, column, value) lists, the non-zeros of TW's kept rows first, indexed by
+condensed row (``ew_kept_ptr``), then those of its pruned rows, indexed by D row (``ew_row_ptr``): int32
+``ew_row_idx``, ``ew_col_idx``, fp16 ``ew_values``, added on the CUDA cores in the same launch.
 X (K x N) is fp16 row-major with ldb = N rounded up to 8; D (M x N) fp32, ldc = N; rows TW prunes are written
 as zeros (plus TEW's remainder).
 
 Parameters (A, B, C, cto_rows, cto_k_lengths, cto_k_offsets, M, N, n_kept, G, max_len, lda, ldb, ldc
-[, ew_row_ptr, ew_row_idx, ew_col_idx, ew_values]). The grid covers M rows; blocks past the kept rows exit at
-once.
+[, ew_kept_ptr, ew_row_ptr, ew_row_idx, ew_col_idx, ew_values]). The grid covers M rows; the blocks past the
+kept rows write the rows TW pruned.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from stcsim.sparsity.tilewise import CTO, TileWise, TWFormat
 
 _LAYOUT = OperandLayout(a_dtype="float16", b_dtype="float16", align_ab=8)
 _TW_ARRAYS = ("A", "B", "C", "cto_rows", "cto_k_lengths", "cto_k_offsets")
-_EW_ARRAYS = ("ew_row_ptr", "ew_row_idx", "ew_col_idx", "ew_values")
+_EW_ARRAYS = ("ew_kept_ptr", "ew_row_ptr", "ew_row_idx", "ew_col_idx", "ew_values")
 
 
 @dataclass(frozen=True)
@@ -132,14 +133,8 @@ class TileWiseGemmKernel:
             OperandArray("cto_k_offsets", offsets),
         ]
         if self.element_wise:
-            ew = _join_csr(fmt.ew, problem)
-            arrays += [
-                OperandArray("ew_row_ptr", ew.indptr.astype(np.int32)),
-                OperandArray("ew_row_idx", nonempty(np.repeat(np.arange(problem.m), np.diff(ew.indptr)))
-                             .astype(np.int32)),
-                OperandArray("ew_col_idx", nonempty(ew.indices.astype(np.int32))),
-                OperandArray("ew_values", nonempty(ew.values.astype(np.float16))),
-            ]
+            kept = cto.row_offsets + np.arange(n_kept)
+            arrays += _remainder_arrays(fmt.ew, kept, problem)
         return Operands(problem, pattern, tuple(arrays))
 
     def launch_geometry(self, p: GemmProblem) -> tuple[Dim3, Dim3, int]:
@@ -149,7 +144,7 @@ class TileWiseGemmKernel:
 
     def args(self, operands: Operands, pointers: Mapping[str, int]) -> list[int | float]:
         """A, B, C, cto_rows, cto_k_lengths, cto_k_offsets, M, N, n_kept, G, max_len, lda, ldb, ldc, then
-        for TEW ew_row_ptr, ew_row_idx, ew_col_idx, ew_values."""
+        for TEW ew_kept_ptr, ew_row_ptr, ew_row_idx, ew_col_idx, ew_values."""
         p = operands.problem
         n_kept = len(operands["cto_rows"]) - 1
         max_len, lda = operands["cto_k_offsets"].shape[1], operands["A"].shape[1]
@@ -173,7 +168,7 @@ class TileWiseGemmKernel:
         tw = TWFormat((p.m, p.k), cto, unstack_condensed(operands["A"], shapes))
         fmt = tw
         if self.element_wise:
-            fmt = TEWFormat((p.m, p.k), tw, _split_csr(operands, G))
+            fmt = TEWFormat((p.m, p.k), tw, _remainder_from_arrays(operands, G))
         w = operands.pattern.decode(fmt).astype(np.float64)
         return w @ operands["B"][:, : p.n].astype(np.float64)
 
@@ -188,26 +183,47 @@ def _tiles(tw: TWFormat) -> list[np.ndarray]:
     return blocks
 
 
-def _join_csr(parts: tuple[CSRFormat, ...], p: GemmProblem) -> CSRFormat:
-    """TEW's per-tile CSRs (G original rows each) as one CSR over the M rows."""
-    counts = np.concatenate([np.diff(c.indptr) for c in parts]) if parts else np.zeros(p.m, np.int64)
-    indptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int32)
-    indices = np.concatenate([c.indices for c in parts]) if parts else np.zeros(0, np.int32)
-    values = np.concatenate([c.values for c in parts]) if parts else np.zeros(0, np.float32)
-    return CSRFormat((p.m, p.k), indptr, indices, values)
+def _remainder_arrays(ew: tuple[CSRFormat, ...], kept: np.ndarray, p: GemmProblem) -> list[OperandArray]:
+    """TEW's remainder (per-tile CSRs of G original rows) as the kernel reads it: every non-zero as
+    (row, column, value), those of TW's kept rows first, then those of its pruned rows, each part by row;
+    ew_kept_ptr indexes the first part by condensed row, ew_row_ptr the second by D row (kept rows empty)."""
+    rows, cols, values = _entries(ew)
+    is_kept = np.zeros(p.m, dtype=bool)
+    is_kept[kept] = True
+    order = np.concatenate([np.flatnonzero(is_kept[rows]), np.flatnonzero(~is_kept[rows])])
+    per_row = np.bincount(rows, minlength=p.m)
+    kept_ptr = np.concatenate(([0], np.cumsum(per_row[kept])))
+    row_ptr = kept_ptr[-1] + np.concatenate(([0], np.cumsum(np.where(is_kept, 0, per_row))))
+    return [
+        OperandArray("ew_kept_ptr", kept_ptr.astype(np.int32)),
+        OperandArray("ew_row_ptr", row_ptr.astype(np.int32)),
+        OperandArray("ew_row_idx", nonempty(rows[order].astype(np.int32))),
+        OperandArray("ew_col_idx", nonempty(cols[order].astype(np.int32))),
+        OperandArray("ew_values", nonempty(values[order].astype(np.float16))),
+    ]
 
 
-def _split_csr(operands: Operands, G: int) -> tuple[CSRFormat, ...]:
-    """Inverse of `_join_csr` from the device arrays: one CSR per G original rows."""
+def _entries(ew: tuple[CSRFormat, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, column, value) of every non-zero of the per-tile CSRs, by row."""
+    rows, cols, values, first = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0)], 0
+    for csr in ew:
+        rows.append(first + np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr)))
+        cols.append(np.asarray(csr.indices))
+        values.append(np.asarray(csr.values))
+        first += csr.shape[0]
+    return np.concatenate(rows), np.concatenate(cols), np.concatenate(values)
+
+
+def _remainder_from_arrays(operands: Operands, G: int) -> tuple[CSRFormat, ...]:
+    """Inverse of `_remainder_arrays` from the device arrays: one CSR per G original rows."""
     p = operands.problem
-    indptr = operands["ew_row_ptr"]
-    parts = []
-    for r in range(0, p.m, G):
-        ptr = indptr[r : min(r + G, p.m) + 1]
-        span = slice(int(ptr[0]), int(ptr[-1]))
-        sub = (len(ptr) - 1, p.k)
-        parts.append(CSRFormat(sub, ptr - ptr[0], operands["ew_col_idx"][span], operands["ew_values"][span]))
-    return tuple(parts)
+    nnz = int(operands["ew_row_ptr"][-1])
+    rows, cols = operands["ew_row_idx"][:nnz], operands["ew_col_idx"][:nnz]
+    dense = np.zeros((p.m, p.k), dtype=np.float16)
+    mask = np.zeros((p.m, p.k), dtype=bool)
+    dense[rows, cols] = operands["ew_values"][:nnz]
+    mask[rows, cols] = True
+    return tuple(CSRFormat.from_masked(dense[r : r + G], mask[r : r + G]) for r in range(0, p.m, G))
 
 
 TILEWISE_KERNELS: tuple[TileWiseGemmKernel, ...] = tuple(TileWiseGemmKernel(t) for t in GATHERED_TILES)

@@ -44,7 +44,7 @@ def test_registry_rows_and_entries():
     params = entry_params(TW32.ptx_path.read_text())
     assert set(params) == {k.entry for k in TILEWISE_KERNELS + TEW_KERNELS}
     assert [p.ptx_type for p in params[TW32.entry]] == ["u64"] * 6 + ["u32"] * 8
-    assert [p.ptx_type for p in params[TEW32.entry]] == ["u64"] * 6 + ["u32"] * 8 + ["u64"] * 4
+    assert [p.ptx_type for p in params[TEW32.entry]] == ["u64"] * 6 + ["u32"] * 8 + ["u64"] * 5
 
 
 def test_refuses_other_patterns_and_granularities():
