@@ -62,16 +62,16 @@ __device__ __forceinline__ RemainderEntry load_entry(const Remainder& ew, int nz
     return {ew.row_idx[nz], ew.col_idx[nz], __half2float(ew.values[nz])};
 }
 
-// Adds acc to row r of D, the lane's columns n0 + lane + 32 i (atom.add: no round trip), and clears acc.
-template <int PER_LANE>
-__device__ __forceinline__ void flush_row(float (&acc)[PER_LANE], float* __restrict__ C, int r, int n0, int N,
-                                          int ldc, int lane)
+constexpr int kLaneColumns = 4;  // consecutive columns of a 128-column strip per lane: one 8-byte X load
+
+// Adds acc to row r of D, the lane's columns c0 .. c0 + 3 (atom.add: no round trip), and clears acc.
+__device__ __forceinline__ void flush_row(float (&acc)[kLaneColumns], float* __restrict__ C, int r, int c0, int N,
+                                          int ldc)
 {
 #pragma unroll
-    for (int i = 0; i < PER_LANE; ++i) {
-        const int col = n0 + lane + 32 * i;
-        if (col < N) {
-            atomicAdd(C + r * ldc + col, acc[i]);
+    for (int i = 0; i < kLaneColumns; ++i) {
+        if (c0 + i < N) {
+            atomicAdd(C + r * ldc + c0 + i, acc[i]);
         }
         acc[i] = 0.0f;
     }
@@ -87,31 +87,22 @@ __device__ __forceinline__ void walk_remainder(float* __restrict__ C, const Rema
                                                const half* __restrict__ B, int first, int end, int step, int N,
                                                int ldb, int ldc)
 {
-    constexpr int kPerLane = BN / 32;
-    const int lane = threadIdx.x % 32;
-    const int n0 = blockIdx.x * BN;
-    int col[kPerLane];
-    float acc[kPerLane];
-#pragma unroll
-    for (int i = 0; i < kPerLane; ++i) {
-        col[i] = min(n0 + lane + 32 * i, N - 1);  // lanes past N read a valid column and store nothing
-        acc[i] = 0.0f;
-    }
+    static_assert(BN == 32 * kLaneColumns, "a lane's columns are 4 consecutive ones of the strip");
+    const int c0 = blockIdx.x * BN + kLaneColumns * (threadIdx.x % 32);
+    const int load_col = c0 < N ? c0 : 0;  // c0 + 3 < ldb when c0 < N (ldb = N rounded up to 8)
+    float acc[kLaneColumns] = {0.0f, 0.0f, 0.0f, 0.0f};
     int current = -1;
-    RemainderEntry next = load_entry(ew, first + lane, end);
+    RemainderEntry next = load_entry(ew, first + threadIdx.x % 32, end);
     for (int base = first; base < end; base += step) {
         const RemainderEntry mine = next;
-        next = load_entry(ew, base + step + lane, end);
+        next = load_entry(ew, base + step + threadIdx.x % 32, end);
         const int n = min(32, end - base);
         for (int e = 0; e < n; e += kRemainderUnroll) {
-            half x[kRemainderUnroll][kPerLane];
+            uint2 x[kRemainderUnroll];
 #pragma unroll
             for (int u = 0; u < kRemainderUnroll; ++u) {
                 const half* row = B + __shfl_sync(kFullWarp, mine.column, e + u) * ldb;  // e + u < 32
-#pragma unroll
-                for (int i = 0; i < kPerLane; ++i) {
-                    x[u][i] = row[col[i]];
-                }
+                x[u] = *reinterpret_cast<const uint2*>(row + load_col);
             }
 #pragma unroll
             for (int u = 0; u < kRemainderUnroll; ++u) {
@@ -120,20 +111,22 @@ __device__ __forceinline__ void walk_remainder(float* __restrict__ C, const Rema
                 if (e + u < n) {  // warp-uniform
                     if (ru != current) {
                         if (current >= 0) {
-                            flush_row<kPerLane>(acc, C, current, n0, N, ldc, lane);
+                            flush_row(acc, C, current, c0, N, ldc);
                         }
                         current = ru;
                     }
-#pragma unroll
-                    for (int i = 0; i < kPerLane; ++i) {
-                        acc[i] = fmaf(vu, __half2float(x[u][i]), acc[i]);
-                    }
+                    const float2 lo = __half22float2(*reinterpret_cast<const half2*>(&x[u].x));
+                    const float2 hi = __half22float2(*reinterpret_cast<const half2*>(&x[u].y));
+                    acc[0] = fmaf(vu, lo.x, acc[0]);
+                    acc[1] = fmaf(vu, lo.y, acc[1]);
+                    acc[2] = fmaf(vu, hi.x, acc[2]);
+                    acc[3] = fmaf(vu, hi.y, acc[3]);
                 }
             }
         }
     }
     if (current >= 0) {
-        flush_row<kPerLane>(acc, C, current, n0, N, ldc, lane);
+        flush_row(acc, C, current, c0, N, ldc);
     }
 }
 
@@ -146,15 +139,17 @@ __device__ __forceinline__ void pruned_rows(float* __restrict__ C, const TileOff
                                             const Remainder& ew, const half* __restrict__ B, int M, int N,
                                             int ldb, int ldc)
 {
-    const int lane = threadIdx.x % 32;
-    const int n0 = blockIdx.x * BN;
+    const int c0 = blockIdx.x * BN + kLaneColumns * (threadIdx.x % 32);  // the lane's columns, as in walk_remainder
     const int warps = gridDim.y * kWarps;
     for (int j = blockIdx.y * kWarps + threadIdx.x / 32; j <= idx.rows; j += warps) {
         const int lo = j == 0 ? 0 : idx.row(j - 1) + 1;
         const int hi = j == idx.rows ? M : idx.row(j);
         for (int r = lo; r < hi; ++r) {
-            for (int c = lane; c < BN && n0 + c < N; c += 32) {
-                C[r * ldc + n0 + c] = 0.0f;
+#pragma unroll
+            for (int i = 0; i < kLaneColumns; ++i) {
+                if (c0 + i < N) {
+                    C[r * ldc + c0 + i] = 0.0f;
+                }
             }
         }
         if (REMAINDER && lo < hi) {
