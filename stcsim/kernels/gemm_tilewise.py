@@ -21,20 +21,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 
 from stcsim.kernels.layout import OperandLayout
+from stcsim.kernels.limits import check_launch
 from stcsim.kernels.operands import OperandArray, Operands, poisoned
-from stcsim.kernels.paths import PTX_DIR
+from stcsim.kernels.paths import CommittedPtx
 from stcsim.kernels.problem import GemmProblem, ceil_div, round_up
 from stcsim.kernels.protocol import Dim3, require
 from stcsim.kernels.sparse_support import (
     GATHERED_TILES,
     GatheredTile,
-    launch_refusal,
     nonempty,
     stack_condensed,
     unstack_condensed,
@@ -50,7 +49,7 @@ _EW_ARRAYS = ("ew_kept_ptr", "ew_row_ptr", "ew_row_idx", "ew_col_idx", "ew_value
 
 
 @dataclass(frozen=True)
-class TileWiseGemmKernel:
+class TileWiseGemmKernel(CommittedPtx):
     """Descriptor of the TW GEMM (``element_wise`` False) or the TEW GEMM (True) with one gathered-B tile (a
     `Kernel`); G must be a multiple of the tile's block_m."""
 
@@ -78,16 +77,6 @@ class TileWiseGemmKernel:
         algorithm = "tew" if self.element_wise else "tilewise"
         return f"gemm_{algorithm}_{_LAYOUT.type_tag}_{self.tile.name}"
 
-    @property
-    def entry(self) -> str:
-        """The `.entry` in the PTX (the procedural name)."""
-        return self.procedural_name
-
-    @property
-    def ptx_path(self) -> Path:
-        """The committed PTX holding the TW and TEW entries."""
-        return PTX_DIR / self.ptx_file
-
     def supports(self, pattern: Pattern) -> tuple[bool, str]:
         """tw (or tew) with G a multiple of the block's rows (a block never straddles two tiles)."""
         name = self.procedural_name
@@ -101,13 +90,8 @@ class TileWiseGemmKernel:
     def can_implement(self, p: GemmProblem, pattern: Pattern) -> tuple[bool, str]:
         """The pattern, a non-empty problem, the CUDA grid limits and 32-bit indices into A, X and D (any M, N
         and K: ragged shapes are zero-filled in the kernel)."""
-        ok, reason = self.supports(pattern)
-        if not ok:
-            return False, reason
-        grid, _, _ = self.launch_geometry(p)
         extents = {"A": p.m * round_up(p.k, 8), "B": p.k * _LAYOUT.ldb(p), "C": p.m * p.n}
-        refusal = launch_refusal(p, grid, extents)
-        return not refusal, refusal
+        return check_launch(self, p, pattern, lambda _: extents)
 
     def prepare(
         self, weights: np.ndarray, activations: np.ndarray, pattern: Pattern, sparsity: float = 0.0

@@ -15,20 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 
 from stcsim.kernels.layout import OperandLayout
+from stcsim.kernels.limits import check_launch
 from stcsim.kernels.operands import OperandArray, Operands, poisoned
-from stcsim.kernels.paths import PTX_DIR
+from stcsim.kernels.paths import CommittedPtx
 from stcsim.kernels.problem import GemmProblem, round_up
 from stcsim.kernels.protocol import Dim3, require
 from stcsim.kernels.sparse_support import (
     GATHERED_TILES,
     GatheredTile,
-    launch_refusal,
     nonempty,
     stack_condensed,
     unstack_condensed,
@@ -42,7 +41,7 @@ _LAYOUT = OperandLayout(a_dtype="float16", b_dtype="float16", align_ab=8)
 
 
 @dataclass(frozen=True)
-class ShflBWSpmmKernel:
+class ShflBWSpmmKernel(CommittedPtx):
     """Descriptor of the Shfl-BW SpMM with one gathered-B tile (a `Kernel`); V must be a multiple of its
     block_m."""
 
@@ -59,16 +58,6 @@ class ShflBWSpmmKernel:
         """e.g. spmm_shflbw_f16_f32_tile64x128x32_warp32x64_stage3."""
         return f"spmm_shflbw_{_LAYOUT.type_tag}_{self.tile.name}"
 
-    @property
-    def entry(self) -> str:
-        """The `.entry` in the PTX (the procedural name)."""
-        return self.procedural_name
-
-    @property
-    def ptx_path(self) -> Path:
-        """The committed PTX holding both tiles' entries."""
-        return PTX_DIR / self.ptx_file
-
     def supports(self, pattern: Pattern) -> tuple[bool, str]:
         """Shfl-BW with V = 32 or 64, a multiple of the block's rows (a block never straddles two groups)."""
         name = self.procedural_name
@@ -82,14 +71,9 @@ class ShflBWSpmmKernel:
     def can_implement(self, p: GemmProblem, pattern: Pattern) -> tuple[bool, str]:
         """The pattern, a non-empty problem, the CUDA grid limits and 32-bit indices into A, X and D (any M, N
         and K: ragged shapes are zero-filled in the kernel)."""
-        ok, reason = self.supports(pattern)
-        if not ok:
-            return False, reason
-        grid, _, _ = self.launch_geometry(p)
         rows = round_up(p.m, max(GROUP_HEIGHTS))
         extents = {"A": rows * round_up(p.k, 8), "B": p.k * _LAYOUT.ldb(p), "C": p.m * p.n}
-        refusal = launch_refusal(p, grid, extents)
-        return not refusal, refusal
+        return check_launch(self, p, pattern, lambda _: extents)
 
     def prepare(
         self, weights: np.ndarray, activations: np.ndarray, pattern: Pattern, sparsity: float = 0.0
