@@ -34,6 +34,9 @@ _PATTERNS: dict[str, tuple[tuple[str, float], ...]] = {
     "extensor": (("extensor", 0.75),),
     "nm": (("nm:N=2,M=4", 0.5),),
     "tvw": (("tvw:G=64", 0.75), ("tvw:G=128", 0.75)),
+    "shflbw": (("shflbw:V=32", 0.75), ("shflbw:V=64", 0.75)),
+    "tw": (("tw:G=64", 0.75),),
+    "tew": (("tew:G=64", 0.75),),
 }
 _CONFIGS: dict[str, tuple[str, ...]] = {
     "dense": ("v100", "h100"),
@@ -43,6 +46,9 @@ _CONFIGS: dict[str, tuple[str, ...]] = {
     "extensor": ("titanv+extensor",),
     "nm": ("h100",),
     "tvw": ("h100",),
+    "shflbw": ("h100",),
+    "tw": ("h100",),
+    "tew": ("h100",),
 }
 # The bandwidth microbenchmarks take seconds per config: the guard runs them on one config (all with
 # STCSIM_GOLDEN_FULL=1), every other microbenchmark on every config it applies to.
