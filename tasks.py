@@ -104,10 +104,16 @@ def bench(c, quick=False, csv="", network=False):
     _py(c, "stcsim.harness.bench", *flags, *(["--csv", csv] if csv else []))
 
 
-@task(help={"measured": "CSV of measured cycles", "config": "GPU config spec"})
-def calibrate(c, measured="results/reference/h100_calibration.csv", config="h100"):
-    """Simulate every case of a measured calibration CSV; per-case error, MAE and Pearson correlation."""
-    _py(c, "stcsim.gpu.calibrate", "compare", measured, "--config", config)
+WIDE_RUNS = ",".join(f"results/reference/h100_calibration_wide_run{i}.csv" for i in (1, 2))
+
+
+@task(help={"measured": "measured CSVs, comma-separated (several passes: their mean)",
+            "config": "GPU config spec",
+            "simulated": "a CSV written by `python -m stcsim.gpu.calibrate simulate` instead of simulating"})
+def calibrate(c, measured=WIDE_RUNS, config="h100", simulated=""):
+    """Simulate every case of the measured calibration CSVs; per case the error, per half MAE and Pearson."""
+    _py(c, "stcsim.gpu.calibrate", "compare", *measured.split(","), "--config", config,
+        *(["--simulated", simulated] if simulated else []))
 
 
 @task
