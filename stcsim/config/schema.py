@@ -176,6 +176,10 @@ TREE: dict[str, Param | Group] = {
                         hi=1024),
         "bandwidth_gbps": Float("Peak device-memory bandwidth, whole GPU (1 GB/s = 1e9 B/s)", "GB/s", _DS,
                                 lo=1, hi=1e6, used_by="derived"),
+        "sustained_bandwidth_gbps": Float(
+            "Device-memory bandwidth a streaming kernel sustains, whole GPU (at most the peak): what the "
+            "DRAM channels deliver in the model (refresh, bank and read/write turnaround keep silicon below "
+            "the peak)", "GB/s", _CAL, lo=1, hi=1e6, used_by="derived"),
         "latency": Int("Load-to-use latency of a global load that misses L2 (TLB hit)", "cycles", _MB,
                        hi=100_000, used_by="derived"),
     }),
