@@ -169,7 +169,9 @@ TREE: dict[str, Param | Group] = {
         **_cache_geometry("L2", "sets per slice = size_bytes / (slices x assoc x line_bytes)"),
         "hit_latency": Int("Load-to-use latency of a global load that misses L1D and hits L2", "cycles", _MB,
                            hi=100_000),
-        "slice_bytes_per_cycle": Int("Data bandwidth of one slice", "B/cycle", _MB, hi=4096),
+        "slice_bytes_per_cycle": Int("Read data bandwidth of one slice", "B/cycle", _MB, hi=4096),
+        "slice_write_bytes_per_cycle": Int("Write data bandwidth of one slice (stores accepted into L2)",
+                                           "B/cycle", _CAL, hi=4096),
     }),
     "dram": Group("Device memory (HBM)", {
         "channels": Int("Independent memory channels (L2 slices map evenly onto them)", "count", _DS,
