@@ -119,18 +119,23 @@ def bench(c, quick=False, csv="", network=False, classes=False, case="", repeat=
     _py(c, "stcsim.harness.bench", *flags)
 
 
-@task(help={"measured": "measured cycles CSV (default: the dense suite's; --sparse: the sparse table's)",
+WIDE_RUNS = ",".join(f"results/reference/h100_calibration_wide_run{i}.csv" for i in (1, 2))
+
+
+@task(help={"measured": "measured CSVs, comma-separated (several passes: their mean; default: the two H100 "
+                        "passes of the wider suite; --sparse: the sparse table's measured CSV)",
             "config": "GPU config spec",
+            "simulated": "a CSV written by `python -m stcsim.gpu.calibrate simulate` instead of simulating",
             "sparse": "the sparse silicon table: simulate the measured sparse cases, speedups over dense",
             "out": "with --sparse: the table CSV (default results/reference/h100_sparse_silicon.csv)",
             "jobs": "with --sparse: simulation processes"})
-def calibrate(c, measured="", config="h100", sparse=False, out="", jobs=1):
-    """Simulate every case of a measured calibration CSV; per-case error, MAE and Pearson correlation.
+def calibrate(c, measured="", config="h100", simulated="", sparse=False, out="", jobs=1):
+    """Simulate every case of the measured calibration CSVs; per case the error, per half MAE and Pearson.
     With --sparse: the sparse silicon table (stcsim.gpu.sparse_silicon; measure with
     benchmarks/gpu/sparse_silicon.sh)."""
     if not sparse:
-        _py(c, "stcsim.gpu.calibrate", "compare", measured or "results/reference/h100_calibration.csv",
-            "--config", config)
+        _py(c, "stcsim.gpu.calibrate", "compare", *(measured or WIDE_RUNS).split(","), "--config", config,
+            *(["--simulated", simulated] if simulated else []))
         return
     out = out or "results/reference/h100_sparse_silicon.csv"
     measured = measured or "results/reference/h100_sparse_silicon_measured.csv"

@@ -48,7 +48,8 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
   const uint64_t line = sector_addr / c.l2_line;
   const uint32_t slice = static_cast<uint32_t>((line ^ (line >> 7) ^ (line >> 17)) % c.l2_slices);
   const double arrive = static_cast<double>(t) + c.icnt_latency;
-  const double start = l2_port_[slice].reserve(arrive, c.l2_sector / c.l2_slice_bytes_per_cycle);
+  const double per_cycle = write ? c.l2_slice_write_bytes_per_cycle : c.l2_slice_bytes_per_cycle;
+  const double start = l2_port_[slice].reserve(arrive, c.l2_sector / per_cycle);
   const SectorCache::Result r = l2_[slice].access(sector_addr, write, true);
   const double per_channel = c.dram_bytes_per_cycle_per_channel;
   if (r.writeback_sectors) {  // dirty victim written back: DRAM write bandwidth on the victim's channel
