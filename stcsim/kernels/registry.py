@@ -18,6 +18,7 @@ from stcsim.kernels.problem import TileShape
 from stcsim.kernels.protocol import Kernel, as_pattern, missing_members
 from stcsim.kernels.shmma import SHMMA_KERNELS
 from stcsim.kernels.spmm_csr import CsrSpmmKernel
+from stcsim.kernels.spmm_sparsert import SparseRtKernel
 from stcsim.sparsity.base import Pattern
 
 _F32 = OperandLayout(a_dtype="float32", b_dtype="float32")
@@ -160,6 +161,7 @@ KERNEL_SET: tuple[Kernel, ...] = (
     VectorWiseSimtKernel(dense=_SIMT_F32, kv=8),
     *SHMMA_KERNELS,  # Tensor Core Vector-wise (paper 001): vw:L=16,K=2|4|8
     *EXTENSOR_KERNELS,  # wmma.smma.L chunk SpMM (paper 004), one row per scheme: extensor
+    SparseRtKernel(),  # PTX generated per weight matrix (paper 003): sparsert
 )
 """Every kernel of the set: the dense GEMMs, then the sparse kernels (one row each)."""
 
