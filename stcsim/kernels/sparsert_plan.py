@@ -112,8 +112,9 @@ class Plan:
 
 
 def row_partition(row_nnz: np.ndarray, blocks: int, cap: int) -> tuple[int, ...]:
-    """Start rows of `blocks` contiguous row ranges (and the end), each of 1..`cap` rows, with boundaries at
-    the quantiles of the cumulative non-zero count (equal non-zeros per block as nearly as rows allow)."""
+    """Start rows of `blocks` contiguous row ranges (and the end), each of 1..`cap` rows: boundary b is the
+    first row at which the cumulative non-zero count reaches b / blocks of the total (equal non-zeros per
+    block as nearly as rows allow), moved as little as the caps require."""
     m = len(row_nnz)
     if not 1 <= blocks <= m or blocks * cap < m:
         raise ValueError(f"cannot split {m} rows into {blocks} blocks of 1..{cap} rows")
