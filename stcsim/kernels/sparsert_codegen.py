@@ -34,7 +34,7 @@ from stcsim.sparsity.csr import CSRFormat
 ENTRY = "spmm_sparsert_f32"
 CONST_BANK_BYTES = 64 * 1024
 """ptxas refuses a module whose global constant data exceed one 64 KiB bank."""
-LOAD_BATCH = 8
+LOAD_BATCH = 32
 """Columns of X loaded ahead of their FMAs (registers %x0..)."""
 WEIGHT_BATCH = 16
 """Weights loaded from .const ahead of their FMAs (registers %w0..)."""
@@ -190,6 +190,8 @@ def render(plan: Plan, n: int, weights: str = "imm") -> str:
         const_values=em.const_values,
         shared_floats=plan.shared_bytes() // 4,
         log2_columns=plan.params.columns.bit_length() - 1,
+        load_regs=LOAD_BATCH,
+        weight_regs=WEIGHT_BATCH,
         body="\n".join(em.lines),
     )
 

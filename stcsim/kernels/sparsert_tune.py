@@ -77,7 +77,7 @@ def candidates(problem: GemmProblem, weights: str = "auto") -> list[SplitParams]
     return found
 
 
-def engine_objective(config: str, stat: str = "kernel_cycles") -> Objective:
+def engine_objective(config: str, stat: str = "gpu_sim_cycle") -> Objective:
     """Simulated `stat` of the launch on a fresh engine of `config`; WrongResult if the output is wrong."""
 
     def score(kernel: SparseRtKernel, operands: Operands) -> float:
