@@ -4,23 +4,25 @@ kernel vs the dense SIMT SGEMM and the CSR SpMM on the same pruned weights.
 ``python -m stcsim.kernels.sparsert_problems --problems 11,16 --config h100 [--sparsity 0.9] [--tune]``
 prints, per problem, the simulated cycles (``gpu_sim_cycle``) of the three kernels, the speedups of the
 generated one, its generation seconds, PTX lines and weight mode (``--tune``: the autotuner's best setting
-over `sparsert_tune.candidates`, scored by simulated cycles; slow). Every result is checked against numpy.
+over `sparsert_tune.candidates`; slow on the engine). ``--gpu`` runs the same on the local CUDA GPU (CuPy),
+scored and tuned by measured milliseconds. Every result is checked against numpy.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from stcsim.kernels.problem import GemmProblem
+from stcsim.kernels.protocol import Kernel
 from stcsim.kernels.registry import get_kernel
-from stcsim.kernels.run import launch
+from stcsim.kernels.run import DeviceEngine, launch
 from stcsim.kernels.sparsert_plan import SplitParams
-from stcsim.kernels.sparsert_tune import autotune, check_result, engine_objective
+from stcsim.kernels.sparsert_tune import Objective, autotune, engine_objective, gpu_objective
 from stcsim.kernels.spmm_sparsert import SparseRtKernel
 from stcsim.kernels.verify import relative_error
 from stcsim.sim import Engine
@@ -37,17 +39,19 @@ PROBLEMS: dict[int, tuple[int, int, int]] = {
 DENSE_SIMT = "gemm_simt_f32_f32_tile64x64x8_warp32x16_thread4x4"
 CSR = "spmm_csr_f32_f32_tile4x64_warp1x64"
 STAT = "gpu_sim_cycle"
+GPU_STAT = "gpu_time_ms"
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """Simulated cycles of the three kernels on one problem, and how the generated kernel was made."""
+    """The stat (cycles or milliseconds) of the three kernels on one problem, and how the generated kernel
+    was made."""
 
     number: int
     problem: GemmProblem
-    dense_cycles: int
-    csr_cycles: int
-    sparsert_cycles: int
+    dense: float
+    csr: float
+    sparsert: float
     params: SplitParams
     codegen_seconds: float
     ptx_lines: int
@@ -56,10 +60,9 @@ class Comparison:
     def row(self) -> str:
         """One line of the printed table."""
         p = self.problem
-        return (f"{self.number:>2} {p.m:>5} {p.k:>5} {p.n:>6} {self.dense_cycles:>10,} "
-                f"{self.csr_cycles:>10,} {self.sparsert_cycles:>10,} "
-                f"{self.dense_cycles / self.sparsert_cycles:>7.2f} "
-                f"{self.csr_cycles / self.sparsert_cycles:>7.2f} {self.codegen_seconds:>7.2f} "
+        return (f"{self.number:>2} {p.m:>5} {p.k:>5} {p.n:>6} {self.dense:>10,.6g} {self.csr:>10,.6g} "
+                f"{self.sparsert:>10,.6g} {self.dense / self.sparsert:>7.2f} "
+                f"{self.csr / self.sparsert:>7.2f} {self.codegen_seconds:>7.2f} "
                 f"{self.ptx_lines:>8,} {self.weights:>5} {self.params.tag}")
 
 
@@ -67,36 +70,54 @@ HEADER = (f"{'#':>2} {'M':>5} {'K':>5} {'N':>6} {'dense':>10} {'csr':>10} {'spar
           f"{'x csr':>7} {'gen s':>7} {'ptx ln':>8} {'wts':>5} setting")
 
 
-def _cycles(name: str, config: str, w: np.ndarray, x: np.ndarray, pattern: str, sparsity: float) -> int:
-    """Simulated cycles of a registered kernel on fresh engine, checked against its reference."""
-    kernel = get_kernel(name)
+@dataclass(frozen=True)
+class Target:
+    """Where the kernels run: an engine per launch, the stat that scores a launch, the tuning objective."""
+
+    name: str
+    engine: Callable[[], DeviceEngine]
+    stat: str
+    objective: Objective
+
+
+def simulator(config: str) -> Target:
+    """The engine on a GPU config, scored by simulated cycles."""
+    return Target(config, lambda: Engine(config), STAT, engine_objective(config, STAT))
+
+
+def real_gpu(repeats: int = 10) -> Target:
+    """The local CUDA GPU (stcsim.gpu.GpuEngine over CuPy), scored by the median measured milliseconds."""
+    from stcsim.gpu import GpuEngine
+
+    gpu = GpuEngine(repeats=repeats)
+    return Target("gpu", lambda: gpu, GPU_STAT, gpu_objective(gpu))
+
+
+def _measure(kernel: Kernel, target: Target, w: np.ndarray, x: np.ndarray, pattern: str,
+             sparsity: float) -> float:
+    """The target's stat for one launch of `kernel`, checked against the kernel's reference."""
     operands = kernel.prepare(w, x, get(pattern), sparsity)
-    result, stats = launch(kernel, Engine(config), operands)
+    result, stats = launch(kernel, target.engine(), operands)
     err = relative_error(result, kernel.reference(operands))
     if not err < kernel.tolerance:
-        raise AssertionError(f"{name} at {operands.problem}: relative error {err:.3e}")
-    return int(stats[STAT])
+        raise AssertionError(f"{kernel.procedural_name} at {operands.problem}: relative error {err:.3e}")
+    return float(stats[target.stat])
 
 
-def compare(number: int, config: str, sparsity: float, tune: bool, seed: int = 0) -> Comparison:
+def compare(number: int, target: Target, sparsity: float, tune: bool, seed: int = 0) -> Comparison:
     """Run problem `number` (seeded uniform weights and activations) on the three kernels."""
     m, k, n = PROBLEMS[number]
     rng = np.random.default_rng(seed)
     w = rng.uniform(-1.0, 1.0, (m, k)).astype(np.float32)
     x = rng.uniform(-1.0, 1.0, (k, n)).astype(np.float32)
-    sparse = get("sparsert")
-    masked = np.where(sparse.prune(w, sparsity), w, np.float32(0))
-    dense = _cycles(DENSE_SIMT, config, masked, x, "dense", 0.0)
-    csr = _cycles(CSR, config, w, x, "unstructured", sparsity)
-    params = autotune(w, x, sparsity, engine_objective(config, STAT)).best if tune else SplitParams()
+    masked = np.where(get("sparsert").prune(w, sparsity), w, np.float32(0))
+    dense = _measure(get_kernel(DENSE_SIMT), target, masked, x, "dense", 0.0)
+    csr = _measure(get_kernel(CSR), target, w, x, "unstructured", sparsity)
+    params = autotune(w, x, sparsity, target.objective).best if tune else SplitParams()
     kernel = SparseRtKernel(params)
-    operands = kernel.prepare(w, x, sparse, sparsity)
-    start = time.perf_counter()
-    gen = kernel.generated(operands)
-    seconds = gen.seconds if not gen.cached else time.perf_counter() - start
-    result, stats = launch(kernel, Engine(config), operands)
-    check_result(kernel, operands, result)
-    return Comparison(number, GemmProblem(m, n, k), dense, csr, int(stats[STAT]), params, seconds, gen.lines,
+    sparsert = _measure(kernel, target, w, x, "sparsert", sparsity)
+    gen = kernel.generated(kernel.prepare(w, x, get("sparsert"), sparsity))
+    return Comparison(number, GemmProblem(m, n, k), dense, csr, sparsert, params, gen.seconds, gen.lines,
                       gen.weights)
 
 
@@ -104,18 +125,20 @@ def main(argv: list[str] | None = None) -> int:
     """Command line (module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--problems", default="11", help="comma-separated problem numbers 1..20")
-    ap.add_argument("--config", default="h100")
+    ap.add_argument("--config", default="h100", help="GPU config of the simulated run")
+    ap.add_argument("--gpu", action="store_true", help="run on the local CUDA GPU instead (CuPy)")
     ap.add_argument("--sparsity", type=float, default=0.9)
-    ap.add_argument("--tune", action="store_true", help="autotune the split on the engine (slow)")
+    ap.add_argument("--tune", action="store_true", help="autotune the split first (slow on the engine)")
     a = ap.parse_args(argv)
     numbers = [int(s) for s in a.problems.split(",")]
     unknown = [i for i in numbers if i not in PROBLEMS]
     if unknown:
         ap.error(f"unknown problems {unknown}; the paper's are 1..20")
-    print(f"{a.config}, {a.sparsity:.0%} sparse, simulated {STAT}")
+    target = real_gpu() if a.gpu else simulator(a.config)
+    print(f"{target.name}, {a.sparsity:.0%} sparse, {target.stat}")
     print(HEADER)
     for number in numbers:
-        print(compare(number, a.config, a.sparsity, a.tune).row(), flush=True)
+        print(compare(number, target, a.sparsity, a.tune).row(), flush=True)
     return 0
 
 
