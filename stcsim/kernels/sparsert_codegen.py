@@ -44,7 +44,8 @@ TEMPLATE_PATH = Path(__file__).with_name("sparsert_spmm.ptx.j2")
 
 @dataclass(frozen=True)
 class Generated:
-    """A generated kernel: its PTX (file path and text), the plan and where its weights live."""
+    """A generated kernel: its PTX (file path and text), where its weights live (``imm`` or ``const``), the
+    seconds it took to generate (or to read from the disk cache) and whether it came from the disk cache."""
 
     path: Path
     text: str
@@ -100,9 +101,10 @@ class _Emitter:
         self.dispatch(lo, mid)
 
     def weight(self, value: float, slot: int) -> str:
-        """The operand of one weight: an immediate, or %w<slot> loaded from the .const array."""
+        """The operand of one weight: an immediate, or %w<slot> loaded (here) from the .const array."""
         if self.weights == "imm":
             return f32_literal(value)
+        self.emit(f"\tld.const.f32 %w{slot}, [sparsert_w+{4 * len(self.const_values)}];")
         self.const_values.append(f32_literal(value))
         return f"%w{slot}"
 
@@ -117,12 +119,7 @@ class _Emitter:
             fmas = [(i, r, v) for i, (_, entries) in enumerate(batch) for r, v in entries]
             for first in range(0, len(fmas), WEIGHT_BATCH):
                 chunk = fmas[first : first + WEIGHT_BATCH]
-                operands = []
-                for slot, (_, _, v) in enumerate(chunk):
-                    operands.append(self.weight(v, slot))
-                    if self.weights == "const":
-                        offset = 4 * (len(self.const_values) - 1)
-                        self.emit(f"\tld.const.f32 %w{slot}, [sparsert_w+{offset}];")
+                operands = [self.weight(v, slot) for slot, (_, _, v) in enumerate(chunk)]
                 for (i, r, _), w in zip(chunk, operands, strict=True):
                     if r in written:
                         self.emit(f"\tfma.rn.f32 %acc{r}, %x{i}, {w}, %acc{r};")

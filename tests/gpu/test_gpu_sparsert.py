@@ -57,3 +57,18 @@ def test_the_autotuner_scores_by_measured_time(engine):
     result = autotune(w, x, 0.9, gpu_objective(engine), settings)
     assert all(t.score > 0 and not t.refused for t in result.trials)
     assert result.best_score == min(t.score for t in result.trials)
+
+
+@pytest.mark.gpu
+def test_a_module_loaded_again_launches_its_own_code(engine):
+    """Every generated module has the same entry name: A, B, then A again must run A's weights."""
+    from stcsim.kernels.run import launch
+    from stcsim.sparsity.unstructured import SparseRT
+
+    rng = np.random.default_rng()
+    kernel, x = SparseRtKernel(), rng.uniform(-1, 1, (48, 40)).astype(np.float32)
+    first, second = (kernel.prepare(rng.uniform(-1, 1, (32, 48)).astype(np.float32), x, SparseRT(), 0.9)
+                     for _ in range(2))
+    for operands in (first, second, first):
+        result, _ = launch(kernel, engine, operands)
+        np.testing.assert_allclose(result, kernel.reference(operands), rtol=0, atol=1e-5)
