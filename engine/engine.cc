@@ -117,6 +117,8 @@ std::string decimal(const KernelArg& a) {
     using V = std::decay_t<decltype(v)>;
     if constexpr (std::is_same_v<V, OutOfRangeInt>) {
       return v.text;
+    } else if constexpr (std::is_same_v<V, ByteArg>) {
+      return std::to_string(v.bytes.size()) + " bytes";
     } else if constexpr (std::is_same_v<V, double>) {
       char buf[32];
       const auto r = std::to_chars(buf, buf + sizeof buf, v);
@@ -134,6 +136,7 @@ uint64_t float_param_bits(const Kernel& k, size_t i, const KernelArg& a) {
   const DType t = k.params[i].type;
   if (std::holds_alternative<OutOfRangeInt>(a))
     throw LaunchError(argument_name(k, i) + ": the integer " + decimal(a) + " is outside [-2^63, 2^64); pass a float");
+  if (std::holds_alternative<ByteArg>(a)) throw LaunchError(argument_name(k, i) + " is a scalar, got " + decimal(a));
   const double v = std::holds_alternative<double>(a) ? std::get<double>(a)
                  : std::holds_alternative<int64_t>(a) ? static_cast<double>(std::get<int64_t>(a))
                                                       : static_cast<double>(std::get<uint64_t>(a));
@@ -159,13 +162,14 @@ uint64_t int_param_bits(const Kernel& k, size_t i, const KernelArg& a) {
     throw LaunchError(argument_name(k, i) + " must be an integer, got a float (" + decimal(a) + ")");
   const bool fits = std::visit([&](const auto& v) {
     using V = std::decay_t<decltype(v)>;
-    if constexpr (std::is_same_v<V, OutOfRangeInt> || std::is_same_v<V, double>) return false;
+    if constexpr (std::is_same_v<V, OutOfRangeInt> || std::is_same_v<V, double> || std::is_same_v<V, ByteArg>) return false;
     else if constexpr (std::is_same_v<V, int64_t>) return p.size >= 8 || (v >= -(int64_t{1} << (8 * p.size - 1)) && v < (int64_t{1} << (8 * p.size)));
     else return p.size >= 8 || v < (uint64_t{1} << (8 * p.size));
   }, a);
   if (!fits)
     throw LaunchError(argument_name(k, i) + ": " + decimal(a) + " does not fit ." + dtype_name(p.type) + " (" +
                       std::to_string(8 * p.size) + " bits, signed or unsigned)");
+  if (std::holds_alternative<ByteArg>(a)) throw LaunchError(argument_name(k, i) + " is a scalar, got " + decimal(a));
   return std::holds_alternative<int64_t>(a) ? static_cast<uint64_t>(std::get<int64_t>(a)) : std::get<uint64_t>(a);
 }
 
@@ -182,7 +186,14 @@ std::vector<uint8_t> Engine::pack_params(const Kernel& k, const std::vector<Kern
   std::vector<uint8_t> buf(k.param_bytes, 0);
   for (size_t i = 0; i < args.size(); ++i) {
     const Param& p = k.params[i];
-    if (p.size > 8) throw LaunchError("by-value struct parameters are not supported ('" + p.name + "')");
+    if (p.size > 8) {  // an aggregate (.b8 array): its bytes, exactly
+      const ByteArg* b = std::get_if<ByteArg>(&args[i]);
+      if (!b || b->bytes.size() != p.size)
+        throw LaunchError(argument_name(k, i) + " is a " + std::to_string(p.size) + "-byte aggregate: pass exactly " +
+                          std::to_string(p.size) + " bytes (e.g. a TensorMap), got " + decimal(args[i]));
+      std::memcpy(buf.data() + p.offset, b->bytes.data(), p.size);
+      continue;
+    }
     const uint64_t bits = is_float_scalar(p.type) ? float_param_bits(k, i, args[i]) : int_param_bits(k, i, args[i]);
     std::memcpy(buf.data() + p.offset, &bits, p.size);
   }

@@ -20,7 +20,11 @@ namespace stc {
 struct OutOfRangeInt {
   std::string text;
 };
-using KernelArg = std::variant<int64_t, uint64_t, double, OutOfRangeInt>;
+// A by-value aggregate argument (e.g. a 128-byte CUtensorMap for a `.param .align 64 .b8 p[128]`): its bytes.
+struct ByteArg {
+  std::vector<uint8_t> bytes;
+};
+using KernelArg = std::variant<int64_t, uint64_t, double, OutOfRangeInt, ByteArg>;
 using StatMap = std::map<std::string, double>;
 
 struct LaunchRequest {

@@ -42,7 +42,12 @@ stc::KernelArg kernel_arg(nb::handle a, size_t i) {
     return stc::OutOfRangeInt{nb::str(a).c_str()};
   }
   if (nb::isinstance<nb::float_>(a)) return nb::cast<double>(a);
-  throw stc::LaunchError("kernel argument " + std::to_string(i) + " must be an int or a float, got " +
+  if (nb::isinstance<nb::bytes>(a)) {
+    const nb::bytes b = nb::borrow<nb::bytes>(a);
+    const auto* p = static_cast<const uint8_t*>(static_cast<const void*>(b.c_str()));
+    return stc::ByteArg{std::vector<uint8_t>(p, p + b.size())};
+  }
+  throw stc::LaunchError("kernel argument " + std::to_string(i) + " must be an int, a float or bytes, got " +
                          std::string(nb::type_name(a.type()).c_str()));
 }
 

@@ -22,4 +22,9 @@ int register_extension(const Extension& ext) {
   return 0;
 }
 
+size_t new_cta_state_slot() {
+  static size_t next = 0;
+  return next++;
+}
+
 }  // namespace stc

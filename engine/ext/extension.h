@@ -7,8 +7,11 @@
 // Adding an extension touches no core file: see docs/architecture.md, "Adding an instruction".
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "../func/state.h"
 
 #include "../func/opcode_table.h"
 #include "../timing/config.h"
@@ -31,5 +34,17 @@ struct Extension {
 // Adds the extension's rows to the opcode table, class registry and stats registry; returns a token for
 // a static initialiser: `const int kRegistered = register_extension(...)`.
 int register_extension(const Extension& ext);
+
+// A slot for an extension's per-CTA state (call once, at static initialisation).
+size_t new_cta_state_slot();
+
+// The extension's state of `cta` in `slot`, created empty on first use (CtaState::ext is cleared with
+// every new CTA).
+template <class S>
+S& cta_state(CtaState& cta, size_t slot) {
+  if (cta.ext.size() <= slot) cta.ext.resize(slot + 1);
+  if (!cta.ext[slot]) cta.ext[slot] = std::make_unique<S>();
+  return static_cast<S&>(*cta.ext[slot]);
+}
 
 }  // namespace stc

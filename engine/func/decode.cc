@@ -59,6 +59,8 @@ void collect_regs(Instr& in) {
     if (o.kind == OpndKind::Reg || o.kind == OpndKind::Mem) add(o.kind == OpndKind::Mem ? in.srcs : v, o.reg);
     if (o.kind == OpndKind::Vec)
       for (int32_t r : o.vec) add(v, r);
+    if (o.kind == OpndKind::Mem)  // tensor coordinates [map, {c0, ..}]
+      for (int32_t r : o.vec) add(in.srcs, r);
   }
 }
 

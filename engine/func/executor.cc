@@ -27,6 +27,8 @@ void Executor::init_cta(CtaState& cta, uint32_t linear_id) const {
   cta.ctaid[1] = (linear_id / L_.grid[0]) % L_.grid[1];
   cta.ctaid[2] = linear_id / (L_.grid[0] * L_.grid[1]);
   cta.shared.assign(L_.shared_bytes, 0);
+  cta.ext.clear();
+  cta.woken = false;
   const uint32_t threads = L_.block[0] * L_.block[1] * L_.block[2];
   const uint32_t nw = warps_per_cta(L_);
   cta.warps.resize(nw);
@@ -42,6 +44,7 @@ void Executor::init_cta(CtaState& cta, uint32_t linear_id) const {
     w.stack.clear();
     w.stack.push_back({0, end, w.valid});
     w.at_barrier = false;
+    w.waiting = false;
   }
 }
 
@@ -61,6 +64,7 @@ void Executor::step(CtaState& cta, WarpState& w, WarpRecord& rec, uint32_t smid)
   rec.reset(&in, pc, mask);
   ExecCtx ctx{L_, cta, w, rec, mask, smid};
   in.fn(ctx, in);
+  if (w.waiting) return;  // not executed yet: it re-executes once woken
   ++stats_.warp_insts;
   stats_.thread_insts += static_cast<uint64_t>(__builtin_popcount(simt_mask));
   ++stats_.by_unit[static_cast<size_t>(in.unit)];
@@ -111,8 +115,9 @@ void Executor::run_functional(Watchdog& watchdog) {
     init_cta(cta, static_cast<uint32_t>(c));
     while (true) {
       bool any_live = false;
+      const uint64_t before = stats_.warp_insts;
       for (auto& w : cta.warps) {
-        while (!w.done() && !w.at_barrier) {
+        while (!w.done() && !w.at_barrier && !w.waiting) {
           L_.clock = stats_.warp_insts;
           step(cta, w, rec, 0);
           watchdog.check(L_, stats_.warp_insts, 0, live_warps, c);
@@ -120,9 +125,9 @@ void Executor::run_functional(Watchdog& watchdog) {
         any_live |= !w.done();
       }
       if (!any_live) break;
-      if (!release_barriers(cta))
+      if (!release_barriers(cta) && stats_.warp_insts == before)
         throw SimFault("deadlock in kernel '" + L_.kernel->name + "': block " + std::to_string(c) +
-                       " has warps waiting at a barrier that can never complete");
+                       " has warps waiting at a barrier (or an mbarrier phase, a warpgroup) that can never complete");
     }
   }
 }

@@ -13,6 +13,7 @@ namespace stc {
 constexpr uint64_t kSharedWindow = 0x0000100000000000ull;
 constexpr uint64_t kLocalWindow = 0x0000200000000000ull;
 constexpr uint64_t kConstWindow = 0x0000300000000000ull;  // the constant bank (read-only), cvta.const
+constexpr uint64_t kParamWindow = 0x0000400000000000ull;  // the kernel parameters (read-only), cvta.param
 constexpr uint64_t kWindowSize = 0x100000000ull;
 constexpr uint64_t kGlobalBase = 0x0000700000000000ull;
 

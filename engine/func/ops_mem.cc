@@ -30,6 +30,7 @@ uint8_t* mem_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int l
     if (addr >= kSharedWindow && addr < kSharedWindow + kWindowSize) { space = Space::Shared; addr -= kSharedWindow; }
     else if (addr >= kLocalWindow && addr < kLocalWindow + kWindowSize) { space = Space::Local; addr -= kLocalWindow; }
     else if (addr >= kConstWindow && addr < kConstWindow + kWindowSize) { space = Space::Const; addr -= kConstWindow; }
+    else if (addr >= kParamWindow && addr < kParamWindow + kWindowSize) { space = Space::Param; addr -= kParamWindow; }
     else space = Space::Global;
   }
   const char* rw = write ? "write" : "read";

@@ -73,6 +73,7 @@ const Form kMoveForms[] = {
     {"cvt", "f32.%i8", "!rn|rz|rm|rp ftz sat"},
     {"cvt", "bf16.%i", "!rn|rz|rm|rp", 90, 78},
     {"cvta", "u32 u64", "!global|shared|shared::cta|local|const to"},
+    {"cvta", "u32 u64", "!param to", 80, 77},  // ptxas 13: sm_80+ and PTX 7.7
 };
 
 // The bit type of `bytes` bytes (None for other widths).
@@ -279,7 +280,7 @@ void ex_cvt_pack(ExecCtx& c, const Instr& in) {
 void ex_cvta(ExecCtx& c, const Instr& in) {
   const bool to = in.flags & F_TO;
   const uint64_t base = in.space == Space::Shared ? kSharedWindow : in.space == Space::Local ? kLocalWindow
-                      : in.space == Space::Const ? kConstWindow : 0;
+                      : in.space == Space::Const ? kConstWindow : in.space == Space::Param ? kParamWindow : 0;
   const int bytes = dtype_bytes(in.type);
   for_lanes(c.mask, [&](int l) {
     const uint64_t a = src_bits(c, in.ops[1], l);

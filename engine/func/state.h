@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "../ptx/ir.h"
@@ -58,8 +59,15 @@ struct WarpState {
   bool at_barrier = false;
   int32_t barrier_id = 0;
   uint32_t barrier_count = 0;      // expected thread count of a named barrier (0: all)
+  bool waiting = false;            // an extension's instruction cannot complete yet (warpgroup arrival,
+                                   // mbarrier phase): the pc stays, it re-executes once woken (wake_waiters)
   bool done() const { return stack.empty(); }
   int32_t pc() const { return stack.back().pc; }
+};
+
+// State an ISA extension keeps for one CTA (ext/extension.h `cta_state`); dropped when the CTA is set up.
+struct ExtCtaState {
+  virtual ~ExtCtaState() = default;
 };
 
 struct CtaState {
@@ -67,7 +75,16 @@ struct CtaState {
   uint32_t linear_id = 0;
   std::vector<uint8_t> shared;
   std::vector<WarpState> warps;
+  std::vector<std::unique_ptr<ExtCtaState>> ext;  // by extension slot
+  bool woken = false;              // wake_waiters ran: the timing model wakes the CTA's sub-cores
 };
+
+// Lets every waiting warp of `cta` re-execute its instruction (an extension calls it when a warpgroup
+// completes or an mbarrier phase flips).
+inline void wake_waiters(CtaState& cta) {
+  for (auto& w : cta.warps) w.waiting = false;
+  cta.woken = true;
+}
 
 // Launch-wide read-only facts plus the device memory.
 struct LaunchState {

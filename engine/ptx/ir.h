@@ -105,6 +105,8 @@ struct Traits {
   bool branch = false;           // the next instruction of the warp waits for the branch to resolve
   bool tensor_math = false;      // a warp-level matrix multiply (counted in tensor_insts)
   bool fragment_load = false;    // a matrix-fragment load that reads shared memory as one SASS instruction
+  bool async_group = false;      // completes in the warp's open async group (wgmma.mma_async): the group's
+                                 // wait (AsyncKind::WaitGroup) waits for it, no register scoreboard
   // Timing class: the config group its latency and issue interval come from (see timing/op_class.h);
   // empty: the default class of its unit ("units.int", ...).
   std::string op_class;

@@ -771,6 +771,25 @@ class Parser {
       bad("bad address");
     }
     if (t.size() == 3) return o;
+    if (t[2]->s == "," && t[3]->s == "{" && t.size() >= 7 && t[t.size() - 2]->s == "}") {
+      // [tensor-map, {c0, c1, ...}]: cp.async.bulk.tensor's coordinates (registers or integers), in o.vec
+      for (size_t i = 4; i + 2 < t.size(); i += 2) {
+        const Tok& x = *t[i];
+        if (x.kind == Tok::Num) {
+          const Operand im = literal(x, false, bad);
+          o.vec.push_back(-2);
+          o.vec_imm.resize(o.vec.size());
+          o.vec_imm.back() = im.imm;
+        } else {
+          const int32_t r = regs_->find(x.s);
+          if (r < 0) bad("unknown register in tensor coordinates");
+          o.vec.push_back(r);
+        }
+        if (t[i + 1]->s != "," && t[i + 1]->s != "}") bad("malformed tensor coordinates");
+      }
+      o.vec_imm.resize(o.vec.size());
+      return o;
+    }
     // +off or +-off
     if (t[2]->s != "+") bad("unsupported address expression");
     const bool neg = t.size() == 6 && t[3]->s == "-";

@@ -196,7 +196,7 @@ bool may_touch_global(const Instr& in) {
 
 TimingModel::Check TimingModel::check(WarpT& w, const SubCore& sub, uint32_t sm, uint64_t t) {
   if (w.w->done()) return {false, kNever, TStat::StallIdle};
-  if (w.w->at_barrier) return {false, kNever, TStat::StallBarrier};
+  if (w.w->at_barrier || w.w->waiting) return {false, kNever, TStat::StallBarrier};
   if (w.hint > t) return {false, w.hint, w.hint_reason};
   if (w.next_issue > t) return {false, w.next_issue, w.after_branch ? TStat::StallControl : TStat::StallScoreboard};
   const Instr& in = L_.kernel->code[static_cast<size_t>(w.w->pc())];
@@ -227,6 +227,10 @@ uint64_t TimingModel::complete_time(const Instr& in, const WarpRecord& rec, cons
       if (in.traits.async == AsyncKind::Commit) {
         w.groups.push_back(w.open_group);
         w.open_group = 0;
+      }
+      if (in.traits.async_group) {
+        w.open_group = std::max(w.open_group, t + ot.latency);
+        w.last_done = std::max(w.last_done, t + ot.latency);
       }
       return t + ot.latency;
     case MemKind::AsyncCopy: {
@@ -262,6 +266,11 @@ uint64_t TimingModel::complete_time(const Instr& in, const WarpRecord& rec, cons
 bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   L_.clock = t;
   exec_.step(w.cta->cta, *w.w, rec_, sm.id);
+  if (w.cta->cta.woken) {  // an extension's instruction let waiting warps re-execute theirs
+    w.cta->cta.woken = false;
+    for (auto& s : sm.subs) s.wake = std::min(s.wake, t + 1);
+  }
+  if (w.w->waiting) return false;  // it re-executes once woken
   const Instr& in = *rec_.in;
   const size_t ui = static_cast<size_t>(in.unit);
   const OpDesc& desc = *desc_[static_cast<size_t>(rec_.pc)];

@@ -1,17 +1,22 @@
 """Calibration of the simulator against silicon: the same PTX, simulated and measured.
 
-On a GPU machine, ``run-suite`` runs the calibration suite (every case a warm-up launch and a measured one)
-under Nsight Compute, and ``collect`` joins ncu's rows with the launch order into one row per case:
+The suite: the GEMM kernel set at 3-4 shapes (``GEMM_SUITE``) and the memory-bound, irregular and
+Tensor-Core-from-global kernels of ``stcsim.gpu.calibration_cases``, each kernel in the tuning or the
+validation half declared in ``benchmarks/calibration/halves.yaml``. On a GPU machine, ``run-suite`` runs every
+case (a warm-up launch and a measured one) under Nsight Compute, and ``collect`` joins ncu's rows with the
+launch order into one row per case:
 ``gpc__cycles_elapsed.max`` (the kernel's cycles), ``sm__cycles_active.avg``, ``gpu__time_duration.sum`` and
 ``smsp__inst_executed.sum``, under ``#`` header lines that record the date, GPU, driver and clocks.
 Anywhere, ``compare`` simulates every case of such a CSV on a config and reports the error of
-``gpu_sim_cycle`` against the measured cycles per case, their mean absolute relative error and the Pearson
-correlation over the whole suite (never a subset).
+``gpu_sim_cycle`` against the measured cycles per case, and the mean absolute relative error and Pearson
+correlation of each half, with the worst sim/measured ratio per kernel class; ``simulate`` records the
+simulated cycles and warp instructions of every case without a measurement.
 
     ncu --clock-control none --metrics <METRICS> --csv --log-file ncu.csv \
         python -m stcsim.gpu.calibrate run-suite --order order.csv                      # on the GPU
     python -m stcsim.gpu.calibrate collect --ncu ncu.csv --order order.csv --out h100.csv --meta "..."
     python -m stcsim.gpu.calibrate compare results/reference/h100_calibration.csv --config h100
+    python -m stcsim.gpu.calibrate simulate --config h100 --out results/calibration/sim_h100.csv
 """
 
 from __future__ import annotations
@@ -19,12 +24,21 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import sys
+import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
+import yaml
 
+from stcsim.config.errors import ConfigError
+from stcsim.gpu.calibration_cases import CASES, KERNEL_DIR, CaseCheckError, run_case
 from stcsim.kernels import GemmProblem, get_kernel, random_operands, run_gemm
+from stcsim.kernels.verify import relative_error
+
+HALVES_FILE = KERNEL_DIR.parent / "halves.yaml"
 
 METRICS = (
     "gpc__cycles_elapsed.max",
@@ -34,7 +48,7 @@ METRICS = (
 )
 
 # (kernel, M, N, K): every kernel of the set at sizes from one wave of CTAs to several, plus ragged shapes.
-SUITE: tuple[tuple[str, int, int, int], ...] = (
+GEMM_SUITE: tuple[tuple[str, int, int, int], ...] = (
     ("gemm_naive_f32_f32_tile16x16x1", 128, 128, 128),
     ("gemm_naive_f32_f32_tile16x16x1", 256, 256, 256),
     ("gemm_naive_f32_f32_tile16x16x1", 200, 136, 72),
@@ -57,39 +71,60 @@ SUITE: tuple[tuple[str, int, int, int], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Comparison:
-    """Simulated vs measured cycles over a suite."""
+def halves() -> pd.DataFrame:
+    """kernel -> half (tuning | validation) and class, as declared in benchmarks/calibration/halves.yaml."""
+    spec = yaml.safe_load(HALVES_FILE.read_text())
+    rows = []
+    for kernel, entry in spec.items():
+        half, group = (entry.get("half"), entry.get("class")) if isinstance(entry, dict) else (None, None)
+        if half not in ("tuning", "validation") or not isinstance(group, str):
+            msg = f"needs half (tuning or validation) and class, got {entry!r}"
+            raise ConfigError(msg, key=kernel, where=str(HALVES_FILE))
+        rows.append({"kernel": kernel, "half": half, "class": group})
+    return pd.DataFrame(rows)
 
-    rows: pd.DataFrame
-    mae: float
-    pearson: float
 
-    def __str__(self) -> str:
-        cols = ["kernel", "m", "n", "k", "measured_cycles", "sim_cycles", "rel_error"]
-        table = self.rows[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}")
-        return (
-            f"{table}\n\nmean absolute relative error {self.mae:.1%}, Pearson correlation {self.pearson:.3f} "
-            f"over {len(self.rows)} cases"
-        )
+def suite() -> list[tuple[str, str]]:
+    """Every case of the suite as (kernel, shape), GEMMs first (shape MxNxK)."""
+    return [(k, f"{m}x{n}x{kk}") for k, m, n, kk in GEMM_SUITE] + [(c.kernel, c.shape) for c in CASES]
+
+
+def run(kernel: str, shape: str, engine: Any, rng: np.random.Generator, launches: int = 1) -> dict:
+    """Runs one case of the suite on `engine`, its output checked against numpy (CaseCheckError); returns
+    the engine's stats. KeyError for a case that is not in the suite."""
+    for case in CASES:
+        if (case.kernel, case.shape) == (kernel, shape):
+            return run_case(case, engine, rng, launches)
+    if (kernel, shape) not in suite():
+        raise KeyError(f"no calibration case {kernel} {shape}")
+    m, n, k = (int(v) for v in shape.split("x"))
+    a, b = random_operands(GemmProblem(m, n, k), rng)
+    gemm = get_kernel(kernel)
+    c, stats = run_gemm(gemm, engine, a, b)
+    err = relative_error(c, a.astype(np.float64) @ b.astype(np.float64))
+    if not err < gemm.tolerance:
+        raise CaseCheckError(f"{kernel} {shape}: max|C - A@B| / max|A@B| = {err:.2e}")
+    return stats
 
 
 def run_suite(order_path: str, seed: int = 0) -> None:
     """Runs every case on the GPU (a warm-up launch and one measured launch each) and records the launch
-    order, so that ncu's rows can be matched to cases. Needs CuPy."""
+    order, so that ncu's rows can be matched to cases, and whether the output matched numpy. Needs CuPy."""
     from stcsim.gpu.runner import GpuEngine
 
     eng = GpuEngine(repeats=1)
     with open(order_path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["launch", "kernel", "m", "n", "k", "role"])
-        launch = 0
-        for kernel, m, n, k in SUITE:
-            a, b = random_operands(GemmProblem(m, n, k), np.random.default_rng(seed))
-            run_gemm(get_kernel(kernel), eng, a, b)  # GpuEngine.launch = warm-up + 1 measured launch
-            w.writerow([launch, kernel, m, n, k, "warmup"])
-            w.writerow([launch + 1, kernel, m, n, k, "measured"])
-            launch += 2
+        w.writerow(["launch", "kernel", "shape", "role", "check"])
+        for i, (kernel, shape) in enumerate(suite()):
+            try:
+                run(kernel, shape, eng, np.random.default_rng(seed), launches=1 + eng.repeats)
+                check = "ok"
+            except CaseCheckError as err:  # measured all the same; the row says the output was wrong
+                print(err, file=sys.stderr)
+                check = "failed"
+            w.writerow([2 * i, kernel, shape, "warmup", check])
+            w.writerow([2 * i + 1, kernel, shape, "measured", check])
 
 
 def read_ncu_csv(text: str) -> pd.DataFrame:
@@ -122,35 +157,95 @@ def collect(ncu_csv: str, order_csv: str) -> pd.DataFrame:
             "smsp__inst_executed.sum": "inst_executed",
         }
     )
-    return out[
-        ["kernel", "m", "n", "k", "measured_cycles", "sm_cycles_active_avg", "gpu_time_ns", "inst_executed"]
-    ]
+    cols = ["kernel", "shape", "measured_cycles", "sm_cycles_active_avg", "gpu_time_ns", "inst_executed"]
+    return out[cols + ["check"] if "check" in out.columns else cols]
+
+
+def read_measured(path: str) -> pd.DataFrame:
+    """A measured CSV (kernel, shape, measured_cycles, ...); older files with m, n, k get shape MxNxK."""
+    meas = pd.read_csv(path, comment="#")
+    if "shape" not in meas.columns:
+        meas["shape"] = [f"{r.m}x{r.n}x{r.k}" for r in meas.itertuples()]
+    return meas
+
+
+def simulate(cases: list[tuple[str, str]], config: str = "h100") -> pd.DataFrame:
+    """Simulates each (kernel, shape) on `config`: sim cycles, warp instructions and CPU seconds (setup, numpy
+    check and simulation) per case."""
+    from stcsim.sim import Engine
+
+    rows = []
+    for kernel, shape in cases:
+        t0 = time.process_time()
+        st = run(kernel, shape, Engine(config), np.random.default_rng(0))
+        rows.append({"kernel": kernel, "shape": shape, "sim_cycles": st["gpu_sim_cycle"],
+                     "sim_warp_insts": st["warp_insts"], "cpu_seconds": round(time.process_time() - t0, 2)})
+    return pd.DataFrame(rows).merge(halves(), on="kernel", how="left")
+
+
+@dataclass(frozen=True)
+class HalfScore:
+    """MAE and Pearson correlation of simulated vs measured cycles over one half of the suite."""
+
+    half: str
+    cases: int
+    mae: float
+    pearson: float
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Simulated vs measured cycles over a suite: per case, per half, and the worst ratio per class."""
+
+    rows: pd.DataFrame
+    halves: tuple[HalfScore, ...]
+    worst: pd.DataFrame  # class, kernel, shape, ratio (sim / measured) farthest from 1
+
+    def __str__(self) -> str:
+        cols = ["half", "class", "kernel", "shape", "measured_cycles", "sim_cycles", "rel_error"]
+        cols += ["sass_per_ptx"] if "sass_per_ptx" in self.rows.columns else []
+        table = self.rows[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}")
+        scores = "\n".join(f"{h.half:<10} MAE {h.mae:6.1%}  Pearson {h.pearson:.3f}  over {h.cases} cases"
+                           for h in self.halves)
+        worst = self.worst.to_string(index=False, float_format=lambda v: f"{v:.3f}")
+        return f"{table}\n\n{scores}\n\nworst sim/measured ratio per class:\n{worst}"
+
+
+def _score(half: str, rows: pd.DataFrame) -> HalfScore:
+    pearson = (float(np.corrcoef(rows["sim_cycles"], rows["measured_cycles"])[0, 1])
+               if len(rows) > 1 else float("nan"))
+    return HalfScore(half, len(rows), float(rows["rel_error"].abs().mean()), pearson)
+
+
+def score(rows: pd.DataFrame) -> Comparison:
+    """Per-half MAE / Pearson and the per-class worst ratio of rows with kernel, shape, half, class,
+    measured_cycles and sim_cycles."""
+    rows = rows.copy()
+    rows["rel_error"] = (rows["sim_cycles"] - rows["measured_cycles"]) / rows["measured_cycles"]
+    ratio = rows["sim_cycles"] / rows["measured_cycles"]
+    rows["ratio"] = ratio
+    far = np.abs(np.log(ratio))
+    worst = rows.loc[far.groupby(rows["class"]).idxmax(), ["class", "kernel", "shape", "ratio"]]
+    scores = tuple(_score(h, rows[rows["half"] == h]) for h in ("tuning", "validation"))
+    everything = _score("all", rows)
+    return Comparison(rows.reset_index(drop=True), (*scores, everything), worst.reset_index(drop=True))
 
 
 def compare(measured_csv: str, config: str = "h100") -> Comparison:
     """Simulates every measured case on `config` and compares gpu_sim_cycle with the measured cycles."""
-    from stcsim.sim import Engine
-
-    meas = pd.read_csv(measured_csv, comment="#")
-    sims = []
-    for r in meas.itertuples():
-        a, b = random_operands(GemmProblem(r.m, r.n, r.k), np.random.default_rng(0))
-        _, st = run_gemm(get_kernel(r.kernel), Engine(config), a, b)
-        sims.append(st["gpu_sim_cycle"])
-    rows = meas.copy()
-    rows["sim_cycles"] = sims
-    rows["rel_error"] = (rows["sim_cycles"] - rows["measured_cycles"]) / rows["measured_cycles"]
-    mae = float(rows["rel_error"].abs().mean())
-    pearson = (
-        float(np.corrcoef(rows["sim_cycles"], rows["measured_cycles"])[0, 1])
-        if len(rows) > 1
-        else float("nan")
-    )
-    return Comparison(rows, mae, pearson)
+    meas = read_measured(measured_csv)
+    sim = simulate(list(zip(meas["kernel"], meas["shape"], strict=True)), config)
+    both = meas.merge(sim[["kernel", "shape", "sim_cycles", "sim_warp_insts", "half", "class"]],
+                      on=["kernel", "shape"])
+    if "inst_executed" in both.columns:  # SASS warp instructions on silicon per simulated PTX one
+        both["sass_per_ptx"] = both["inst_executed"] / both["sim_warp_insts"]
+    if both["half"].isna().any():
+        raise ValueError(f"{HALVES_FILE} gives no half for {both.loc[both['half'].isna(), 'kernel'].iloc[0]}")
+    return score(both)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: run-suite (GPU, under ncu) | collect | compare."""
+    """CLI: run-suite (GPU, under ncu) | collect | compare | simulate."""
     ap = argparse.ArgumentParser(prog="python -m stcsim.gpu.calibrate", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("run-suite")
@@ -163,6 +258,10 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("compare")
     p.add_argument("measured")
     p.add_argument("--config", default="h100")
+    p = sub.add_parser("simulate")
+    p.add_argument("--config", default="h100")
+    p.add_argument("--out", required=True)
+    p.add_argument("--kernel", action="append", default=[], help="only these kernels (repeatable)")
     a = ap.parse_args(argv)
     if a.cmd == "run-suite":
         run_suite(a.order)
@@ -170,8 +269,15 @@ def main(argv: list[str] | None = None) -> int:
         with open(a.out, "w", newline="") as f:
             f.writelines(f"# {line}\n" for line in a.meta)
             collect(a.ncu, a.order).to_csv(f, index=False)
-    else:
+    elif a.cmd == "compare":
         print(compare(a.measured, a.config))
+    else:
+        cases = [c for c in suite() if not a.kernel or c[0] in a.kernel]
+        sim = simulate(cases, a.config)
+        with open(a.out, "w", newline="") as f:
+            f.write(f"# config: {a.config}; date: {time.strftime('%Y-%m-%d', time.gmtime())}\n")
+            sim.to_csv(f, index=False)
+        print(sim.to_string(index=False))
     return 0
 
 

@@ -1,7 +1,8 @@
 """Regenerate the committed PTX of the kernel set: ``python -m stcsim.kernels.build [--check]``.
 
-Each ptx_kernels/NAME.cu compiles to ptx_kernels/NAME.ptx with ``nvcc -ptx -arch=sm_80 -O3``. Machines
-without nvcc use the committed PTX; the script then says so and exits 0.
+Each ptx_kernels/NAME.cu compiles to ptx_kernels/NAME.ptx with ``nvcc -ptx -arch=sm_80 -O3``; a source
+whose first line is ``// nvcc-arch: sm_XX`` (e.g. the sm_90a Hopper GEMM) is compiled for that architecture
+instead. Machines without nvcc use the committed PTX; the script then says so and exits 0.
 """
 
 from __future__ import annotations
@@ -51,9 +52,18 @@ def sources(src_dir: Path = PTX_DIR) -> list[Path]:
     return sorted(src_dir.glob("*.cu"))
 
 
+def source_flags(source: Path) -> tuple[str, ...]:
+    """nvcc flags of one source: NVCC_FLAGS, with the architecture of a first-line `// nvcc-arch: sm_XX`."""
+    first = source.read_text().split("\n", 1)[0]
+    if first.startswith("// nvcc-arch: "):
+        arch = first.removeprefix("// nvcc-arch: ").strip()
+        return tuple(f"-arch={arch}" if f.startswith("-arch=") else f for f in NVCC_FLAGS)
+    return NVCC_FLAGS
+
+
 def compile_ptx(source: Path, out: Path, nvcc: str) -> str:
     """Compile one .cu to PTX at `out`; returns nvcc's diagnostics (empty when warning-free)."""
-    cmd = [nvcc, *NVCC_FLAGS, f"-I{source.parent}", str(source), "-o", str(out)]
+    cmd = [nvcc, *source_flags(source), f"-I{source.parent}", str(source), "-o", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr}")

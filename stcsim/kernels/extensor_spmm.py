@@ -27,7 +27,7 @@ from stcsim.kernels.extensor_records import (
     unpack_records,
 )
 from stcsim.kernels.layout import OperandLayout
-from stcsim.kernels.limits import check_problem
+from stcsim.kernels.limits import check_launch
 from stcsim.kernels.operands import OperandArray, Operands, poisoned
 from stcsim.kernels.paths import PTX_DIR
 from stcsim.kernels.problem import GemmProblem, ceil_div, round_up
@@ -82,11 +82,8 @@ class ExtensorSpmmKernel:
 
     def can_implement(self, p: GemmProblem, pattern: Pattern) -> tuple[bool, str]:
         """Whether the kernel runs problem p with weights in `pattern`, and why not."""
-        ok, reason = self.supports(pattern)
-        if not ok:
-            return False, reason
-        grid, _, _ = self.launch_geometry(p)
-        return check_problem(p, grid, {"X": round_up(p.k, PANEL) * _LAYOUT.ldb(p), "D": p.m * p.n})
+        x_elements = round_up(p.k, PANEL) * _LAYOUT.ldb(p)
+        return check_launch(self, p, pattern, lambda _: {"X": x_elements, "D": p.m * p.n})
 
     def prepare(
         self, weights: np.ndarray, activations: np.ndarray, pattern: Pattern, sparsity: float = 0.0

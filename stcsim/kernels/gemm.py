@@ -8,26 +8,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 
 from stcsim.kernels.layout import OperandLayout
+from stcsim.kernels.limits import check_launch
 from stcsim.kernels.operands import OperandArray, Operands, poisoned
-from stcsim.kernels.paths import PTX_DIR
+from stcsim.kernels.paths import CommittedPtx
 from stcsim.kernels.problem import GemmProblem, TileShape, ceil_div
 from stcsim.kernels.protocol import Dim3, require, supports_family
 from stcsim.sparsity.base import Pattern
 from stcsim.sparsity.dense import DenseFormat
 
-_INT32_MAX = 2**31 - 1
-_GRID_YZ_MAX = 65535
 _TOLERANCE = {"float16": 1e-2, "float32": 1e-5}
 
 
 @dataclass(frozen=True)
-class GemmKernel:
+class GemmKernel(CommittedPtx):
     """Descriptor of one dense GEMM kernel compiled into the PTX of `ptx_file` (a `Kernel`).
 
     algorithm: naive | simt | wmma_global | wmma | mma (procedural-name token).
@@ -65,16 +63,6 @@ class GemmKernel:
         return "_".join(parts)
 
     @property
-    def entry(self) -> str:
-        """Name of the `.entry` in the PTX (the procedural name)."""
-        return self.procedural_name
-
-    @property
-    def ptx_path(self) -> Path:
-        """Path of the committed PTX that holds the entry."""
-        return PTX_DIR / self.ptx_file
-
-    @property
     def tolerance(self) -> float:
         """Largest accepted max|C - ref| / max|ref| for this kernel's input type."""
         return _TOLERANCE[self.layout.a_dtype]
@@ -85,20 +73,10 @@ class GemmKernel:
 
     def can_implement(self, p: GemmProblem, pattern: Pattern) -> tuple[bool, str]:
         """Whether the kernel runs problem p with weights in `pattern` correctly, and why not."""
-        ok, reason = self.supports(pattern)
-        if not ok:
-            return False, reason
-        if min(p.m, p.n, p.k) < 1:
-            return False, f"M, N, K must be >= 1, got {p}"
-        grid, _, _ = self.launch_geometry(p)
-        if max(grid[1], grid[2]) > _GRID_YZ_MAX or grid[0] > _INT32_MAX:
-            return False, f"grid {grid} exceeds the CUDA grid limits"
         lay = self.layout
-        extents = {"A": p.m * lay.lda(p), "B": p.k * lay.ldb(p), "C": p.m * lay.ldc(p)}
-        for name, elements in extents.items():
-            if elements > _INT32_MAX:
-                return False, f"{name} has {elements} elements; the kernel indexes with 32-bit integers"
-        return True, ""
+        return check_launch(
+            self, p, pattern, lambda _: {"A": p.m * lay.lda(p), "B": p.k * lay.ldb(p), "C": p.m * lay.ldc(p)}
+        )
 
     def prepare(
         self, weights: np.ndarray, activations: np.ndarray, pattern: Pattern, sparsity: float = 0.0

@@ -13,23 +13,23 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 
 from stcsim.kernels.gemm import GemmKernel
+from stcsim.kernels.limits import check_launch
 from stcsim.kernels.operands import OperandArray, Operands, poisoned
-from stcsim.kernels.paths import PTX_DIR
+from stcsim.kernels.paths import CommittedPtx
 from stcsim.kernels.problem import GemmProblem
 from stcsim.kernels.protocol import Dim3, require, supports_family
-from stcsim.kernels.sparse_support import FP32_TOLERANCE, check_simt_f32, launch_refusal
+from stcsim.kernels.sparse_support import FP32_TOLERANCE, check_simt_f32
 from stcsim.sparsity.base import Pattern
 from stcsim.sparsity.channel import ChannelFormat
 
 
 @dataclass(frozen=True)
-class ChannelGemmKernel:
+class ChannelGemmKernel(CommittedPtx):
     """Descriptor of the channel-pruned SIMT GEMM: the tiles, threads and launch of the dense fp32 SIMT
     kernel `dense` (a GemmKernel), run over the kept reduction columns only."""
 
@@ -53,28 +53,13 @@ class ChannelGemmKernel:
         """The dense kernel's name with the algorithm simt_channel."""
         return dataclasses.replace(self.dense, algorithm="simt_channel").procedural_name
 
-    @property
-    def entry(self) -> str:
-        """Name of the `.entry` in the PTX (the procedural name)."""
-        return self.procedural_name
-
-    @property
-    def ptx_path(self) -> Path:
-        """Path of the committed PTX that holds the entry."""
-        return PTX_DIR / self.ptx_file
-
     def supports(self, pattern: Pattern) -> tuple[bool, str]:
         """The channel pattern (any sparsity)."""
         return supports_family(self, pattern)
 
     def can_implement(self, p: GemmProblem, pattern: Pattern) -> tuple[bool, str]:
         """The pattern, a non-empty problem, the CUDA grid limits and 32-bit indices into A, X and C."""
-        ok, reason = self.supports(pattern)
-        if not ok:
-            return False, reason
-        grid, _, _ = self.launch_geometry(p)
-        refusal = launch_refusal(p, grid, {"A": p.m * p.k, "X": p.k * p.n, "C": p.m * p.n})
-        return not refusal, refusal
+        return check_launch(self, p, pattern, lambda _: {"A": p.m * p.k, "X": p.k * p.n, "C": p.m * p.n})
 
     def prepare(
         self, weights: np.ndarray, activations: np.ndarray, pattern: Pattern, sparsity: float = 0.0

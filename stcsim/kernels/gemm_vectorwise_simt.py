@@ -14,42 +14,31 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 
 from stcsim.kernels.gemm import GemmKernel
+from stcsim.kernels.limits import check_launch
 from stcsim.kernels.operands import OperandArray, Operands, poisoned
-from stcsim.kernels.paths import PTX_DIR
+from stcsim.kernels.paths import CommittedPtx
 from stcsim.kernels.problem import GemmProblem, ceil_div
 from stcsim.kernels.protocol import Dim3, require
-from stcsim.kernels.sparse_support import FP32_TOLERANCE, check_simt_f32, launch_refusal
+from stcsim.kernels.sparse_support import (
+    FP32_TOLERANCE,
+    OFFSET_WORDS,
+    check_simt_f32,
+    pack_offsets,
+    unpack_offsets,
+)
 from stcsim.sparsity.base import Pattern
 from stcsim.sparsity.vectorwise import VWFormat
 
 VECTOR_LENGTH = 16
-OFFSET_BITS = 4
-OFFSET_WORDS = {2: np.uint8, 4: np.uint16, 8: np.uint32}
-"""The integer that holds one vector's offsets, by non-zeros per vector."""
-
-
-def pack_offsets(offsets: np.ndarray) -> np.ndarray:
-    """(..., KV) offsets in [0, 16) -> (...) integers of 4*KV bits, offset j in bits [4j, 4j + 4)."""
-    kv = offsets.shape[-1]
-    shifts = np.arange(kv, dtype=np.uint64) * OFFSET_BITS
-    words = np.bitwise_or.reduce(offsets.astype(np.uint64) << shifts, axis=-1)
-    return words.astype(OFFSET_WORDS[kv])
-
-
-def unpack_offsets(words: np.ndarray, kv: int) -> np.ndarray:
-    """Inverse of pack_offsets: (...) integers -> (..., kv) offsets as uint8."""
-    shifts = np.arange(kv, dtype=np.uint64) * OFFSET_BITS
-    return ((words.astype(np.uint64)[..., None] >> shifts) & (VECTOR_LENGTH - 1)).astype(np.uint8)
 
 
 @dataclass(frozen=True)
-class VectorWiseSimtKernel:
+class VectorWiseSimtKernel(CommittedPtx):
     """Descriptor of the VectorSparse SGEMM for vw:L=16,K=`kv`,axis=row: the tiles, threads and launch of
     the dense fp32 SIMT kernel `dense`, whose k step of BK columns of A becomes BK compressed columns
     (BK / kv whole vectors)."""
@@ -78,16 +67,6 @@ class VectorWiseSimtKernel:
         algorithm = f"simt_vw_l{VECTOR_LENGTH}k{self.kv}"
         return dataclasses.replace(self.dense, algorithm=algorithm).procedural_name
 
-    @property
-    def entry(self) -> str:
-        """Name of the `.entry` in the PTX (the procedural name)."""
-        return self.procedural_name
-
-    @property
-    def ptx_path(self) -> Path:
-        """Path of the committed PTX that holds the entry."""
-        return PTX_DIR / self.ptx_file
-
     def supports(self, pattern: Pattern) -> tuple[bool, str]:
         """Only vw with L = 16, K = kv and row vectors (along the reduction dimension)."""
         want = f"vw:L={VECTOR_LENGTH},K={self.kv},axis=row"
@@ -97,13 +76,8 @@ class VectorWiseSimtKernel:
 
     def can_implement(self, p: GemmProblem, pattern: Pattern) -> tuple[bool, str]:
         """The pattern, a non-empty problem, the CUDA grid limits and 32-bit indices into A, X and C."""
-        ok, reason = self.supports(pattern)
-        if not ok:
-            return False, reason
-        grid, _, _ = self.launch_geometry(p)
         slots = p.m * ceil_div(p.k, VECTOR_LENGTH) * self.kv
-        refusal = launch_refusal(p, grid, {"vals": slots, "X": p.k * p.n, "C": p.m * p.n})
-        return not refusal, refusal
+        return check_launch(self, p, pattern, lambda _: {"vals": slots, "X": p.k * p.n, "C": p.m * p.n})
 
     def prepare(
         self, weights: np.ndarray, activations: np.ndarray, pattern: Pattern, sparsity: float = 0.0

@@ -1,11 +1,13 @@
-"""Problem checks shared by the sparse kernel descriptors: CUDA grid limits and 32-bit element indices."""
+"""What every kernel descriptor checks before it runs a problem: its pattern, a non-empty problem, the CUDA
+grid limits and 32-bit element indices. One place, so every `can_implement` refuses the same way."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from stcsim.kernels.problem import GemmProblem
-from stcsim.kernels.protocol import Dim3
+from stcsim.kernels.protocol import Dim3, Kernel
+from stcsim.sparsity.base import Pattern
 
 INT32_MAX = 2**31 - 1
 GRID_YZ_MAX = 65535
@@ -22,3 +24,15 @@ def check_problem(p: GemmProblem, grid: Dim3, extents: Mapping[str, int]) -> tup
         if elements > INT32_MAX:
             return False, f"{name} has {elements} elements; the kernel indexes with 32-bit integers"
     return True, ""
+
+
+def check_launch(
+    kernel: Kernel, p: GemmProblem, pattern: Pattern, extents: Callable[[Dim3], Mapping[str, int]]
+) -> tuple[bool, str]:
+    """`can_implement` of a kernel whose only limits are these: `kernel.supports(pattern)`, then
+    check_problem on the kernel's grid for p with `extents(grid)` (the elements of every operand array)."""
+    ok, reason = kernel.supports(pattern)
+    if not ok:
+        return False, reason
+    grid, _, _ = kernel.launch_geometry(p)
+    return check_problem(p, grid, extents(grid))

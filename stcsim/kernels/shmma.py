@@ -13,43 +13,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 
 from stcsim.kernels.layout import OperandLayout
-from stcsim.kernels.limits import check_problem
+from stcsim.kernels.limits import check_launch
 from stcsim.kernels.operands import OperandArray, Operands, poisoned
-from stcsim.kernels.paths import PTX_DIR
+from stcsim.kernels.paths import CommittedPtx
 from stcsim.kernels.problem import GemmProblem, TileShape, ceil_div
 from stcsim.kernels.protocol import Dim3, require
+from stcsim.kernels.sparse_support import OFFSET_WORDS, pack_offsets, unpack_offsets
 from stcsim.sparsity.base import Pattern
 from stcsim.sparsity.vectorwise import VectorWise, VWFormat
 
 VECTOR = 16  # L: the row vector length SHMMA consumes
 VECTORS_PER_KTILE = 2
-OFFSET_BITS = 4
-_OFFSET_DTYPES = {2: np.uint8, 4: np.uint16, 8: np.uint32}
 _LAYOUT = OperandLayout(a_dtype="float16", b_dtype="float16")
 
 
-def pack_offsets(offsets: np.ndarray) -> np.ndarray:
-    """One integer per vector from ``(..., K)`` offsets in 0..15: nibble j holds offset j (lowest first)."""
-    k = offsets.shape[-1]
-    shifts = (OFFSET_BITS * np.arange(k)).astype(np.uint64)
-    packed = np.bitwise_or.reduce(offsets.astype(np.uint64) << shifts, axis=-1)
-    return packed.astype(_OFFSET_DTYPES[k])
-
-
-def unpack_offsets(packed: np.ndarray, k: int) -> np.ndarray:
-    """Inverse of :func:`pack_offsets`: ``(..., K)`` offsets as uint8."""
-    shifts = (OFFSET_BITS * np.arange(k)).astype(np.uint64)
-    return ((packed.astype(np.uint64)[..., None] >> shifts) & 0xF).astype(np.uint8)
-
-
 @dataclass(frozen=True)
-class ShmmaKernel:
+class ShmmaKernel(CommittedPtx):
     """Descriptor of the SHMMA GEMM for ``vw:L=16,K=nnz,axis=row`` weights (a `Kernel`)."""
 
     nnz: int
@@ -63,7 +47,7 @@ class ShmmaKernel:
     instruction: ClassVar[str] = "wmma.mma.smma (SHMMA)"
 
     def __post_init__(self) -> None:
-        if self.nnz not in _OFFSET_DTYPES:
+        if self.nnz not in OFFSET_WORDS:
             raise ValueError(f"SHMMA takes K = 2, 4 or 8 non-zeros per vector, got {self.nnz}")
 
     @property
@@ -71,16 +55,6 @@ class ShmmaKernel:
         """e.g. gemm_shmma_k4_f16_f32_tile64x64x32_warp32x32."""
         warp = "{}x{}".format(*self.warp_tile)
         return f"gemm_shmma_k{self.nnz}_{_LAYOUT.type_tag}_tile{self.block_tile}_warp{warp}"
-
-    @property
-    def entry(self) -> str:
-        """The `.entry` in the PTX (the procedural name)."""
-        return self.procedural_name
-
-    @property
-    def ptx_path(self) -> Path:
-        """The committed PTX holding the three entries (K = 2, 4, 8)."""
-        return PTX_DIR / self.ptx_file
 
     def supports(self, pattern: Pattern) -> tuple[bool, str]:
         """Only row vectors of 16 with exactly this kernel's K (the instruction spelling fixes K)."""
@@ -91,12 +65,10 @@ class ShmmaKernel:
 
     def can_implement(self, p: GemmProblem, pattern: Pattern) -> tuple[bool, str]:
         """Whether the kernel runs problem p with weights in `pattern`, and why not."""
-        ok, reason = self.supports(pattern)
-        if not ok:
-            return False, reason
-        grid, _, _ = self.launch_geometry(p)
-        values = grid[1] * self.block_tile.m * self.k_tiles(p) * VECTORS_PER_KTILE * self.nnz
-        return check_problem(p, grid, {"values": 2 * values, "B": p.k * p.n, "C": p.m * p.n})
+        per_row = self.block_tile.m * self.k_tiles(p) * VECTORS_PER_KTILE * self.nnz
+        return check_launch(
+            self, p, pattern, lambda grid: {"values": 2 * grid[1] * per_row, "B": p.k * p.n, "C": p.m * p.n}
+        )
 
     def k_tiles(self, p: GemmProblem) -> int:
         """k tiles of 32 columns (two vectors; the last may hold one)."""

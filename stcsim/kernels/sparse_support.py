@@ -1,33 +1,34 @@
-"""What the sparse kernel descriptors share: the problem checks behind `can_implement`, and device arrays
-that are never empty (a pruned matrix may keep nothing, but every operand needs a device buffer)."""
+"""What the sparse kernel descriptors share: the fp32 tolerance, 4-bit vector offsets packed as the kernels
+read them, and device arrays that are never empty (a pruned matrix may keep nothing, but every operand needs
+a device buffer)."""
 
 from __future__ import annotations
-
-from collections.abc import Mapping
 
 import numpy as np
 
 from stcsim.kernels.gemm import GemmKernel
-from stcsim.kernels.problem import GemmProblem
-from stcsim.kernels.protocol import Dim3
 
-INT32_MAX = 2**31 - 1
-GRID_YZ_MAX = 65535
 FP32_TOLERANCE = 1e-5
 """Largest accepted relative error of the fp32 kernels (docs/kernels.md)."""
+OFFSET_BITS = 4
+"""Bits of one non-zero's position inside a vector of 16 (vector-wise formats)."""
+OFFSET_WORDS = {2: np.uint8, 4: np.uint16, 8: np.uint32}
+"""The integer that holds one vector's packed positions, by non-zeros per vector (K)."""
 
 
-def launch_refusal(problem: GemmProblem, grid: Dim3, extents: Mapping[str, int]) -> str:
-    """Why a kernel cannot run `problem` with this grid when its operands hold `extents` elements (by name),
-    indexed with 32-bit integers; the empty string when it can."""
-    if min(problem.m, problem.n, problem.k) < 1:
-        return f"M, N, K must be >= 1, got {problem}"
-    if max(grid[1], grid[2]) > GRID_YZ_MAX or grid[0] > INT32_MAX:
-        return f"grid {grid} exceeds the CUDA grid limits"
-    for name, elements in extents.items():
-        if elements > INT32_MAX:
-            return f"{name} has {elements} elements; the kernel indexes with 32-bit integers"
-    return ""
+def pack_offsets(offsets: np.ndarray) -> np.ndarray:
+    """One integer per vector from ``(..., K)`` positions in 0..15 (K = 2, 4 or 8): position j in bits
+    [4j, 4j + 4), in the smallest unsigned integer of 4K bits."""
+    k = offsets.shape[-1]
+    shifts = (OFFSET_BITS * np.arange(k)).astype(np.uint64)
+    packed = np.bitwise_or.reduce(offsets.astype(np.uint64) << shifts, axis=-1)
+    return packed.astype(OFFSET_WORDS[k])
+
+
+def unpack_offsets(packed: np.ndarray, k: int) -> np.ndarray:
+    """Inverse of :func:`pack_offsets`: ``(..., K)`` positions as uint8."""
+    shifts = (OFFSET_BITS * np.arange(k)).astype(np.uint64)
+    return ((packed.astype(np.uint64)[..., None] >> shifts) & 0xF).astype(np.uint8)
 
 
 def check_simt_f32(dense: GemmKernel, owner: str) -> None:

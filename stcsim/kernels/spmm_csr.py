@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 
+from stcsim.kernels.limits import check_launch
 from stcsim.kernels.operands import OperandArray, Operands, poisoned
-from stcsim.kernels.paths import PTX_DIR
+from stcsim.kernels.paths import CommittedPtx
 from stcsim.kernels.problem import GemmProblem, ceil_div
 from stcsim.kernels.protocol import Dim3, require, supports_family
-from stcsim.kernels.sparse_support import FP32_TOLERANCE, launch_refusal, nonempty
+from stcsim.kernels.sparse_support import FP32_TOLERANCE, nonempty
 from stcsim.sparsity.base import Pattern
 from stcsim.sparsity.csr import CSRFormat
 
@@ -27,7 +27,7 @@ WARP = 32
 
 
 @dataclass(frozen=True)
-class CsrSpmmKernel:
+class CsrSpmmKernel(CommittedPtx):
     """Descriptor of the CSR SpMM: `rows_per_block` warps per block, each owning one sparse row and a strip
     of 32 * `columns_per_lane` columns of Y (lane l computes columns l, l + 32, ...)."""
 
@@ -50,28 +50,13 @@ class CsrSpmmKernel:
         """spmm_csr_f32_f32_tile<rows>x<strip>_warp1x<strip>: block and warp tiles of Y."""
         return f"spmm_csr_f32_f32_tile{self.rows_per_block}x{self.strip}_warp1x{self.strip}"
 
-    @property
-    def entry(self) -> str:
-        """Name of the `.entry` in the PTX (the procedural name)."""
-        return self.procedural_name
-
-    @property
-    def ptx_path(self) -> Path:
-        """Path of the committed PTX that holds the entry."""
-        return PTX_DIR / self.ptx_file
-
     def supports(self, pattern: Pattern) -> tuple[bool, str]:
         """The unstructured pattern (any sparsity): its CSR is what the kernel reads."""
         return supports_family(self, pattern)
 
     def can_implement(self, p: GemmProblem, pattern: Pattern) -> tuple[bool, str]:
         """The pattern, a non-empty problem, the CUDA grid limits and 32-bit indices into W, X and Y."""
-        ok, reason = self.supports(pattern)
-        if not ok:
-            return False, reason
-        grid, _, _ = self.launch_geometry(p)
-        refusal = launch_refusal(p, grid, {"W": p.m * p.k, "X": p.k * p.n, "Y": p.m * p.n})
-        return not refusal, refusal
+        return check_launch(self, p, pattern, lambda _: {"W": p.m * p.k, "X": p.k * p.n, "Y": p.m * p.n})
 
     def prepare(
         self, weights: np.ndarray, activations: np.ndarray, pattern: Pattern, sparsity: float = 0.0

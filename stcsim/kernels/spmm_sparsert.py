@@ -16,10 +16,11 @@ from typing import ClassVar
 
 import numpy as np
 
+from stcsim.kernels.limits import INT32_MAX, check_launch
 from stcsim.kernels.operands import OperandArray, Operands, poisoned
 from stcsim.kernels.problem import GemmProblem, ceil_div
 from stcsim.kernels.protocol import Dim3, require, supports_family
-from stcsim.kernels.sparse_support import FP32_TOLERANCE, launch_refusal, nonempty
+from stcsim.kernels.sparse_support import FP32_TOLERANCE, nonempty
 from stcsim.kernels.sparsert_codegen import ENTRY, Generated, generate_cached
 from stcsim.kernels.sparsert_plan import ROW_CAP_FACTOR, SplitParams
 from stcsim.sparsity.base import Pattern
@@ -65,13 +66,12 @@ class SparseRtKernel:
     def can_implement(self, p: GemmProblem, pattern: Pattern) -> tuple[bool, str]:
         """The pattern, a non-empty problem in the grid limits, byte offsets into X and Y that fit the 32-bit
         immediates of the generated addresses, and the partial sums in 48 KiB of static shared memory."""
-        ok, reason = self.supports(pattern)
+        extents = {"X": p.k * p.n, "Y": p.m * p.n}
+        ok, reason = check_launch(self, p, pattern, lambda _: extents)
         if not ok:
             return False, reason
-        grid, _, _ = self.launch_geometry(p)
-        refusal = launch_refusal(p, grid, {"X": 4 * p.k * p.n, "Y": 4 * p.m * p.n})
-        if refusal:
-            return False, refusal.replace("elements", "bytes")
+        if 4 * max(extents.values()) > INT32_MAX:
+            return False, f"byte offsets into X or Y of {p} pass the 32-bit immediates of the generated code"
         rows = min(p.m, ROW_CAP_FACTOR * self.params.rows_per_block)
         shared = 4 * (self.params.groups - 1) * rows * self.params.columns
         if shared > STATIC_SHARED_LIMIT:

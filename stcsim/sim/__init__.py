@@ -9,6 +9,7 @@ from stcsim.sim.engine import (
     SimFault,
     WatchdogError,
 )
+from stcsim.sim.tensor_map import TensorMap
 
 __all__ = [
     "DEFAULT_MAX_CYCLES",
@@ -17,5 +18,6 @@ __all__ = [
     "LaunchError",
     "PtxError",
     "SimFault",
+    "TensorMap",
     "WatchdogError",
 ]

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from stcsim import _engine
+from stcsim.sim.tensor_map import TensorMap
 
 LaunchError = _engine.LaunchError
 
@@ -54,15 +55,20 @@ def dims(value: object, what: str) -> list[int]:
     return shape
 
 
-def kernel_args(args: object) -> list[int | float]:
-    """The kernel arguments as Python ints and floats; `args`: a sequence of integer or float scalars."""
+def kernel_args(args: object) -> list[int | float | bytes]:
+    """The kernel arguments as Python ints, floats and bytes; `args`: a sequence of integer or float scalars,
+    and bytes or a TensorMap (its engine encoding) for aggregate (`.b8 name[N]`) parameters."""
     if not isinstance(args, Sequence) or isinstance(args, str | bytes | bytearray):
         raise LaunchError(f"args must be a sequence (list or tuple) of kernel arguments, "
                           f"got {_describe(args)}")
     return [_scalar(a, i) for i, a in enumerate(args)]
 
 
-def _scalar(a: object, i: int) -> int | float:
+def _scalar(a: object, i: int) -> int | float | bytes:
+    if isinstance(a, TensorMap):
+        return a.encode()
+    if isinstance(a, bytes | bytearray):
+        return bytes(a)
     if isinstance(a, bool | np.bool_):
         return int(a)
     if isinstance(a, int | np.integer):

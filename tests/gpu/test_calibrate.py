@@ -6,7 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stcsim.gpu.calibrate import SUITE, collect, compare, read_ncu_csv
+from stcsim.config.errors import ConfigError
+from stcsim.gpu import calibrate
+from stcsim.gpu.calibrate import GEMM_SUITE, collect, compare, halves, read_ncu_csv, score, suite
 
 HEADER = '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",' \
     '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"'
@@ -29,25 +31,60 @@ def test_read_ncu_csv_pivots_metrics_per_launch():
 
 
 def test_collect_keeps_measured_launches_and_checks_order(tmp_path):
-    kernel = SUITE[0][0]
-    order = pd.DataFrame({"launch": [0, 1], "kernel": [kernel] * 2, "m": 8, "n": 8, "k": 8,
-                          "role": ["warmup", "measured"]})
+    kernel = GEMM_SUITE[0][0]
+    order = pd.DataFrame({"launch": [0, 1], "kernel": [kernel] * 2, "shape": "8x8x8",
+                          "role": ["warmup", "measured"], "check": "ok"})
     order.to_csv(tmp_path / "order.csv", index=False)
     (tmp_path / "ncu.csv").write_text(_ncu_rows([(0, kernel, 900.0), (1, kernel, 800.0), (2, "helper", 5.0)]))
     out = collect(str(tmp_path / "ncu.csv"), str(tmp_path / "order.csv"))
     assert out["measured_cycles"].tolist() == [800.0]
+    assert out["shape"].tolist() == ["8x8x8"] and out["check"].tolist() == ["ok"]
     (tmp_path / "ncu.csv").write_text(_ncu_rows([(0, kernel, 900.0)]))
     with pytest.raises(ValueError, match="profiled 1 launches"):
         collect(str(tmp_path / "ncu.csv"), str(tmp_path / "order.csv"))
 
 
-def test_compare_reports_mae_and_correlation(tmp_path):
+def test_compare_reports_both_halves_from_an_old_style_csv(tmp_path):
     reference = Path(__file__).resolve().parents[2] / "results" / "reference" / "h100_calibration.csv"
-    rows = pd.read_csv(reference, comment="#")
-    small = rows[(rows.m == 200) & rows.kernel.str.contains("naive|stage2")]
+    rows = pd.read_csv(reference, comment="#")  # m, n, k columns: the shape is derived
+    small = rows[(rows.m == 200) & rows.kernel.str.contains("naive|stage2|simt")]
     small.to_csv(tmp_path / "m.csv", index=False)
     c = compare(str(tmp_path / "m.csv"), "h100")
     rel = (c.rows["sim_cycles"] - c.rows["measured_cycles"]) / c.rows["measured_cycles"]
-    assert c.mae == pytest.approx(float(np.abs(rel).mean()))
-    assert -1.0 <= c.pearson <= 1.0
-    assert "Pearson" in str(c)
+    by_half = {h.half: h for h in c.halves}
+    tuning = c.rows["half"] == "tuning"
+    assert by_half["tuning"].cases == 2 and by_half["validation"].cases == 1
+    assert by_half["tuning"].mae == pytest.approx(float(np.abs(rel[tuning]).mean()))
+    assert by_half["all"].mae == pytest.approx(float(np.abs(rel).mean()))
+    assert -1.0 <= by_half["all"].pearson <= 1.0
+    assert "validation" in str(c) and "Pearson" in str(c)
+    assert (c.rows["sass_per_ptx"] == c.rows["inst_executed"] / c.rows["sim_warp_insts"]).all()
+
+
+def test_score_finds_the_worst_ratio_per_class():
+    rng = np.random.default_rng()
+    measured = rng.uniform(1e3, 1e5, 4)
+    factor = np.array([1.1, 0.5, 1.2, 3.0])
+    rows = pd.DataFrame({"kernel": list("abcd"), "shape": "s", "half": ["tuning", "tuning", "validation",
+                         "validation"], "class": ["x", "x", "y", "y"], "measured_cycles": measured,
+                         "sim_cycles": measured * factor})
+    c = score(rows)
+    assert c.worst.set_index("class")["kernel"].to_dict() == {"x": "b", "y": "d"}
+    assert c.worst["ratio"].tolist() == pytest.approx([0.5, 3.0])
+    assert c.halves[0].mae == pytest.approx((0.1 + 0.5) / 2)
+
+
+def test_every_suite_kernel_has_one_half():
+    kernels = {k for k, _ in suite()}
+    declared = halves()
+    assert set(declared["kernel"]) == kernels
+    assert set(declared["half"]) == {"tuning", "validation"}
+    assert len(suite()) >= 40 and len(set(suite())) == len(suite())
+
+
+def test_a_kernel_without_a_valid_half_is_a_config_error(tmp_path, monkeypatch):
+    bad = tmp_path / "halves.yaml"
+    bad.write_text("gemm_naive_f32_f32_tile16x16x1: {half: both, class: gemm-simt}\n")
+    monkeypatch.setattr(calibrate, "HALVES_FILE", bad)
+    with pytest.raises(ConfigError, match="gemm_naive.*tuning or validation"):
+        halves()

@@ -8,9 +8,10 @@ import pytest
 
 from stcsim.kernels import CannotImplement, GemmProblem, get_kernel, kernels_for, launch, relative_error
 from stcsim.kernels import verify_gemm as verify
-from stcsim.kernels.gemm_vectorwise_simt import VectorWiseSimtKernel, pack_offsets, unpack_offsets
+from stcsim.kernels.gemm_vectorwise_simt import VectorWiseSimtKernel
 from stcsim.kernels.problem import ceil_div
 from stcsim.kernels.ptx_info import entry_params
+from stcsim.kernels.sparse_support import pack_offsets, unpack_offsets
 from stcsim.sparsity import get as get_pattern
 from stcsim.sparsity.vectorwise import VectorWise
 

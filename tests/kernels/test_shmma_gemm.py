@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from stcsim.kernels import CannotImplement, GemmProblem, get_kernel, kernels_for, random_operands, verify_gemm
-from stcsim.kernels.shmma import SHMMA_KERNELS, ShmmaKernel, pack_offsets, unpack_offsets
+from stcsim.kernels.shmma import SHMMA_KERNELS, ShmmaKernel
+from stcsim.kernels.sparse_support import pack_offsets, unpack_offsets
 from stcsim.sparsity import get
 from stcsim.sparsity.vectorwise import VectorWise
 
