@@ -84,7 +84,12 @@ class Engine {
   std::vector<uint8_t> const_bank_;
   std::vector<std::unique_ptr<Module>> modules_;
   std::map<std::string, std::pair<Module*, Kernel*>> kernels_;
-  std::map<size_t, std::pair<std::string, std::vector<std::string>>> loaded_;  // text hash -> (text, kernels)
+  struct Loaded {
+    std::string text;
+    std::vector<std::string> names;  // its entries
+    Module* module = nullptr;
+  };
+  std::map<size_t, Loaded> loaded_;  // text hash -> the module loaded from that text
 };
 
 }  // namespace stc

@@ -23,6 +23,7 @@ from stcsim.kernels.ptx_info import opcodes
 from stcsim.kernels.shmma import SHMMA_KERNELS
 from stcsim.kernels.spmm_csr import CsrSpmmKernel
 from stcsim.kernels.spmm_shflbw import SHFLBW_KERNELS
+from stcsim.kernels.spmm_sparsert import SparseRtKernel
 from stcsim.kernels.spmm_tvw import TVW_KERNELS
 from stcsim.sparsity.base import Pattern
 
@@ -171,6 +172,7 @@ KERNEL_SET: tuple[Kernel, ...] = (
     *SHFLBW_KERNELS,  # gathered-B mma.sync SpMM (paper 000): shflbw:V=32|64
     *TILEWISE_KERNELS,  # CTO-fused mma.sync GEMM (paper 002): tw:G=32k|64k
     *TEW_KERNELS,  # the same plus the element-wise remainder on CUDA cores: tew:G=32k|64k
+    SparseRtKernel(),  # PTX generated per weight matrix (paper 003): sparsert
 )
 """Every kernel of the set: the dense GEMMs, then the sparse kernels (one row each)."""
 

@@ -1,5 +1,6 @@
 """Run a kernel of the set on any engine (the simulator's or a real GPU's): prepare, allocate, copy, launch,
-copy back. The same steps for every kernel, whatever operands its pattern needs."""
+copy back. The same steps for every kernel, whatever operands its pattern needs; a generated kernel
+(SparseRT) loads the module generated for the operands' weights."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from stcsim.kernels.operands import Operands
-from stcsim.kernels.protocol import Kernel, as_pattern
+from stcsim.kernels.protocol import Kernel, as_pattern, ptx_for
 from stcsim.sparsity.base import Pattern
 
 
@@ -42,7 +43,7 @@ def launch(
     pointers = {a.name: engine.malloc(a.data.nbytes) for a in operands}
     for a in operands:
         engine.copy_to(pointers[a.name], a.data)
-    engine.load_ptx(str(kernel.ptx_path))
+    engine.load_ptx(str(ptx_for(kernel, operands)))
     grid, block, shared_bytes = kernel.launch_geometry(operands.problem)
     options = {"sample": sample} if sample else {}
     stats = engine.launch(kernel.entry, grid, block, kernel.args(operands, pointers), shared_bytes, **options)

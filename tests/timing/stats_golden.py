@@ -37,6 +37,7 @@ _PATTERNS: dict[str, tuple[tuple[str, float], ...]] = {
     "shflbw": (("shflbw:V=32", 0.75), ("shflbw:V=64", 0.75)),
     "tw": (("tw:G=64", 0.75),),
     "tew": (("tew:G=64", 0.75),),
+    "sparsert": (("sparsert", 0.9),),
 }
 _CONFIGS: dict[str, tuple[str, ...]] = {
     "dense": ("v100", "h100"),
@@ -49,6 +50,7 @@ _CONFIGS: dict[str, tuple[str, ...]] = {
     "shflbw": ("h100",),
     "tw": ("h100",),
     "tew": ("h100",),
+    "sparsert": ("h100",),
 }
 # The bandwidth microbenchmarks take seconds per config: the guard runs them on one config (all with
 # STCSIM_GOLDEN_FULL=1), every other microbenchmark on every config it applies to.
