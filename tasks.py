@@ -36,11 +36,12 @@ def build_sim(c):
         "executor": "network run: local (process pool) or dask",
         "scheduler": "dask scheduler address (default: a LocalCluster)",
         "no_check": "network run: skip the numpy check",
+        "sample": "network run: sampled simulation with this wave tolerance, e.g. 0.02 (docs/performance.md)",
     },
 )
 def run(c, workload=None, kernel=None, shape="", config=None, pattern=None, sparsity=None, seed=None,
         all=False, batch=1, weights="", out="", layers=None, jobs=None, executor="local", scheduler="",
-        no_check=False):
+        no_check=False, sample=None):
     """Simulate a network (--workload, the main job) or one kernel of the set, checked against numpy."""
     if workload:
         args = [a for w in workload for a in ("--workload", w)]
@@ -48,7 +49,8 @@ def run(c, workload=None, kernel=None, shape="", config=None, pattern=None, spar
                              ("--sparsity", sparsity)):
             args += [a for v in values or [] for a in (flag, str(v))]
         options = (("--batch", batch), ("--weights", weights), ("--out", out), ("--layers", layers),
-                   ("--jobs", jobs), ("--executor", executor), ("--scheduler", scheduler), ("--seed", seed))
+                   ("--jobs", jobs), ("--executor", executor), ("--scheduler", scheduler), ("--seed", seed),
+                   ("--sample", sample))
         args += [a for flag, val in options if val not in ("", None) for a in (flag, str(val))]
         _py(c, "stcsim.harness.network_run", *args, *(["--no-check"] if no_check else []))
         return
@@ -97,25 +99,43 @@ def reproduce(c, figure, quick=False, out="", jobs=None, executor="local", sched
 
 
 @task(help={"quick": "small shapes only, no network case", "csv": "also write rows to this CSV",
-            "network": "only the network case (ResNet-50 batch 1, all layers, v100)"})
-def bench(c, quick=False, csv="", network=False):
-    """Engine speed: warp instructions per host second, host seconds, peak memory; a whole network run."""
-    flags = [flag for flag, on in (("--quick", quick), ("--network", network)) if on]
-    _py(c, "stcsim.harness.bench", *flags, *(["--csv", csv] if csv else []))
+            "network": "only the network case (ResNet-50 batch 1, all layers, v100)",
+            "classes": "only the kernel-class cases (mma.sync, WMMA, WMMA-global, SIMT; timing model)",
+            "case": "only this case: KERNEL:MxNxK:CONFIG", "repeat": "runs per case (the fastest counts)",
+            "profile": "run the cases under perf record into this file and print the top of perf report",
+            "sampling": "sampled vs full cycles per ResNet-50 batch-1 layer (docs/performance.md)",
+            "large": "with --sampling: the multi-wave GEMMs",
+            "layers": "with --sampling: the N cheapest layers"})
+def bench(c, quick=False, csv="", network=False, classes=False, case="", repeat=1, profile="", sampling=False,
+          large=False, layers=None):
+    """Engine speed: warp instructions per host second, host seconds, peak memory; a whole network run;
+    --classes the kernel-class cases; --profile PERF_DATA under perf; --sampling the sampling error."""
+    flags = [flag for flag, on in (("--quick", quick), ("--network", network), ("--classes", classes),
+                                   ("--sampling", sampling), ("--large", large)) if on]
+    options = (("--csv", csv), ("--case", case), ("--profile", profile), ("--layers", layers))
+    flags += [a for flag, val in options if val not in ("", None) for a in (flag, str(val))]
+    if repeat != 1:
+        flags += ["--repeat", str(repeat)]
+    _py(c, "stcsim.harness.bench", *flags)
 
 
-@task(help={"measured": "measured cycles CSV (default: the dense suite's; --sparse: the sparse table's)",
+WIDE_RUNS = ",".join(f"results/reference/h100_calibration_wide_run{i}.csv" for i in (1, 2))
+
+
+@task(help={"measured": "measured CSVs, comma-separated (several passes: their mean; default: the two H100 "
+                        "passes of the wider suite; --sparse: the sparse table's measured CSV)",
             "config": "GPU config spec",
+            "simulated": "a CSV written by `python -m stcsim.gpu.calibrate simulate` instead of simulating",
             "sparse": "the sparse silicon table: simulate the measured sparse cases, speedups over dense",
             "out": "with --sparse: the table CSV (default results/reference/h100_sparse_silicon.csv)",
             "jobs": "with --sparse: simulation processes"})
-def calibrate(c, measured="", config="h100", sparse=False, out="", jobs=1):
-    """Simulate every case of a measured calibration CSV; per-case error, MAE and Pearson correlation.
+def calibrate(c, measured="", config="h100", simulated="", sparse=False, out="", jobs=1):
+    """Simulate every case of the measured calibration CSVs; per case the error, per half MAE and Pearson.
     With --sparse: the sparse silicon table (stcsim.gpu.sparse_silicon; measure with
     benchmarks/gpu/sparse_silicon.sh)."""
     if not sparse:
-        _py(c, "stcsim.gpu.calibrate", "compare", measured or "results/reference/h100_calibration.csv",
-            "--config", config)
+        _py(c, "stcsim.gpu.calibrate", "compare", *(measured or WIDE_RUNS).split(","), "--config", config,
+            *(["--simulated", simulated] if simulated else []))
         return
     out = out or "results/reference/h100_sparse_silicon.csv"
     measured = measured or "results/reference/h100_sparse_silicon_measured.csv"

@@ -23,7 +23,11 @@ uint64_t align_up(uint64_t v, uint64_t a) { return a ? (v + a - 1) / a * a : v; 
 std::vector<std::string> Engine::load_ptx(const std::string& text, const std::string& file) {
   const size_t h = std::hash<std::string>{}(text);
   auto seen = loaded_.find(h);
-  if (seen != loaded_.end() && seen->second.first == text) return seen->second.second;  // same module again
+  if (seen != loaded_.end() && seen->second.text == text) {  // same module again: its entries launch again
+    for (auto& k : seen->second.module->kernels)
+      if (k->is_entry) kernels_[k->name] = {seen->second.module, k.get()};
+    return seen->second.names;
+  }
   std::unique_ptr<Module> m = parse_ptx(text, file);
   // The register estimate (occupancy) stays the one of the PTX order: like ptxas, the schedule trades
   // register pressure for latency, which a pure hoisting schedule would overstate.
@@ -33,7 +37,7 @@ std::vector<std::string> Engine::load_ptx(const std::string& text, const std::st
   for (auto& k : m->kernels)
     if (k->is_entry) names.push_back(k->name);  // a kernel of the same name loaded earlier is replaced
   link(*m);
-  loaded_[h] = {text, names};
+  loaded_[h] = {text, names, m.get()};
   for (auto& k : m->kernels)
     if (k->is_entry) kernels_[k->name] = {m.get(), k.get()};
   modules_.push_back(std::move(m));
@@ -234,7 +238,7 @@ StatMap Engine::launch(const LaunchRequest& req) {
   const bool timing = req.timing && has_config_;
   Watchdog watchdog(req.limits, req.interrupt);
   if (timing) {
-    TimingModel tm(cfg_, L, req.regs_per_thread, st, watchdog);  // sets regs_per_thread to the value occupancy uses
+    TimingModel tm(cfg_, L, req.regs_per_thread, req.sample, st, watchdog);  // sets regs_per_thread to the value occupancy uses
     tm.run();
   } else {
     L.record_accesses = false;
@@ -243,7 +247,7 @@ StatMap Engine::launch(const LaunchRequest& req) {
     ex.stats().export_to(st);
   }
   StatMap out;
-  st.finish(timing, out);
+  st.finish(timing, req.sample > 0, out);
   return out;
 }
 

@@ -35,6 +35,7 @@ struct LaunchRequest {
   uint64_t dynamic_shared = 0;
   bool timing = true;            // run the cycle-level model (needs a config); false: functional only
   uint32_t regs_per_thread = 0;  // for occupancy; 0: estimate from the PTX
+  double sample = 0;             // > 0: sampled simulation with this wave tolerance (timing/sampling.h)
   LaunchLimits limits;           // the watchdog's bounds (func/watchdog.h)
   InterruptPoll interrupt;       // polled every few ms of host time; true stops the launch (Interrupted)
 };
@@ -83,7 +84,12 @@ class Engine {
   std::vector<uint8_t> const_bank_;
   std::vector<std::unique_ptr<Module>> modules_;
   std::map<std::string, std::pair<Module*, Kernel*>> kernels_;
-  std::map<size_t, std::pair<std::string, std::vector<std::string>>> loaded_;  // text hash -> (text, kernels)
+  struct Loaded {
+    std::string text;
+    std::vector<std::string> names;  // its entries
+    Module* module = nullptr;
+  };
+  std::map<size_t, Loaded> loaded_;  // text hash -> the module loaded from that text
 };
 
 }  // namespace stc

@@ -59,12 +59,15 @@ int stat_id(const std::string& name) {
   throw std::out_of_range("no stat named '" + name + "'");
 }
 
-void Stats::finish(bool timing, std::map<std::string, double>& out) {
+void Stats::finish(bool timing, bool sampled, std::map<std::string, double>& out) {
   const auto& defs = stat_defs();
+  const auto reported = [&](const std::string& group) {
+    return group == "sampling" ? timing && sampled : timing || !cycle_level(group);
+  };
   for (size_t i = 0; i < defs.size(); ++i)
-    if (defs[i].kind == StatKind::FORMULA && (timing || !cycle_level(defs[i].group))) v[i] = defs[i].formula(*this);
+    if (defs[i].kind == StatKind::FORMULA && reported(defs[i].group)) v[i] = defs[i].formula(*this);
   for (size_t i = 0; i < defs.size(); ++i)
-    if (timing || !cycle_level(defs[i].group)) out[defs[i].name] = v[i];
+    if (reported(defs[i].group)) out[defs[i].name] = v[i];
 }
 
 }  // namespace stc

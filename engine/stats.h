@@ -43,8 +43,8 @@ struct Stats {
   double& at(int id) { return v[static_cast<size_t>(id)]; }
   double at(int id) const { return v[static_cast<size_t>(id)]; }
   // Computes every FORMULA stat, then writes the stats of the groups a launch reports (launch and
-  // functional always; the cycle-level groups when `timing`) to `out` by name.
-  void finish(bool timing, std::map<std::string, double>& out);
+  // functional always; the cycle-level groups when `timing`; sampling when `timing` and `sampled`) to `out`.
+  void finish(bool timing, bool sampled, std::map<std::string, double>& out);
 };
 
 }  // namespace stc

@@ -138,12 +138,16 @@ class Check:
     expected: float
     rel_tol: float = 0.0
     at_least: bool = False
+    at_most: bool = False
 
     @property
     def ok(self) -> bool:
-        """Whether `measured` matches `expected` (exactly, within `rel_tol` of it, or >= it if `at_least`)."""
+        """Whether `measured` matches `expected` (exactly, within `rel_tol` of it, >= it if `at_least`, <= it
+        if `at_most`)."""
         if self.at_least:
             return self.measured >= self.expected
+        if self.at_most:
+            return self.measured <= self.expected
         if self.rel_tol == 0:
             return self.measured == self.expected
         return abs(self.measured - self.expected) <= self.rel_tol * abs(self.expected)
@@ -1007,7 +1011,19 @@ _BLOCK = 256
 
 
 def dram_bytes_per_cycle(cfg: Flat) -> float:
-    """Whole-GPU DRAM bytes per core cycle: dram.bandwidth_gbps / clock in GHz."""
+    """Whole-GPU sustained DRAM bytes per core cycle: dram.sustained_bandwidth_gbps / clock in GHz."""
+    return float(cfg["dram.sustained_bandwidth_gbps"]) * 1000.0 / float(cfg["gpu.core_clock_mhz"])
+
+
+def l2_copy_bytes_per_cycle(cfg: Flat) -> float:
+    """Whole-GPU bytes per cycle a copy reads when each read sector and each written one pass an L2 slice
+    port (at l2.slice_bytes_per_cycle and l2.slice_write_bytes_per_cycle)."""
+    read, write = float(cfg["l2.slice_bytes_per_cycle"]), float(cfg["l2.slice_write_bytes_per_cycle"])
+    return int(cfg["l2.slices"]) / (1 / read + 1 / write)
+
+
+def dram_peak_bytes_per_cycle(cfg: Flat) -> float:
+    """Whole-GPU peak DRAM bytes per core cycle: dram.bandwidth_gbps / clock in GHz."""
     return float(cfg["dram.bandwidth_gbps"]) * 1000.0 / float(cfg["gpu.core_clock_mhz"])
 
 
@@ -1088,9 +1104,10 @@ def _copy(over_l2: bool) -> Callable[[str], Result]:
             bench_id,
             config,
             bw,
-            dram_bytes_per_cycle(cfg),
+            min(dram_bytes_per_cycle(cfg), len(stats) * l2_copy_bytes_per_cycle(cfg)),
             "B/cycle",
             rel_tol=BW_TOL,
+            checks={"at most the DRAM peak": Check(bw, dram_peak_bytes_per_cycle(cfg), at_most=True)},
             note=f"{mb:.1f} vs {2 * mb:.1f} MB per array; counts {' + '.join(stats)}",
         )
 
@@ -1245,23 +1262,25 @@ _add(
     "bw.dram.read",
     "bandwidth",
     "DRAM bandwidth: streaming float4 reads (cold), bytes/cycle from the 2S - S difference",
-    ("dram.bandwidth_gbps", "gpu.core_clock_mhz", "dram.channels"),
+    ("dram.sustained_bandwidth_gbps", "gpu.core_clock_mhz", "dram.channels"),
     "stream_read",
     _dram_read,
 )
 _add(
     "bw.copy.in_l2",
     "bandwidth",
-    "streaming copy, footprint < L2: DRAM read bytes/cycle (writes stay in the write-back L2)",
-    ("dram.bandwidth_gbps", "gpu.core_clock_mhz"),
+    "streaming copy, footprint < L2: DRAM read bytes/cycle (writes stay in the write-back L2; the least of "
+    "the sustained DRAM bandwidth and the L2 slices' read + write time), at most the peak",
+    ("dram.sustained_bandwidth_gbps", "dram.bandwidth_gbps", "l2.slice_write_bytes_per_cycle"),
     "stream_copy",
     _copy(False),
 )
 _add(
     "bw.copy.over_l2",
     "bandwidth",
-    "streaming copy, 4 x L2: DRAM read + write bytes/cycle (dirty evictions share the DRAM bandwidth)",
-    ("dram.bandwidth_gbps", "l2.size_bytes"),
+    "streaming copy, 4 x L2: DRAM read + write bytes/cycle (dirty evictions share the DRAM bandwidth; or the "
+    "L2 slices' read + write time), at most the peak",
+    ("dram.sustained_bandwidth_gbps", "dram.bandwidth_gbps", "l2.size_bytes"),
     "stream_copy",
     _copy(True),
 )

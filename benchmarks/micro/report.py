@@ -48,7 +48,8 @@ How the values are measured:
   checks separately that `ld.global.cg` bypasses L1). DRAM: any first touch (caches are cold at every
   launch), lines 4 KB + 128 B apart.
 - Bandwidths are differences of two sizes (or pass counts) of a streaming kernel, in bytes per core cycle,
-  with a 10% tolerance: DRAM = `dram.bandwidth_gbps` x 1000 / `gpu.core_clock_mhz`; L2 = the least of
+  with a 10% tolerance: DRAM = `dram.sustained_bandwidth_gbps` x 1000 / `gpu.core_clock_mhz`
+  (and a copy never above the peak, `dram.bandwidth_gbps`); L2 = the least of
   `l2.slices` x `l2.slice_bytes_per_cycle`, SMs x `icnt.bytes_per_cycle_per_sm` and SMs x 128 B; one SM's
   L1/shared port = `smem.banks` x `smem.bank_width_bytes` / `smem.cycles_per_wavefront`.
 - Occupancy: `max_ctas_per_sm` against the contract's formula, plus the wave structure: every CTA records the

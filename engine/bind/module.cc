@@ -60,7 +60,7 @@ bool signal_pending() {
 
 stc::StatMap launch(stc::Engine& e, const std::string& kernel, const std::vector<int64_t>& grid,
                   const std::vector<int64_t>& block, const nb::list& args, int64_t shared_bytes, bool timing,
-                  int64_t regs_per_thread, uint64_t max_cycles, uint64_t max_warp_insts) {
+                  int64_t regs_per_thread, uint64_t max_cycles, uint64_t max_warp_insts, double sample) {
   stc::LaunchRequest r;
   r.kernel = kernel;
   const auto g = dims(grid, "grid"), b = dims(block, "block");
@@ -70,6 +70,8 @@ stc::StatMap launch(stc::Engine& e, const std::string& kernel, const std::vector
   r.timing = timing;
   if (regs_per_thread < 0 || regs_per_thread > 255) throw stc::LaunchError("regs_per_thread must be in [0, 255]");
   r.regs_per_thread = static_cast<uint32_t>(regs_per_thread);
+  if (!(sample >= 0 && sample < 1)) throw stc::LaunchError("sample must be in [0, 1) (0: full detail)");
+  r.sample = sample;
   r.limits = {max_cycles, max_warp_insts};
   r.interrupt = signal_pending;
   for (size_t i = 0; i < args.size(); ++i) r.args.push_back(kernel_arg(args[i], i));
@@ -134,8 +136,9 @@ NB_MODULE(_engine, m) {
           }, "Every config key the engine read, with the value its typed record holds.")
       .def("launch", &launch, "kernel"_a, "grid"_a, "block"_a, "args"_a, "shared_bytes"_a = 0, "timing"_a = true,
            "regs_per_thread"_a = 0, "max_cycles"_a = stc::kDefaultMaxCycles,
-           "max_warp_insts"_a = stc::kDefaultMaxWarpInsts,
-           "Runs a kernel; returns its stats. max_cycles / max_warp_insts: watchdog limits (0: none).");
+           "max_warp_insts"_a = stc::kDefaultMaxWarpInsts, "sample"_a = 0.0,
+           "Runs a kernel; returns its stats. max_cycles / max_warp_insts: watchdog limits (0: none); "
+           "sample > 0: sampled simulation with that wave tolerance (0: full detail).");
   m.attr("DEFAULT_MAX_CYCLES") = stc::kDefaultMaxCycles;
   m.attr("DEFAULT_MAX_WARP_INSTS") = stc::kDefaultMaxWarpInsts;
   m.def("stat_info", []() {

@@ -101,35 +101,37 @@ bool Executor::release_barriers(CtaState& cta) const {
   return released;
 }
 
-void Executor::run_functional(Watchdog& watchdog) {
-  const uint64_t nctas = static_cast<uint64_t>(L_.grid[0]) * L_.grid[1] * L_.grid[2];
-  CtaState cta;
-  WarpRecord rec;
+void Executor::run_cta(CtaState& cta, WarpRecord& rec, uint32_t linear_id, Watchdog& watchdog, uint64_t cycle) {
   const auto live_warps = [&cta] {
     std::vector<LiveWarp> live;
     for (const auto& w : cta.warps)
       if (!w.done()) live.push_back({&cta, &w});
     return live;
   };
-  for (uint64_t c = 0; c < nctas; ++c) {
-    init_cta(cta, static_cast<uint32_t>(c));
-    while (true) {
-      bool any_live = false;
-      const uint64_t before = stats_.warp_insts;
-      for (auto& w : cta.warps) {
-        while (!w.done() && !w.at_barrier && !w.waiting) {
-          L_.clock = stats_.warp_insts;
-          step(cta, w, rec, 0);
-          watchdog.check(L_, stats_.warp_insts, 0, live_warps, c);
-        }
-        any_live |= !w.done();
+  init_cta(cta, linear_id);
+  while (true) {
+    bool any_live = false;
+    const uint64_t before = stats_.warp_insts;
+    for (auto& w : cta.warps) {
+      while (!w.done() && !w.at_barrier && !w.waiting) {
+        if (cycle == 0) L_.clock = stats_.warp_insts;
+        step(cta, w, rec, 0);
+        watchdog.check(L_, stats_.warp_insts, cycle, live_warps, linear_id);
       }
-      if (!any_live) break;
-      if (!release_barriers(cta) && stats_.warp_insts == before)
-        throw SimFault("deadlock in kernel '" + L_.kernel->name + "': block " + std::to_string(c) +
-                       " has warps waiting at a barrier (or an mbarrier phase, a warpgroup) that can never complete");
+      any_live |= !w.done();
     }
+    if (!any_live) break;
+    if (!release_barriers(cta) && stats_.warp_insts == before)
+      throw SimFault("deadlock in kernel '" + L_.kernel->name + "': block " + std::to_string(linear_id) +
+                     " has warps waiting at a barrier (or an mbarrier phase, a warpgroup) that can never complete");
   }
+}
+
+void Executor::run_functional(Watchdog& watchdog) {
+  const uint64_t nctas = static_cast<uint64_t>(L_.grid[0]) * L_.grid[1] * L_.grid[2];
+  CtaState cta;
+  WarpRecord rec;
+  for (uint64_t c = 0; c < nctas; ++c) run_cta(cta, rec, static_cast<uint32_t>(c), watchdog, 0);
 }
 
 }  // namespace stc

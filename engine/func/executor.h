@@ -40,6 +40,9 @@ class Executor {
 
   // Runs the whole grid functionally (no timing), CTA after CTA, under the watchdog's instruction limit.
   void run_functional(Watchdog& watchdog);
+  // Runs CTA `linear_id` to completion functionally in `cta` (warp after warp, barrier by barrier). `cycle`:
+  // the timing model's current cycle (it reads %clock and the cycle limit there); 0 in functional runs.
+  void run_cta(CtaState& cta, WarpRecord& rec, uint32_t linear_id, Watchdog& watchdog, uint64_t cycle);
 
   const FuncStats& stats() const { return stats_; }
 

@@ -177,7 +177,7 @@ class Parser {
       if (v.space == Space::Const || v.space == Space::Global) {
         total = align_up(total, v.align) + v.size;
         if (v.space == Space::Const && total > kMaxConstBytes)
-          fail(start, "the module's .const data exceed " + std::to_string(kMaxConstBytes) + " bytes");
+          fail(start, const_overflow(total));
         if (v.space == Space::Global && total > kMaxGlobalBytes)
           fail(start, "the module's .global variables exceed the engine's limit of " + std::to_string(kMaxGlobalBytes) + " bytes");
       }
@@ -252,7 +252,14 @@ class Parser {
     return v;
   }
 
+  // ptxas: "File uses too much global constant data (0x10004 bytes, 0x10000 max)": one 64 KiB bank.
+  static std::string const_overflow(uint64_t bytes) {
+    return "the module uses too much global constant data (" + std::to_string(bytes) + " bytes, " +
+           std::to_string(kMaxConstBytes) + " max: one constant bank, as ptxas allows)";
+  }
+
   void check_variable_size(const Variable& v, const Tok& start) const {
+    if (v.space == Space::Const && v.size > kMaxConstBytes) fail(start, const_overflow(v.size));
     const uint64_t limit = v.space == Space::Shared ? kMaxStaticShared : v.space == Space::Local ? kMaxLocalBytes
                          : v.space == Space::Const ? kMaxConstBytes : kMaxGlobalBytes;
     if (v.size > limit)

@@ -97,6 +97,7 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   c.l2_latency = r.u32("l2.hit_latency");
   c.l2_access = r.u32("l2.access_cycles");
   c.l2_slice_bytes_per_cycle = r.num("l2.slice_bytes_per_cycle");
+  c.l2_slice_write_bytes_per_cycle = r.num("l2.slice_write_bytes_per_cycle");
   c.dram_channels = r.u32("dram.channels");
   c.dram_access = r.u32("dram.access_cycles");
   c.dram_bytes_per_cycle_per_channel = r.num("dram.bytes_per_cycle_per_channel");

@@ -61,7 +61,7 @@ struct TimingConfig {
   uint32_t l1_sets = 0, l1_assoc = 0, l1_line = 0, l1_sector = 0, l1_latency = 0, l1_mshr = 0;
   // L2
   uint32_t l2_sets = 0, l2_slices = 0, l2_assoc = 0, l2_line = 0, l2_sector = 0, l2_latency = 0, l2_access = 0;
-  double l2_slice_bytes_per_cycle = 0;
+  double l2_slice_bytes_per_cycle = 0, l2_slice_write_bytes_per_cycle = 0;
   // DRAM
   uint32_t dram_channels = 0, dram_access = 0;
   double dram_bytes_per_cycle_per_channel = 0;

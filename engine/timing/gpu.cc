@@ -33,6 +33,7 @@ struct TimingModel::CtaSlot {
   CtaState cta;
   std::vector<WarpT> warps;
   uint32_t live = 0;
+  uint64_t insts = 0;  // warp instructions issued by the CTA's warps
 };
 
 struct TimingModel::SubCore {
@@ -56,10 +57,10 @@ struct TimingModel::SmT {
   uint64_t occ_t = 0;
 };
 
-TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, Stats& stats,
-                         Watchdog& watchdog)
+TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, double sample,
+                         Stats& stats, Watchdog& watchdog)
     : cfg_(cfg), L_(launch), watchdog_(watchdog), exec_(launch), stats_(stats), mem_(cfg, stats_),
-      regs_per_thread_(regs_per_thread) {
+      regs_per_thread_(regs_per_thread), sampler_(0, 1, 0) {
   warps_per_cta_ = warps_per_cta(L_);
   total_ctas_ = static_cast<uint64_t>(L_.grid[0]) * L_.grid[1] * L_.grid[2];
   L_.num_sms = cfg.num_sms;
@@ -71,6 +72,7 @@ TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t 
     throw LaunchError("kernel '" + L_.kernel->name + "' cannot run on " + cfg.name + ": one block of " +
                       std::to_string(warps_per_cta_ * 32) + " threads, " + std::to_string(regs_per_thread_) +
                       " registers/thread and " + std::to_string(L_.shared_bytes) + " bytes of shared memory exceeds an SM");
+  sampler_ = WaveSampler(sample, static_cast<uint64_t>(max_ctas_per_sm_) * cfg.num_sms, total_ctas_);
   for (uint32_t i = 0; i < cfg.num_sms; ++i) {
     auto sm = std::make_unique<SmT>();
     sm->id = i;
@@ -120,8 +122,22 @@ void TimingModel::occupancy_tick(SmT& sm, uint64_t t) {
   sm.occ_t = std::max(sm.occ_t, t);
 }
 
+void TimingModel::skip_ctas(uint64_t n, uint64_t t) {
+  const bool record = L_.record_accesses;
+  L_.record_accesses = false;  // nothing times them
+  L_.clock = t;
+  const uint64_t before = exec_.stats().warp_insts;
+  for (uint64_t i = 0; i < n; ++i) exec_.run_cta(skipped_cta_, rec_, static_cast<uint32_t>(next_cta_++), watchdog_, t);
+  L_.record_accesses = record;
+  sampler_.account_skipped(n, exec_.stats().warp_insts - before, stats_);
+}
+
 bool TimingModel::dispatch(SmT& sm, uint64_t t) {
   if (next_cta_ >= total_ctas_ || sm.ctas.size() >= max_ctas_per_sm_) return false;
+  if (const uint64_t skip = sampler_.ctas_to_skip(next_cta_)) {
+    skip_ctas(skip, t);
+    if (next_cta_ >= total_ctas_) return false;
+  }
   occupancy_tick(sm, t);
   std::unique_ptr<CtaSlot> slot;
   if (sm.spare.empty()) {
@@ -133,6 +149,7 @@ bool TimingModel::dispatch(SmT& sm, uint64_t t) {
   exec_.init_cta(slot->cta, static_cast<uint32_t>(next_cta_++));
   slot->warps.resize(slot->cta.warps.size());
   slot->live = static_cast<uint32_t>(slot->warps.size());
+  slot->insts = 0;
   const size_t nregs = L_.kernel->regs.size();
   for (size_t i = 0; i < slot->warps.size(); ++i) {
     WarpT& w = slot->warps[i];
@@ -271,6 +288,7 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
     for (auto& s : sm.subs) s.wake = std::min(s.wake, t + 1);
   }
   if (w.w->waiting) return false;  // it re-executes once woken
+  ++w.cta->insts;
   const Instr& in = *rec_.in;
   const size_t ui = static_cast<size_t>(in.unit);
   const OpDesc& desc = *desc_[static_cast<size_t>(rec_.pc)];
@@ -307,6 +325,7 @@ void TimingModel::retire_cta(SmT& sm, CtaSlot& cta, uint64_t t) {
   uint64_t done = t + 1;
   for (const auto& w : cta.warps) done = std::max(done, w.last_done);
   end_cycle_ = std::max(end_cycle_, done);
+  sampler_.on_retire(t + 1, cta.insts, stats_);
   for (auto& sub : sm.subs)
     sub.warps.erase(std::remove_if(sub.warps.begin(), sub.warps.end(), [&](WarpT* p) { return p->cta == &cta; }), sub.warps.end());
   for (auto& sub : sm.subs) if (sub.last && sub.last->cta == &cta) sub.last = nullptr;
@@ -390,15 +409,16 @@ void TimingModel::run() {
       throw SimFault("deadlock in kernel '" + L_.kernel->name + "': every resident warp waits at a barrier that can never complete");
     t = std::max(next, t + 1);
   }
-  const uint64_t end = std::max(end_cycle_, t);
+  const uint64_t detailed_end = std::max(end_cycle_, t);
   for (auto& sm : sms_) {
-    occupancy_tick(*sm, end);
+    occupancy_tick(*sm, detailed_end);
     for (auto& sub : sm->subs) {
-      account(sub, end);
+      account(sub, detailed_end);
     }
   }
   mem_.flush_stats();
   exec_.stats().export_to(stats_);
+  const uint64_t end = detailed_end + sampler_.finish(stats_, detailed_end);
   stats_[TStat::Cycles] = static_cast<double>(end + cfg_.launch_overhead);
   stats_[TStat::KernelCycles] = static_cast<double>(end);
   stats_[TStat::MaxWarpsPerSm] = cfg_.max_warps;

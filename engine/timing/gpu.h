@@ -11,16 +11,18 @@
 #include "../func/executor.h"
 #include "config.h"
 #include "memsys.h"
+#include "sampling.h"
 #include "../stats.h"
 
 namespace stc {
 
 class TimingModel {
  public:
-  // `regs_per_thread`: registers per thread for occupancy (0: estimate from the PTX). Stats go to `stats`;
-  // `watchdog` bounds the simulated cycles and warp instructions of the run.
-  TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, Stats& stats,
-              Watchdog& watchdog);
+  // `regs_per_thread`: registers per thread for occupancy (0: estimate from the PTX). `sample` > 0: sampled
+  // simulation with that wave tolerance (sampling.h). Stats go to `stats`; `watchdog` bounds the simulated
+  // cycles and warp instructions of the run.
+  TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, double sample,
+              Stats& stats, Watchdog& watchdog);
   ~TimingModel();
   TimingModel(const TimingModel&) = delete;
   TimingModel& operator=(const TimingModel&) = delete;
@@ -50,6 +52,8 @@ class TimingModel {
                          uint64_t t);
   void account(SubCore& sub, uint64_t t);
   void retire_cta(SmT& sm, CtaSlot& cta, uint64_t t);
+  // Runs the next `n` CTAs functionally only (sampled simulation: their time comes from the sampler).
+  void skip_ctas(uint64_t n, uint64_t t);
   void occupancy_tick(SmT& sm, uint64_t t);
   std::vector<LiveWarp> live_warps() const;
 
@@ -66,6 +70,8 @@ class TimingModel {
   uint64_t next_cta_ = 0, total_ctas_ = 0, resident_ctas_ = 0, age_ = 0;
   uint64_t end_cycle_ = 0;
   WarpRecord rec_;
+  WaveSampler sampler_;
+  CtaState skipped_cta_;  // where skipped CTAs run
   std::vector<const OpDesc*> desc_;  // timing class of each instruction, by pc
   uint32_t int_latency_ = 1, branch_latency_ = 1;
 };

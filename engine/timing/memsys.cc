@@ -35,9 +35,8 @@ void MemorySystem::sectors_of(const std::vector<MemAccess>& acc, uint32_t sector
   std::sort(out.begin(), out.end());  // address order: the order the sectors are requested in
 }
 
-void MemorySystem::prune(std::unordered_map<uint64_t, uint64_t>& pending, uint64_t t) {
-  if (pending.size() < 8192) return;
-  for (auto it = pending.begin(); it != pending.end();) it = it->second <= t ? pending.erase(it) : std::next(it);
+void MemorySystem::prune(SectorMap& pending, uint64_t t) {
+  if (pending.size() >= 8192) pending.prune(t);
 }
 
 uint32_t MemorySystem::dram_channel(uint64_t addr) const {
@@ -49,7 +48,8 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
   const uint64_t line = sector_addr / c.l2_line;
   const uint32_t slice = static_cast<uint32_t>((line ^ (line >> 7) ^ (line >> 17)) % c.l2_slices);
   const double arrive = static_cast<double>(t) + c.icnt_latency;
-  const double start = l2_port_[slice].reserve(arrive, c.l2_sector / c.l2_slice_bytes_per_cycle);
+  const double per_cycle = write ? c.l2_slice_write_bytes_per_cycle : c.l2_slice_bytes_per_cycle;
+  const double start = l2_port_[slice].reserve(arrive, c.l2_sector / per_cycle);
   const SectorCache::Result r = l2_[slice].access(sector_addr, write, true);
   const double per_channel = c.dram_bytes_per_cycle_per_channel;
   if (r.writeback_sectors) {  // dirty victim written back: DRAM write bandwidth on the victim's channel
@@ -65,8 +65,8 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
     // the slice's access cycles, then the trip back and the L1 fill (an uncontended hit: l2.hit_latency)
     ready = start + c.l2_access + c.icnt_latency + c.l1_latency;
     if (!write) {  // a hit on a sector whose DRAM fill is still in flight waits for the fill
-      auto it = pending.find(sector_addr);
-      if (it != pending.end() && static_cast<double>(it->second) > ready) ready = static_cast<double>(it->second);
+      const uint64_t* fill = pending.find(sector_addr);
+      if (fill && static_cast<double>(*fill) > ready) ready = static_cast<double>(*fill);
     }
   } else {
     st_[TStat::L2Misses] += 1;
@@ -75,7 +75,7 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
     // DRAM's extra cycles, then as a hit (an uncontended miss: dram.latency)
     ready = dstart + c.dram_access + c.l2_access + c.icnt_latency + c.l1_latency;
     prune(pending, t);
-    pending[sector_addr] = static_cast<uint64_t>(std::ceil(ready));
+    pending.set(sector_addr, static_cast<uint64_t>(std::ceil(ready)));
   }
   if (write) return static_cast<uint64_t>(std::ceil(start));
   const double back = sms_[sm].icnt.reserve(ready, c.l2_sector / c.icnt_bytes_per_cycle_per_sm);
@@ -94,11 +94,11 @@ uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess
   uint64_t done = t0 + c.l1_latency;
   for (uint64_t sec : scratch_) {
     // A sector allocated by an earlier miss whose data is still on its way is an MSHR hit: it waits for it.
-    auto it = s.pending.find(sec);
-    if (it != s.pending.end() && it->second > t0) {
+    const uint64_t* fill = s.pending.find(sec);
+    if (fill && *fill > t0) {
       st_[TStat::L1Misses] += 1;
       if (l1_allocate) s.l1.access(sec, false, true);  // keep LRU order
-      done = std::max(done, it->second);
+      done = std::max(done, *fill);
       continue;
     }
     const SectorCache::Result r = l1_allocate ? s.l1.access(sec, false, true) : SectorCache::Result{};
@@ -108,7 +108,7 @@ uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess
     }
     st_[TStat::L1Misses] += 1;
     const uint64_t ready = l2_path(sm, t0, sec, false);
-    if (l1_allocate) s.pending[sec] = ready;
+    if (l1_allocate) s.pending.set(sec, ready);
     s.outstanding.push_back(ready);
     std::push_heap(s.outstanding.begin(), s.outstanding.end(), std::greater<>());
     done = std::max(done, ready);

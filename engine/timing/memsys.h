@@ -4,13 +4,13 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "../func/state.h"
 #include "cache.h"
 #include "calendar.h"
 #include "distinct.h"
+#include "sector_map.h"
 #include "config.h"
 #include "../stats.h"
 
@@ -40,20 +40,20 @@ class MemorySystem {
     SectorCache l1;
     Calendar l1_port;    // L1/shared data port (wavefronts)
     Calendar icnt;       // response path L2 -> SM
-    std::unordered_map<uint64_t, uint64_t> pending;  // sector -> data-ready cycle of an outstanding miss
+    SectorMap pending;                               // sector -> data-ready cycle of an outstanding miss
     std::vector<uint64_t> outstanding;               // min-heap of miss completion cycles
   };
   uint64_t l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write);
   uint32_t dram_channel(uint64_t addr) const;
   // Drops entries of a pending-fill map that completed before `t` (bounded memory).
-  static void prune(std::unordered_map<uint64_t, uint64_t>& pending, uint64_t t);
+  static void prune(SectorMap& pending, uint64_t t);
   void sectors_of(const std::vector<MemAccess>& acc, uint32_t sector, std::vector<uint64_t>& out);
 
   const TimingConfig& cfg_;
   Stats& st_;
   std::vector<Sm> sms_;
   std::vector<SectorCache> l2_;
-  std::vector<std::unordered_map<uint64_t, uint64_t>> l2_pending_;  // per slice: sector -> DRAM fill done
+  std::vector<SectorMap> l2_pending_;  // per slice: sector -> DRAM fill done
   std::vector<Calendar> l2_port_;
   std::vector<Calendar> dram_;
   std::vector<uint64_t> scratch_;

@@ -74,7 +74,7 @@ def _l2_access(v: Values) -> int:
 
 
 def _dram_bytes_per_cycle(v: Values) -> float:
-    return float(v["dram.bandwidth_gbps"]) * 1000 / float(v["gpu.core_clock_mhz"])
+    return float(v["dram.sustained_bandwidth_gbps"]) * 1000 / float(v["gpu.core_clock_mhz"])
 
 
 DERIVED: dict[str, Derived] = {
@@ -100,8 +100,9 @@ DERIVED: dict[str, Derived] = {
                                 "- 2 x icnt.latency", _l2_access),
     "dram.access_cycles": Derived("cycles", "Extra cycles of an L2 miss: dram.latency - l2.hit_latency",
                                   lambda v: _i(v, "dram.latency") - _i(v, "l2.hit_latency")),
-    "dram.bytes_per_cycle": Derived("B/cycle", "Whole-GPU DRAM bytes per core cycle: dram.bandwidth_gbps x "
-                                    "1000 / gpu.core_clock_mhz", _dram_bytes_per_cycle, "derived"),
+    "dram.bytes_per_cycle": Derived("B/cycle", "Whole-GPU DRAM bytes per core cycle: "
+                                    "dram.sustained_bandwidth_gbps x 1000 / gpu.core_clock_mhz",
+                                    _dram_bytes_per_cycle, "derived"),
     "dram.bytes_per_cycle_per_channel": Derived(
         "B/cycle", "dram.bytes_per_cycle / dram.channels",
         lambda v: float(v["dram.bytes_per_cycle"]) / _i(v, "dram.channels")),

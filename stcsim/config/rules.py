@@ -67,6 +67,9 @@ RULES: tuple[Rule, ...] = (
     Rule(("l2.hit_latency", "l1d.hit_latency", "icnt.latency"),
          "an L2 hit costs at least an L1D lookup plus the interconnect both ways",
          lambda v, _: _i(v, "l2.hit_latency") >= _i(v, "l1d.hit_latency") + 2 * _i(v, "icnt.latency")),
+    Rule(("dram.sustained_bandwidth_gbps", "dram.bandwidth_gbps"),
+         "the sustained DRAM bandwidth is at most the peak",
+         lambda v, _: float(v["dram.sustained_bandwidth_gbps"]) <= float(v["dram.bandwidth_gbps"])),
     Rule(("dram.latency", "l2.hit_latency"), "a DRAM access costs at least an L2 hit",
          lambda v, _: _i(v, "dram.latency") >= _i(v, "l2.hit_latency")),
 )

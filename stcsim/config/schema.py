@@ -169,13 +169,19 @@ TREE: dict[str, Param | Group] = {
         **_cache_geometry("L2", "sets per slice = size_bytes / (slices x assoc x line_bytes)"),
         "hit_latency": Int("Load-to-use latency of a global load that misses L1D and hits L2", "cycles", _MB,
                            hi=100_000),
-        "slice_bytes_per_cycle": Int("Data bandwidth of one slice", "B/cycle", _MB, hi=4096),
+        "slice_bytes_per_cycle": Int("Read data bandwidth of one slice", "B/cycle", _MB, hi=4096),
+        "slice_write_bytes_per_cycle": Int("Write data bandwidth of one slice (stores accepted into L2)",
+                                           "B/cycle", _CAL, hi=4096),
     }),
     "dram": Group("Device memory (HBM)", {
         "channels": Int("Independent memory channels (L2 slices map evenly onto them)", "count", _DS,
                         hi=1024),
         "bandwidth_gbps": Float("Peak device-memory bandwidth, whole GPU (1 GB/s = 1e9 B/s)", "GB/s", _DS,
                                 lo=1, hi=1e6, used_by="derived"),
+        "sustained_bandwidth_gbps": Float(
+            "Device-memory bandwidth a streaming kernel sustains, whole GPU (at most the peak): what the "
+            "DRAM channels deliver in the model (refresh, bank and read/write turnaround keep silicon below "
+            "the peak)", "GB/s", _CAL, lo=1, hi=1e6, used_by="derived"),
         "latency": Int("Load-to-use latency of a global load that misses L2 (TLB hit)", "cycles", _MB,
                        hi=100_000, used_by="derived"),
     }),

@@ -15,7 +15,7 @@ simulated cycles and warp instructions of every case without a measurement.
     ncu --clock-control none --metrics <METRICS> --csv --log-file ncu.csv \
         python -m stcsim.gpu.calibrate run-suite --order order.csv                      # on the GPU
     python -m stcsim.gpu.calibrate collect --ncu ncu.csv --order order.csv --out h100.csv --meta "..."
-    python -m stcsim.gpu.calibrate compare results/reference/h100_calibration.csv --config h100
+    python -m stcsim.gpu.calibrate compare results/reference/h100_calibration_wide_run{1,2}.csv --config h100
     python -m stcsim.gpu.calibrate simulate --config h100 --out results/calibration/sim_h100.csv
 """
 
@@ -161,12 +161,27 @@ def collect(ncu_csv: str, order_csv: str) -> pd.DataFrame:
     return out[cols + ["check"] if "check" in out.columns else cols]
 
 
-def read_measured(path: str) -> pd.DataFrame:
-    """A measured CSV (kernel, shape, measured_cycles, ...); older files with m, n, k get shape MxNxK."""
-    meas = pd.read_csv(path, comment="#")
-    if "shape" not in meas.columns:
-        meas["shape"] = [f"{r.m}x{r.n}x{r.k}" for r in meas.itertuples()]
-    return meas
+def read_measured(*paths: str) -> pd.DataFrame:
+    """Measured CSVs (kernel, shape, measured_cycles, ...) of the same suite, one row per case; with several
+    passes, measured_cycles and inst_executed are the mean over the passes and `spread` is (max - min) / mean
+    of the measured cycles. Older files with m, n, k get shape MxNxK."""
+    passes = []
+    for path in paths:
+        meas = pd.read_csv(path, comment="#")
+        if "shape" not in meas.columns:
+            meas["shape"] = [f"{r.m}x{r.n}x{r.k}" for r in meas.itertuples()]
+        passes.append(meas)
+    if len(passes) == 1:
+        return passes[0]
+    both = pd.concat(passes)
+    numeric = [c for c in ("measured_cycles", "inst_executed") if c in both.columns]
+    mean = both.groupby(["kernel", "shape"], sort=False)[numeric].mean().reset_index()
+    cycles = both.groupby(["kernel", "shape"], sort=False)["measured_cycles"]
+    mean["spread"] = ((cycles.max() - cycles.min()) / cycles.mean()).to_numpy()
+    counts = both.groupby(["kernel", "shape"], sort=False).size().to_numpy()
+    if (counts != len(passes)).any():
+        raise ValueError(f"the measured files {', '.join(paths)} do not hold the same cases")
+    return mean
 
 
 def simulate(cases: list[tuple[str, str]], config: str = "h100") -> pd.DataFrame:
@@ -231,10 +246,15 @@ def score(rows: pd.DataFrame) -> Comparison:
     return Comparison(rows.reset_index(drop=True), (*scores, everything), worst.reset_index(drop=True))
 
 
-def compare(measured_csv: str, config: str = "h100") -> Comparison:
-    """Simulates every measured case on `config` and compares gpu_sim_cycle with the measured cycles."""
-    meas = read_measured(measured_csv)
-    sim = simulate(list(zip(meas["kernel"], meas["shape"], strict=True)), config)
+def compare(measured_csvs: list[str], config: str = "h100", simulated_csv: str | None = None) -> Comparison:
+    """Simulates every measured case on `config` (or reads the cases from `simulated_csv`, a file written by
+    ``simulate``) and compares gpu_sim_cycle with the measured cycles, the mean of the measured passes."""
+    meas = read_measured(*measured_csvs)
+    if simulated_csv is None:
+        sim = simulate(list(zip(meas["kernel"], meas["shape"], strict=True)), config)
+    else:
+        sim = pd.read_csv(simulated_csv, comment="#").drop(columns=["half", "class"], errors="ignore")
+        sim = sim.merge(halves(), on="kernel", how="left")
     both = meas.merge(sim[["kernel", "shape", "sim_cycles", "sim_warp_insts", "half", "class"]],
                       on=["kernel", "shape"])
     if "inst_executed" in both.columns:  # SASS warp instructions on silicon per simulated PTX one
@@ -256,8 +276,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--meta", action="append", default=[], help="a 'key: value' header line (repeatable)")
     p = sub.add_parser("compare")
-    p.add_argument("measured")
+    p.add_argument("measured", nargs="+", help="measured CSVs of the same suite (several passes: their mean)")
     p.add_argument("--config", default="h100")
+    p.add_argument("--simulated", help="a CSV written by `simulate` instead of simulating now")
     p = sub.add_parser("simulate")
     p.add_argument("--config", default="h100")
     p.add_argument("--out", required=True)
@@ -270,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
             f.writelines(f"# {line}\n" for line in a.meta)
             collect(a.ncu, a.order).to_csv(f, index=False)
     elif a.cmd == "compare":
-        print(compare(a.measured, a.config))
+        print(compare(a.measured, a.config, a.simulated))
     else:
         cases = [c for c in suite() if not a.kernel or c[0] in a.kernel]
         sim = simulate(cases, a.config)

@@ -108,19 +108,19 @@ class GpuEngine:
         return host
 
     def load_ptx(self, path_or_text: str | Path) -> None:
-        """Load a PTX module (a file path, or PTX text); its entries become launchable by name."""
+        """Load a PTX module (a file path, or PTX text); its entries become launchable by name (loaded again
+        after another module with entries of the same names, it takes them back)."""
         path = Path(path_or_text) if _is_path(path_or_text) else None
         text = path.read_text() if path is not None else str(path_or_text)
         key = hashlib.sha256(text.encode()).hexdigest()
-        if key in self._modules:
-            return
-        if path is None:
-            path = Path(self._tmp.name, f"{key[:16]}.ptx")
-            path.write_text(text)
-        module = self._cp.RawModule(path=str(path))
-        for name, params in entry_params(text).items():
+        module = self._modules.get(key)
+        if module is None:
+            if path is None:
+                path = Path(self._tmp.name, f"{key[:16]}.ptx")
+                path.write_text(text)
+            module = self._modules[key] = self._cp.RawModule(path=str(path))
+        for name, params in entry_params(text).items():  # a module loaded again launches again
             self._kernels[name] = (module.get_function(name), params)
-        self._modules[key] = module
 
     def launch(
         self,

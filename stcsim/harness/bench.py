@@ -39,6 +39,15 @@ DEFAULT_CASES: tuple[tuple[str, tuple[int, int, int], str | None], ...] = (
     (WMMA, (256, 3136, 2304), "h100"),
 )
 QUICK_CASES = tuple((k, (256, 256, 256), c) for k, _, c in DEFAULT_CASES[:4])
+# One case per kernel class on the timing model (the issue-12 speed figures): mma.sync and WMMA at 1024^3,
+# the WMMA GEMM that loads fragments from global memory and the SIMT SGEMM at 512^3.
+CLASS_CASES: tuple[tuple[str, tuple[int, int, int], str | None], ...] = (
+    (MMA, (1024, 1024, 1024), "h100"),
+    (WMMA, (1024, 1024, 1024), "v100"),
+    ("gemm_wmma_global_f16_f32_tile32x32x16_warp16x16", (512, 512, 512), "v100"),
+    ("gemm_simt_f32_f32_tile64x64x8_warp32x16_thread4x4", (512, 512, 512), "v100"),
+)
+PERF_REPORT_LINES = 30
 NETWORK_CASE = ("resnet50", "dense", "v100")
 NETWORK_TARGET_SECONDS = 60.0
 
@@ -54,35 +63,34 @@ class BenchRow:
     warp_insts: int
     warp_insts_per_second: float
     gpu_sim_cycle: int
+    cpu_seconds: float = 0.0  # CPU time of the launch (less disturbed than wall time on a shared machine)
 
 
-def bench_case(kernel: str, shape: tuple[int, int, int], config: str | None, seed: int = 0) -> BenchRow:
-    """Times one launch (the launch alone: allocation and copies excluded)."""
+def bench_case(kernel: str, shape: tuple[int, int, int], config: str | None, seed: int = 0,
+               repeat: int = 1) -> BenchRow:
+    """Times one launch (the launch alone: allocation and copies excluded); with `repeat` > 1 the fastest
+    of that many runs (wall and CPU time each their minimum: other processes only ever add time)."""
     k = get_kernel(kernel)
-    eng = Engine(config)
     a, b = random_operands(GemmProblem(*shape), np.random.default_rng(seed))
-    seconds: list[float] = []
-    launch = eng.launch
+    wall: list[float] = []
+    cpu: list[float] = []
+    for _ in range(repeat):
+        eng = Engine(config)
+        launch = eng.launch
 
-    def timed_launch(*args, **kwargs):  # type: ignore[no-untyped-def]
-        t0 = time.perf_counter()
-        stats = launch(*args, **kwargs)
-        seconds.append(time.perf_counter() - t0)
-        return stats
+        def timed_launch(*args, launch=launch, **kwargs):  # type: ignore[no-untyped-def]
+            t0, c0 = time.perf_counter(), time.process_time()
+            stats = launch(*args, **kwargs)
+            wall.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+            return stats
 
-    eng.launch = timed_launch  # type: ignore[method-assign]
-    _, stats = run_gemm(k, eng, a, b)
-    dt = seconds[0]
+        eng.launch = timed_launch  # type: ignore[method-assign]
+        _, stats = run_gemm(k, eng, a, b)
+    dt = min(wall)
     wi = int(stats["warp_insts"])
-    return BenchRow(
-        kernel,
-        "x".join(map(str, shape)),
-        config or "functional",
-        dt,
-        wi,
-        wi / dt,
-        int(stats.get("gpu_sim_cycle", 0)),
-    )
+    return BenchRow(kernel, "x".join(map(str, shape)), config or "functional", dt, wi, wi / dt,
+                    int(stats.get("gpu_sim_cycle", 0)), min(cpu))
 
 
 @dataclass(frozen=True)
@@ -140,14 +148,15 @@ def peak_rss_mib() -> float:
 def format_rows(rows: list[BenchRow]) -> str:
     """A plain-text table of the rows."""
     head = (
-        f"{'kernel':<50} {'shape':<14} {'config':<11} {'host s':>8} {'warp insts':>12} {'winst/s':>10} "
-        f"{'cycles':>10}"
+        f"{'kernel':<50} {'shape':<14} {'config':<11} {'host s':>8} {'cpu s':>8} {'warp insts':>12} "
+        f"{'winst/s':>10} {'winst/cpu-s':>11} {'cycles':>10}"
     )
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(
-            f"{r.kernel:<50} {r.shape:<14} {r.config:<11} {r.host_seconds:>8.2f} {r.warp_insts:>12,} "
-            f"{r.warp_insts_per_second / 1e6:>9.2f}M {r.gpu_sim_cycle:>10,}"
+            f"{r.kernel:<50} {r.shape:<14} {r.config:<11} {r.host_seconds:>8.2f} {r.cpu_seconds:>8.2f} "
+            f"{r.warp_insts:>12,} {r.warp_insts_per_second / 1e6:>9.2f}M "
+            f"{r.warp_insts / max(r.cpu_seconds, 1e-9) / 1e6:>10.2f}M {r.gpu_sim_cycle:>10,}"
         )
     return "\n".join(lines)
 
@@ -159,12 +168,36 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="small shapes (a smoke run)")
     ap.add_argument("--csv", default=None, help="also write the rows to this CSV file")
     ap.add_argument("--network", action="store_true", help="only the network case")
+    ap.add_argument("--classes", action="store_true",
+                    help="only the kernel-class cases (mma.sync, WMMA, WMMA-global, SIMT; timing model)")
+    ap.add_argument("--case", default=None,
+                    help="only this case: KERNEL:MxNxK:CONFIG (CONFIG none: functional)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per case; the fastest is reported")
+    ap.add_argument("--profile", default=None, metavar="PERF_DATA",
+                    help="run the selected cases under `perf record -g` into this file and print the top of "
+                         "`perf report` (needs perf and an engine built with symbols)")
+    ap.add_argument("--sampling", action="store_true",
+                    help="only the sampling error: sampled vs full cycles per ResNet-50 batch-1 layer")
+    ap.add_argument("--layers", type=int, default=None, help="--sampling: only the N cheapest layer shapes")
+    ap.add_argument("--batch", type=int, default=1, help="--sampling: the batch")
+    ap.add_argument("--always-full", action="store_true",
+                    help="--sampling: run full detail also where the sampler fell back to it")
+    ap.add_argument("--large", action="store_true",
+                    help="--sampling: the multi-wave GEMMs instead of the network's layers")
     a = ap.parse_args(argv)
+    if a.sampling:
+        return _sampling(a.batch, a.layers, a.always_full, a.large, a.csv)
+    if a.profile:
+        return _profile(argv or [], a.profile)
     cases = () if a.network else QUICK_CASES if a.quick else DEFAULT_CASES
-    rows = [bench_case(k, s, c) for k, s, c in cases]
+    if a.classes:
+        cases = CLASS_CASES
+    if a.case:
+        cases = (parse_case(a.case),)
+    rows = [bench_case(k, s, c, repeat=a.repeat) for k, s, c in cases]
     if rows:
         print(format_rows(rows))
-    if a.network or not a.quick:
+    if a.network or not (a.quick or a.classes or a.case):
         print(format_network(bench_network()), flush=True)
     print(f"peak host memory (max RSS): {peak_rss_mib():.0f} MiB")
     if a.csv and rows:
@@ -173,6 +206,61 @@ def main(argv: list[str] | None = None) -> int:
         from stcsim.harness.files import write_csv_atomic
 
         write_csv_atomic(pd.DataFrame([asdict(r) for r in rows]), a.csv)
+    return 0
+
+
+def parse_case(text: str) -> tuple[str, tuple[int, int, int], str | None]:
+    """'KERNEL:MxNxK:CONFIG' -> (kernel, shape, config or None for 'none')."""
+    try:
+        kernel, shape, config = text.split(":")
+        m, n, k = (int(x) for x in shape.lower().split("x"))
+    except ValueError:
+        raise SystemExit(f"--case must be KERNEL:MxNxK:CONFIG, got {text!r}") from None
+    return kernel, (m, n, k), None if config == "none" else config
+
+
+def _profile(argv: list[str], data: str) -> int:
+    """Re-runs this command without --profile under `perf record -g`, then prints `perf report`'s top."""
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("perf") is None:
+        raise SystemExit("--profile needs perf (linux-tools); see docs/performance.md for the recipe")
+    args = [x for i, x in enumerate(argv) if x != "--profile" and (i == 0 or argv[i - 1] != "--profile")]
+    args = [x for x in args if not x.startswith("--profile=")]
+    cmd = [sys.executable, "-m", "stcsim.harness.bench", *args]
+    subprocess.run(["perf", "record", "-g", "-o", data, *cmd], check=True)
+    report_cmd = ["perf", "report", "-i", data, "--no-children", "--stdio", "--percent-limit", "1"]
+    report = subprocess.run(report_cmd, check=True, capture_output=True, text=True).stdout
+    print("\n".join([ln for ln in report.splitlines() if "%" in ln and not ln.lstrip().startswith("-")]
+                    [:PERF_REPORT_LINES]))
+    return 0
+
+
+def _sampling(batch: int, layers: int | None, always_full: bool, large: bool, csv: str | None) -> int:
+    from stcsim.harness.sampling_bench import (
+        DEFAULT_KERNELS,
+        LARGE_GEMMS,
+        format_markdown,
+        measure_gemm,
+        measure_network,
+    )
+
+    rows = []
+    if large:
+        rows = [measure_gemm(kernel, shape, config) for kernel, shape, config in LARGE_GEMMS]
+    else:
+        for kernel, config in DEFAULT_KERNELS:
+            rows += measure_network(kernel, config, batch=batch, always_full=always_full, layers=layers)
+    print(format_markdown(rows), flush=True)
+    print(f"peak host memory (max RSS): {peak_rss_mib():.0f} MiB")
+    if csv:
+        import pandas as pd
+
+        from stcsim.harness.files import write_csv_atomic
+
+        write_csv_atomic(pd.DataFrame([{**asdict(r), "error": r.error} for r in rows]), csv)
     return 0
 
 

@@ -117,6 +117,7 @@ class LayerJob:
     check: bool = True
     check_limit: int = DEFAULT_CHECK_LIMIT
     versions: dict[str, str] = field(default_factory=dict)
+    sample: float = 0.0  # > 0: sampled simulation with this wave tolerance (0: full detail)
 
     @property
     def identity(self) -> tuple[str, int, str, str]:
@@ -131,6 +132,7 @@ class LayerJob:
             "pattern": self.variant.pattern, "sparsity": self.variant.sparsity, "prune": self.prune_action,
             "run_pattern": self.choice.pattern, "kernel": self.choice.kernel,
             "check": [self.check, self.check_limit], **self.versions,
+            **({"sample": self.sample} if self.sample else {}),
         }
         return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -252,8 +254,10 @@ def plan_network(
     max_layers: int | None = None,
     check: bool = True,
     check_limit: int = DEFAULT_CHECK_LIMIT,
+    sample: float = 0.0,
 ) -> list[LayerJob]:
-    """Every job of one network: its shape groups (or the ``max_layers`` cheapest) times the variants."""
+    """Every job of one network: its shape groups (or the ``max_layers`` cheapest) times the variants
+    (`sample` > 0: each simulated with sampling at that tolerance)."""
     net = get_network(network, batch=batch)
     source = weights or WeightSource()
     source.check(net)
@@ -269,7 +273,7 @@ def plan_network(
             jobs.append(LayerJob(
                 network, batch, g.index, g.layer, g.names, g.repeat, len(groups), variant, source, action,
                 reason, run_shape, choice, fallback, check, check_limit,
-                {**versions, "kernel_ptx": kernel_digest(choice.kernel)},
+                {**versions, "kernel_ptx": kernel_digest(choice.kernel)}, sample,
             ))
     return jobs
 

@@ -6,7 +6,7 @@ and prunes and encodes them itself (``Kernel.prepare``); a dense fallback gets t
 mask``), so it computes the pruned layer. The output is checked against the kernel's float64 reference
 (through the pattern's decode): whole for layers up to ``check_limit`` MACs, else on a seeded sample of
 output columns (the ``check`` column says which). Returns the row: the plan's columns, the check, host
-seconds and every stat of the launch.
+seconds and every stat of the launch (and, for a generated kernel, how its PTX was generated: codegen_*).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import numpy as np
 
 from stcsim.harness.jobs import CHECK_SAMPLE_COLUMNS, LayerJob, describe
 from stcsim.kernels import Kernel, Operands, get_kernel, relative_error
+from stcsim.kernels.protocol import GeneratedKernel
 from stcsim.kernels.run import launch
 from stcsim.sim import Engine
 from stcsim.sparsity import get, prune_gemm
@@ -90,10 +91,12 @@ def run_job(job: LayerJob) -> dict[str, object]:
     weights, x = layer_weights(job), activations(job)
     operands, density = prepared(job, kernel, weights, x)
     launched = time.perf_counter()
-    result, stats = launch(kernel, Engine(job.variant.config), operands)
+    result, stats = launch(kernel, Engine(job.variant.config), operands, job.sample)
     launch_seconds = time.perf_counter() - launched
     row = {**describe(job), "density": density, **check_output(job, kernel, operands, weights, x, result)}
     row["host_seconds"] = time.perf_counter() - start
     row["launch_seconds"] = launch_seconds
     row.update({name: value for name, value in stats.items() if name != CONFIG_STAT})
+    if isinstance(kernel, GeneratedKernel):
+        row.update(kernel.generation_stats(operands))
     return row

@@ -264,6 +264,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--check-limit", type=int, default=DEFAULT_CHECK_LIMIT,
                     help="MACs above which the check samples output columns")
     ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--sample", type=float, default=0.0,
+                    help="sampled simulation with this wave tolerance, e.g. 0.02 (default 0: full detail)")
     return ap
 
 
@@ -283,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         weights = WeightSource.from_file(a.weights, a.weights_prefix) if a.weights else WeightSource(a.seed)
         jobs = [job for net in a.workload for job in plan_network(
             net, variants, a.batch, weights, max_layers=a.layers, check=not a.no_check,
-            check_limit=a.check_limit)]
+            check_limit=a.check_limit, sample=a.sample)]
         make = {"kind": a.executor, "workers": a.jobs, "scheduler": a.scheduler}
         summary = run_jobs(jobs, a.out or default_out(a.workload), progress=not a.no_progress, make=make)
     except (ValueError, KeyError, NoKernelError, WeightFileError, FileNotFoundError, DaskUnavailable) as err:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -85,6 +85,27 @@ class Kernel(Protocol):
     def reference(self, operands: Operands) -> np.ndarray:
         """float64 D = decode(W) @ X from the operands as the kernel sees them (the pattern's own decode)."""
         ...
+
+
+@runtime_checkable
+class GeneratedKernel(Kernel, Protocol):
+    """A kernel whose PTX is generated per weight matrix (SparseRT): `ptx_path` holds a specimen of the
+    generated code (what the kernel choice reads and the job cache digests), `generated_ptx` the module a
+    launch of these operands loads."""
+
+    def generated_ptx(self, operands: Operands) -> Path:
+        """The PTX file generated (or found in the cache) for the weights and shape of `operands`."""
+        ...
+
+    def generation_stats(self, operands: Operands) -> dict[str, float | int | str]:
+        """How the module of `operands` was made: generation seconds, cache hit, PTX lines, weight mode."""
+        ...
+
+
+def ptx_for(kernel: Kernel, operands: Operands) -> Path:
+    """The PTX file a launch of `operands` loads: the generated module of a GeneratedKernel, else the
+    kernel's own file."""
+    return kernel.generated_ptx(operands) if isinstance(kernel, GeneratedKernel) else kernel.ptx_path
 
 
 PROTOCOL_MEMBERS: tuple[str, ...] = tuple(name for name in vars(Kernel) if not name.startswith("_"))

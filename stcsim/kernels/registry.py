@@ -14,6 +14,7 @@ from stcsim.kernels.extensor_spmm import EXTENSOR_KERNELS
 from stcsim.kernels.gemm import GemmKernel
 from stcsim.kernels.gemm_channel import ChannelGemmKernel
 from stcsim.kernels.gemm_mma_sp import MMA_SP_KERNELS
+from stcsim.kernels.gemm_tilewise import TEW_KERNELS, TILEWISE_KERNELS
 from stcsim.kernels.gemm_vectorwise_simt import VectorWiseSimtKernel
 from stcsim.kernels.layout import OperandLayout
 from stcsim.kernels.problem import TileShape
@@ -21,6 +22,8 @@ from stcsim.kernels.protocol import Kernel, as_pattern, missing_members
 from stcsim.kernels.ptx_info import opcodes
 from stcsim.kernels.shmma import SHMMA_KERNELS
 from stcsim.kernels.spmm_csr import CsrSpmmKernel
+from stcsim.kernels.spmm_shflbw import SHFLBW_KERNELS
+from stcsim.kernels.spmm_sparsert import SparseRtKernel
 from stcsim.kernels.spmm_tvw import TVW_KERNELS
 from stcsim.sparsity.base import Pattern
 
@@ -166,6 +169,10 @@ KERNEL_SET: tuple[Kernel, ...] = (
     *EXTENSOR_KERNELS,  # wmma.smma.L chunk SpMM (paper 004), one row per scheme: extensor
     *MMA_SP_KERNELS,  # 2:4 mma.sp.sync m16n8k32 GEMM (the hardware's sparse Tensor Core): nm:N=2,M=4
     *TVW_KERNELS,  # tile-vector-wise (paper 002) on the 2:4 GEMM: tvw:G=64, tvw:G=128
+    *SHFLBW_KERNELS,  # gathered-B mma.sync SpMM (paper 000): shflbw:V=32|64
+    *TILEWISE_KERNELS,  # CTO-fused mma.sync GEMM (paper 002): tw:G=32k|64k
+    *TEW_KERNELS,  # the same plus the element-wise remainder on CUDA cores: tew:G=32k|64k
+    SparseRtKernel(),  # PTX generated per weight matrix (paper 003): sparsert
 )
 """Every kernel of the set: the dense GEMMs, then the sparse kernels (one row each)."""
 

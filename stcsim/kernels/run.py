@@ -1,5 +1,6 @@
 """Run a kernel of the set on any engine (the simulator's or a real GPU's): prepare, allocate, copy, launch,
-copy back. The same steps for every kernel, whatever operands its pattern needs."""
+copy back. The same steps for every kernel, whatever operands its pattern needs; a generated kernel
+(SparseRT) loads the module generated for the operands' weights."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from stcsim.kernels.operands import Operands
-from stcsim.kernels.protocol import Kernel, as_pattern
+from stcsim.kernels.protocol import Kernel, as_pattern, ptx_for
 from stcsim.sparsity.base import Pattern
 
 
@@ -33,16 +34,19 @@ class DeviceEngine(Protocol):
     ) -> Any: ...
 
 
-def launch(kernel: Kernel, engine: DeviceEngine, operands: Operands) -> tuple[np.ndarray, Any]:
+def launch(
+    kernel: Kernel, engine: DeviceEngine, operands: Operands, sample: float = 0.0
+) -> tuple[np.ndarray, Any]:
     """Run prepared operands on `engine`: allocate and copy every operand array, load the PTX, launch with
     `kernel.args`, copy the outputs back. Returns the m x n result (`kernel.unpack`) and whatever the engine's
-    launch returned (its stats)."""
+    launch returned (its stats). `sample` > 0: sampled simulation (the simulator's `Engine.launch`)."""
     pointers = {a.name: engine.malloc(a.data.nbytes) for a in operands}
     for a in operands:
         engine.copy_to(pointers[a.name], a.data)
-    engine.load_ptx(str(kernel.ptx_path))
+    engine.load_ptx(str(ptx_for(kernel, operands)))
     grid, block, shared_bytes = kernel.launch_geometry(operands.problem)
-    stats = engine.launch(kernel.entry, grid, block, kernel.args(operands, pointers), shared_bytes)
+    options = {"sample": sample} if sample else {}
+    stats = engine.launch(kernel.entry, grid, block, kernel.args(operands, pointers), shared_bytes, **options)
     outputs = {a.name: engine.copy_from(pointers[a.name], a.data.shape, a.dtype) for a in operands.outputs}
     return kernel.unpack(operands, outputs), stats
 

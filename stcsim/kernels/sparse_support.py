@@ -1,12 +1,19 @@
 """What the sparse kernel descriptors share: the fp32 tolerance, 4-bit vector offsets packed as the kernels
-read them, and device arrays that are never empty (a pruned matrix may keep nothing, but every operand needs
-a device buffer)."""
+read them, device arrays that are never empty (a pruned matrix may keep nothing, but every operand needs a
+device buffer), and the tiles and condensed A layout of the gathered-B Tensor Core kernels (Shfl-BW, TW,
+TEW)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from stcsim.kernels.gemm import GemmKernel
+from stcsim.kernels.problem import ceil_div, round_up
+from stcsim.kernels.protocol import Dim3
 
 FP32_TOLERANCE = 1e-5
 """Largest accepted relative error of the fp32 kernels (docs/kernels.md)."""
@@ -42,3 +49,64 @@ def nonempty(array: np.ndarray) -> np.ndarray:
     holds nothing, so never reads)."""
     arr = np.asarray(array)
     return arr if arr.size else np.zeros(1, dtype=arr.dtype)
+
+
+@dataclass(frozen=True)
+class GatheredTile:
+    """Tiles of the gathered-B Tensor Core GEMM (ptx_kernels/gathered_mma.cuh) behind the Shfl-BW, TW and TEW
+    kernels: a block_m x 128 x 32 block tile of condensed rows, 2x2 or 1x4 warps, 3 cp.async stages, and a
+    double buffer of 4 k tiles of column indices (the metadata prefetch)."""
+
+    block_m: int
+    warp_tile: tuple[int, int]
+    block_n: ClassVar[int] = 128
+    block_k: ClassVar[int] = 32
+    stages: ClassVar[int] = 3
+    threads: ClassVar[Dim3] = (128, 1, 1)
+    meta_tiles: ClassVar[int] = 4
+
+    @property
+    def name(self) -> str:
+        """The tile part of a procedural name, e.g. tile64x128x32_warp32x64_stage3."""
+        wm, wn = self.warp_tile
+        return f"tile{self.block_m}x{self.block_n}x{self.block_k}_warp{wm}x{wn}_stage{self.stages}"
+
+    @property
+    def shared_bytes(self) -> int:
+        """Dynamic shared memory: the A and B stages plus the two metadata chunks of int32."""
+        stage = (self.block_m * self.block_k + self.block_k * self.block_n) * 2
+        return self.stages * stage + 2 * self.meta_tiles * self.block_k * 4
+
+    def geometry(self, n: int, rows: int) -> tuple[Dim3, Dim3, int]:
+        """(grid, block, dynamic shared bytes) for `n` columns of D and up to `rows` condensed rows."""
+        grid = (ceil_div(n, self.block_n), max(1, ceil_div(rows, self.block_m)), 1)
+        return grid, self.threads, self.shared_bytes
+
+
+GATHERED_TILES: tuple[GatheredTile, ...] = (GatheredTile(32, (32, 32)), GatheredTile(64, (32, 64)))
+"""The two tile shapes of every gathered-B kernel: groups of a multiple of 32 rows, and of 64."""
+
+CONDENSED_ALIGN = 8
+"""Halves per 16-byte cp.async chunk: condensed rows of A are padded to a multiple of it."""
+
+
+def stack_condensed(blocks: Sequence[np.ndarray]) -> np.ndarray:
+    """A of a gathered-B kernel: the condensed blocks (rows x kept columns each) stacked row-wise as fp16,
+    every row left-aligned and zero padded to one leading dimension, a multiple of 8 (at least one row)."""
+    width = round_up(max((b.shape[1] for b in blocks), default=0), CONDENSED_ALIGN) or CONDENSED_ALIGN
+    out = np.zeros((max(1, sum(b.shape[0] for b in blocks)), width), dtype=np.float16)
+    row = 0
+    for block in blocks:
+        out[row : row + block.shape[0], : block.shape[1]] = block
+        row += block.shape[0]
+    return out
+
+
+def unstack_condensed(a: np.ndarray, shapes: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Inverse of `stack_condensed`: the blocks of these (rows, columns) shapes, flattened row-major and
+    concatenated (the values array of the Shfl-BW and CTO formats)."""
+    parts, row = [], 0
+    for rows, cols in shapes:
+        parts.append(a[row : row + rows, :cols].ravel())
+        row += rows
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=a.dtype)

@@ -135,6 +135,7 @@ class Engine:
         regs_per_thread: int = 0,
         max_cycles: int | None = None,
         max_warp_insts: int | None = None,
+        sample: float = 0.0,
     ) -> dict[str, float | str]:
         """Runs `kernel` over `grid` x `block` threads with `args` packed by the PTX parameter types.
 
@@ -146,6 +147,12 @@ class Engine:
         limits for this launch (None: the engine's; 0: no limit). Returns the launch statistics as a flat
         dict. Raises LaunchError (bad request), SimFault (memory fault, trap, deadlock), WatchdogError (a
         limit passed) and KeyboardInterrupt (Ctrl-C).
+
+        `sample` > 0 asks for sampled simulation of a large grid (docs/performance.md): waves of CTAs are
+        simulated in detail until the last two agree within `sample` (relative), the middle of the grid then
+        runs functionally only (outputs stay complete) and is timed from that steady state. The stats then
+        include the sampling group (`sample_mode` says whether it sampled or fell back to full detail, and
+        why; `sample_error_estimate` the estimated relative error). 0 (the default) is full detail.
         """
         cycles = self.max_cycles if max_cycles is None else max_cycles
         insts = self.max_warp_insts if max_warp_insts is None else max_warp_insts
@@ -164,6 +171,7 @@ class Engine:
                 launch_args.integer(regs_per_thread, "regs_per_thread", 0, 255),
                 launch_args.limit(cycles, "max_cycles"),
                 launch_args.limit(insts, "max_warp_insts"),
+                launch_args.sample_tolerance(sample),
             )
         )
         if self.config is not None:
@@ -185,6 +193,6 @@ def stat_info() -> list[StatInfo]:
     """Every statistic a launch can report, from the engine's one registry (core and extensions).
 
     Groups ``launch`` and ``functional`` are reported by every launch; the others only by launches on the
-    cycle-level model (an Engine with a config).
+    cycle-level model (an Engine with a config), ``sampling`` only by those that asked for sampling.
     """
     return [StatInfo(*row) for row in _engine.stat_info()]

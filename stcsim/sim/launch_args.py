@@ -82,3 +82,13 @@ def _scalar(a: object, i: int) -> int | float | bytes:
 def limit(value: object, what: str) -> int:
     """A watchdog limit: an integer >= 0 (0: no limit)."""
     return integer(value, what, 0, 2**64 - 1)
+
+
+def sample_tolerance(value: object) -> float:
+    """The sampling tolerance of a launch: a real number in [0, 1) (0: full detail)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.integer | np.floating):
+        raise LaunchError(f"sample must be a number in [0, 1) (0: full detail), got {value!r}")
+    tol = float(value)
+    if not 0.0 <= tol < 1.0:
+        raise LaunchError(f"sample must be in [0, 1) (0: full detail), got {tol}")
+    return tol

@@ -14,8 +14,9 @@ engine/stats.def (core) and by extensions in engine/ext/<name>/; formulas live i
 
 `Engine.launch` returns one flat dict: these stats (names follow GPGPU-Sim where one exists) plus `config`
 (the config spec). Groups `launch` and `functional` come with every launch; the other groups only from the
-cycle-level model (an `Engine` with a config). Kinds: *counter* (summed while the launch runs), *value* (set
-once), *formula* (computed from other stats, in one place). These are the columns of the network-run CSVs.
+cycle-level model (an `Engine` with a config), `sampling` only from launches with `sample=...`. Kinds:
+*counter* (summed while the launch runs), *value* (set once), *formula* (computed from other stats, in one
+place). These are the columns of the network-run CSVs.
 """
 
 

@@ -22,7 +22,7 @@ from stcsim.sparsity.shflbw import ShflBW
 from stcsim.sparsity.tew import TileElementWise
 from stcsim.sparsity.tilewise import TileWise
 from stcsim.sparsity.tvw import TileVectorWise
-from stcsim.sparsity.unstructured import Unstructured
+from stcsim.sparsity.unstructured import SparseRT, Unstructured
 from stcsim.sparsity.vectorwise import VectorWise
 
 PATTERNS: dict[str, type[Pattern]] = {
@@ -39,6 +39,7 @@ PATTERNS: dict[str, type[Pattern]] = {
         BlockWise,
         Channel,
         ExTensor,
+        SparseRT,
     )
 }
 

@@ -42,3 +42,12 @@ class Unstructured(Pattern):
     def encode(self, weights: np.ndarray, mask: np.ndarray) -> CSRFormat:
         """CSR of the kept weights."""
         return CSRFormat.from_masked(*check_mask(weights, mask))
+
+
+@dataclass(frozen=True)
+class SparseRT(Unstructured):
+    """Unstructured pruning for SparseRT's generated kernels (paper 003): the same masks and CSR as
+    ``unstructured``, under its own name so ``--pattern sparsert`` runs the code generator and
+    ``unstructured`` the CSR SpMM."""
+
+    name: ClassVar[str] = "sparsert"

@@ -49,7 +49,7 @@ def test_compare_reports_both_halves_from_an_old_style_csv(tmp_path):
     rows = pd.read_csv(reference, comment="#")  # m, n, k columns: the shape is derived
     small = rows[(rows.m == 200) & rows.kernel.str.contains("naive|stage2|simt")]
     small.to_csv(tmp_path / "m.csv", index=False)
-    c = compare(str(tmp_path / "m.csv"), "h100")
+    c = compare([str(tmp_path / "m.csv")], "h100")
     rel = (c.rows["sim_cycles"] - c.rows["measured_cycles"]) / c.rows["measured_cycles"]
     by_half = {h.half: h for h in c.halves}
     tuning = c.rows["half"] == "tuning"
@@ -59,6 +59,30 @@ def test_compare_reports_both_halves_from_an_old_style_csv(tmp_path):
     assert -1.0 <= by_half["all"].pearson <= 1.0
     assert "validation" in str(c) and "Pearson" in str(c)
     assert (c.rows["sass_per_ptx"] == c.rows["inst_executed"] / c.rows["sim_warp_insts"]).all()
+
+
+def test_compare_averages_passes_and_reads_a_simulated_file(tmp_path):
+    rng = np.random.default_rng()
+    cases = suite()[-3:]
+    first = rng.uniform(1e3, 1e5, len(cases))
+    second = first * rng.uniform(0.9, 1.1, len(cases))
+    for name, cycles in (("a.csv", first), ("b.csv", second)):
+        pd.DataFrame({"kernel": [k for k, _ in cases], "shape": [s for _, s in cases],
+                      "measured_cycles": cycles, "inst_executed": cycles / 2}).to_csv(
+            tmp_path / name, index=False)
+    sim = rng.uniform(1e3, 1e5, len(cases))
+    pd.DataFrame({"kernel": [k for k, _ in cases], "shape": [s for _, s in cases], "sim_cycles": sim,
+                  "sim_warp_insts": sim / 3}).to_csv(tmp_path / "sim.csv", index=False)
+    c = compare([str(tmp_path / "a.csv"), str(tmp_path / "b.csv")], "h100", str(tmp_path / "sim.csv"))
+    mean = (first + second) / 2
+    assert c.rows["measured_cycles"].to_numpy() == pytest.approx(mean)
+    assert c.rows["spread"].to_numpy() == pytest.approx(np.abs(first - second) / mean)
+    assert c.rows["rel_error"].to_numpy() == pytest.approx((sim - mean) / mean)
+    assert c.rows["sass_per_ptx"].to_numpy() == pytest.approx(3 * mean / 2 / sim)
+    pd.DataFrame({"kernel": [cases[0][0]], "shape": [cases[0][1]], "measured_cycles": [1.0]}).to_csv(
+        tmp_path / "short.csv", index=False)
+    with pytest.raises(ValueError, match="same cases"):
+        compare([str(tmp_path / "a.csv"), str(tmp_path / "short.csv")], "h100", str(tmp_path / "sim.csv"))
 
 
 def test_score_finds_the_worst_ratio_per_class():

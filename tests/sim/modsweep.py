@@ -316,6 +316,9 @@ SILICON_DEVIATIONS: dict[str, Callable[[Combo], bool]] = {
     "madc.hi on 16-bit types (not in the ISA; ptxas accepts it, the H100 adds no high half of the product)": (
         lambda c: c.op == "madc" and "hi" in c.mods and c.type in ("u16", "s16")
     ),
+    "madc.hi.sat.s32 (the H100 returned the unsaturated sum where the ISA saturates)": (
+        lambda c: c.op == "madc" and "hi" in c.mods and "sat" in c.mods
+    ),
     "fma.rz/rm/rp on bf16 (the H100's results are not a rounding of the exact value)": lambda c: (
         c.op == "fma" and c.type in ("bf16", "bf16x2") and bool({"rz", "rm", "rp"} & set(c.mods))
     ),

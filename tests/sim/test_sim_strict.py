@@ -135,7 +135,8 @@ def test_invalid_declarations_are_refused(decl, message):
     [
         (".global .b8 g[18446744073709551615];", "exceeds the 1073741824 bytes of .global"),
         (".global .b8 g[600000000];\n.global .b8 h[600000000];", "exceed the engine's limit of 1073741824"),
-        (".const .b8 c[70000];", "exceeds the 65536 bytes of .const"),
+        (".const .b8 c[70000];", "too much global constant data (70000 bytes, 65536 max"),
+        (".const .b8 c[40000];\n.const .b8 d[40000];", "global constant data (80000 bytes, 65536 max"),
         (".global .f32 g = 1;", "initial value type mismatch"),
         (".global .b32 g;\n.global .f32 g;", "duplicate definition of 'g'"),
         (".global .b32 k;", "duplicate definition of 'k'"),

@@ -16,7 +16,7 @@ from stcsim.sparsity.shflbw import ShflBW
 from stcsim.sparsity.tew import TileElementWise
 from stcsim.sparsity.tilewise import TileWise
 from stcsim.sparsity.tvw import TileVectorWise
-from stcsim.sparsity.unstructured import Unstructured
+from stcsim.sparsity.unstructured import SparseRT, Unstructured
 from stcsim.sparsity.vectorwise import VectorWise
 
 SPECS = {
@@ -31,6 +31,7 @@ SPECS = {
     "bw:B=16": BlockWise(16),
     "channel": Channel(),
     "extensor:maxL=64": ExTensor(maxL=64),
+    "sparsert": SparseRT(),
 }
 
 

@@ -1,0 +1,65 @@
+// Sector address -> cycle map of the outstanding fills (L1 MSHR merging, L2 fills in flight): open
+// addressing with linear probing in one flat array, so a lookup is a hash and a short scan instead of a
+// node-based bucket walk. Entries whose cycle has passed are dropped in bulk (`prune`).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace stc {
+
+class SectorMap {
+ public:
+  SectorMap() : slots_(kMinCapacity) {}
+
+  // The cycle stored for `key`, or nullptr.
+  const uint64_t* find(uint64_t key) const {
+    for (size_t h = index(key);; h = (h + 1) & mask()) {
+      const Slot& s = slots_[h];
+      if (!s.used) return nullptr;
+      if (s.key == key) return &s.value;
+    }
+  }
+  // Stores `value` for `key` (inserting or overwriting).
+  void set(uint64_t key, uint64_t value) {
+    if (2 * (size_ + 1) > slots_.size()) rehash(2 * slots_.size(), 0);
+    for (size_t h = index(key);; h = (h + 1) & mask()) {
+      Slot& s = slots_[h];
+      if (!s.used) {
+        s = {key, value, true};
+        ++size_;
+        return;
+      }
+      if (s.key == key) {
+        s.value = value;
+        return;
+      }
+    }
+  }
+  size_t size() const { return size_; }
+  // Drops every entry whose cycle is <= `t`.
+  void prune(uint64_t t) { rehash(slots_.size(), t + 1); }
+
+ private:
+  static constexpr size_t kMinCapacity = 1024;
+  struct Slot {
+    uint64_t key = 0;
+    uint64_t value = 0;
+    bool used = false;
+  };
+  size_t mask() const { return slots_.size() - 1; }
+  size_t index(uint64_t key) const { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask(); }
+  // Rebuilds the table with `capacity` slots, keeping the entries whose cycle is >= `keep_from`.
+  void rehash(size_t capacity, uint64_t keep_from) {
+    std::vector<Slot> old(capacity);
+    old.swap(slots_);
+    size_ = 0;
+    for (const Slot& s : old)
+      if (s.used && s.value >= keep_from) set(s.key, s.value);
+  }
+
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
+};
+
+}  // namespace stc

@@ -1,0 +1,30 @@
+"""The sampling-error benchmark: rows of sampled vs full cycles, network totals, the markdown table."""
+
+import pytest
+
+from stcsim.harness.bench import parse_case
+from stcsim.harness.sampling_bench import SamplingRow, format_markdown, measure_network, network_error
+
+
+def _row(layer: str, full: int, sampled: int, repeat: int) -> SamplingRow:
+    return SamplingRow("k", "v100", layer, "1x1x1", repeat, 10, 5, "sampled", full, sampled, 0.01, 2.0, 1.0)
+
+
+def test_network_error_weights_each_shape_by_its_repeat_count():
+    rows = [_row("a", 1000, 1010, 3), _row("b", 2000, 1990, 1)]
+    assert network_error(rows) == pytest.approx((3030 + 1990 - 5000) / 5000)
+    assert rows[0].error == pytest.approx(0.01)
+    table = format_markdown(rows)
+    assert "**network total**" in table and "+0.40%" in table
+
+
+def test_a_single_wave_layer_falls_back_to_full_detail_with_zero_error():
+    (row,) = measure_network("gemm_wmma_f16_f32_tile64x64x32_warp32x32", "v100", layers=1)
+    assert row.mode == "full: few waves" and row.grid_ctas < row.wave_ctas
+    assert row.sampled_cycles == row.full_cycles > 0 and row.error == 0
+
+
+def test_parse_case_reads_kernel_shape_and_config():
+    assert parse_case("gemm_x:64x32x16:none") == ("gemm_x", (64, 32, 16), None)
+    with pytest.raises(SystemExit, match="KERNEL:MxNxK:CONFIG"):
+        parse_case("gemm_x:64x32")
