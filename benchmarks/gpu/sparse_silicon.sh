@@ -6,7 +6,7 @@
 # Writes under $OUT: meta.txt, order.csv, ncu.csv, h100_sparse_silicon_measured.csv, h100_sparse_silicon.csv
 # (both cycle counts, error, speedups over dense), h100_sparse_silicon_summary.csv, torch_sparse.csv.
 # Run from the repository root on a machine with an NVIDIA GPU, CuPy and ncu. SPARSITY (default 0.75),
-# KERNELS (glob of sparse kernel names, default *) and JOBS (simulation processes, default 14) are optional.
+# KERNELS (comma-separated globs of sparse kernel names, !glob excludes; default *) and JOBS (simulation processes, default 14) are optional.
 # The simulation step is last (the measurements are on disk before it starts): the Tensor Core cases take
 # about a minute at JOBS=14, the fp32 CUDA-core sparse kernels (CSR, channel, VW SIMT) up to ~90 s each per
 # case on one core, so about 8 minutes in all; SIMULATE=0 skips it, and `invoke calibrate --sparse

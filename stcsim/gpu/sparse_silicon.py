@@ -101,11 +101,17 @@ def dense_kernels() -> tuple[Kernel, ...]:
 
 
 def table_kernels(selector: str = "*") -> tuple[list[tuple[Kernel, Pattern]], list[str]]:
-    """The sparse silicon kernels matching the glob `selector` with their pattern, then the dense mma.sync
-    GEMMs; and one line per sparse kernel skipped for want of a pattern."""
+    """The sparse silicon kernels `selector` picks with their pattern, then the dense mma.sync GEMMs; and one
+    line per sparse kernel skipped for want of a pattern. `selector`: comma-separated globs of kernel names,
+    a glob with a leading '!' excludes (e.g. '*,!*sparsert*')."""
+    globs = [g.strip() for g in selector.split(",") if g.strip()]
+    include = [g for g in globs if not g.startswith("!")]
+    exclude = [g[1:] for g in globs if g.startswith("!")]
     chosen, skipped = [], []
     for kernel in silicon_kernels():
-        if kernel.pattern_name == DENSE or not fnmatchcase(kernel.procedural_name, selector):
+        name = kernel.procedural_name
+        picked = any(fnmatchcase(name, g) for g in include) and not any(fnmatchcase(name, g) for g in exclude)
+        if kernel.pattern_name == DENSE or not picked:
             continue
         pattern = kernel_pattern(kernel)
         if pattern is None:

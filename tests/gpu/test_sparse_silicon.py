@@ -57,6 +57,14 @@ def test_table_kernels_come_from_the_registry():
     assert kernel_pattern(TVW_KERNELS[1]).spec().startswith("tvw:G=128")
 
 
+def test_the_selector_takes_globs_and_exclusions():
+    every = [k.procedural_name for k, _ in table_kernels()[0]]
+    chosen = [k.procedural_name for k, _ in table_kernels("*mma_sp*,*tvw*,!*g128*")[0]]
+    sparse = [n for n in chosen if n not in {k.procedural_name for k in dense_kernels()}]
+    assert sparse and all(("mma_sp" in n or "tvw" in n) and "g128" not in n for n in sparse)
+    assert "spmm_tvw_g128" not in " ".join(chosen) and len(chosen) < len(every)
+
+
 def test_layer_shapes_are_the_prunable_network_shapes():
     shapes = layer_shapes(["bert_base"])
     expect = [s for s in unique_gemm_shapes(get_network("bert_base")) if s.prunable]
