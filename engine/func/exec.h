@@ -92,9 +92,21 @@ inline typename TT<T>::V get(const ExecCtx& c, const Operand& o, int lane) {
 // Throws SimFault describing the faulting thread and instruction.
 [[noreturn]] void raise_fault(const ExecCtx& c, int lane, const std::string& what, uint64_t addr, uint32_t size);
 
+// mem_access for every space and for faults (out of line).
+uint8_t* mem_access_general(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int lane, bool write, uint32_t align);
+
 // Resolves an address in `space` (Generic: by window) for `lane`, checks bounds and alignment, records
-// the access and returns the host pointer. `space_out` receives the resolved space.
-uint8_t* mem_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int lane, bool write, uint32_t align);
+// the access and returns the host pointer. An aligned in-bounds shared-memory access (power-of-two
+// alignment), the most frequent kind, is handled inline; everything else by mem_access_general.
+inline uint8_t* mem_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int lane, bool write, uint32_t align) {
+  if (space == Space::Shared && align != 0 && (align & (align - 1)) == 0 && (addr & (align - 1)) == 0 &&
+      addr + size <= c.cta.shared.size() && addr + size >= addr) {
+    if (c.L.record_accesses) c.rec.acc.push_back({addr, size, static_cast<uint8_t>(lane), write, space});
+    if (c.rec.space == Space::Generic) c.rec.space = space;
+    return c.cta.shared.data() + addr;
+  }
+  return mem_access_general(c, space, addr, size, lane, write, align);
+}
 
 // Effective address of a memory operand for one lane (base register or symbol + offset).
 inline uint64_t mem_addr(const ExecCtx& c, const Operand& o, int lane) {
