@@ -115,12 +115,23 @@ inline uint64_t mem_addr(const ExecCtx& c, const Operand& o, int lane) {
   return a;
 }
 
+// The usual sizes get a fixed-size copy (one move, no call); the byte order is the host's (little-endian).
 inline uint64_t load_bits(const uint8_t* p, uint32_t size) {
-  uint64_t v = 0;
-  std::memcpy(&v, p, size);
-  return v;
+  switch (size) {
+    case 2: { uint16_t v; std::memcpy(&v, p, 2); return v; }
+    case 4: { uint32_t v; std::memcpy(&v, p, 4); return v; }
+    case 8: { uint64_t v; std::memcpy(&v, p, 8); return v; }
+    default: { uint64_t v = 0; std::memcpy(&v, p, size); return v; }
+  }
 }
-inline void store_bits(uint8_t* p, uint64_t v, uint32_t size) { std::memcpy(p, &v, size); }
+inline void store_bits(uint8_t* p, uint64_t v, uint32_t size) {
+  switch (size) {
+    case 2: { const auto x = static_cast<uint16_t>(v); std::memcpy(p, &x, 2); return; }
+    case 4: { const auto x = static_cast<uint32_t>(v); std::memcpy(p, &x, 4); return; }
+    case 8: std::memcpy(p, &v, 8); return;
+    default: std::memcpy(p, &v, size); return;
+  }
+}
 
 // Sign-extends the low `bytes` bytes of v.
 inline uint64_t sext(uint64_t v, int bytes) {
