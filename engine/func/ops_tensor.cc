@@ -115,6 +115,49 @@ void ex_wmma_mma(ExecCtx& c, const Instr& in) {
   warp_mma<16, 16, 16>(c, in, a, b, cd);
 }
 
+// Whether the first n fragment registers are distinct registers (not the sink): then a lane's loaded
+// elements can be written register by register, in any order, with the same result as element by element.
+bool distinct_regs(const std::vector<int32_t>& regs, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (regs[i] < 0) return false;
+    for (size_t j = 0; j < i; ++j)
+      if (regs[j] == regs[i]) return false;
+  }
+  return true;
+}
+
+// Writes one lane's loaded fragment elements v[0..nmem) (and their duplicates nmem..nelem) into the
+// fragment registers. With distinct registers each register is written once (two 16-bit elements packed
+// into its low 32 bits, the high bits kept, as element-wise writes leave them); otherwise element by element.
+void write_fragment(ExecCtx& c, const std::vector<int32_t>& regs, int lane, const uint64_t* v, int nmem, int nelem,
+                    bool half, bool distinct) {
+  if (!distinct) {
+    for (int e = 0; e < nmem; ++e) {
+      frag_set(c, regs, lane, e, half, v[e]);
+      if (nmem < nelem) frag_set(c, regs, lane, e + nmem, half, v[e]);
+    }
+    return;
+  }
+  uint64_t* r = c.w.regs.data() + lane;
+  const auto put = [&](int reg_index, uint64_t bits, uint64_t keep) {
+    uint64_t& slot = r[static_cast<size_t>(regs[static_cast<size_t>(reg_index)]) * 32];
+    slot = (slot & keep) | bits;
+  };
+  if (half) {
+    const int nr = nmem / 2;
+    for (int j = 0; j < nr; ++j) {
+      const uint64_t bits = (v[2 * j] & 0xffff) | ((v[2 * j + 1] & 0xffff) << 16);
+      put(j, bits, ~uint64_t{0xffffffff});
+      if (nmem < nelem) put(j + nr, bits, ~uint64_t{0xffffffff});
+    }
+  } else {
+    for (int e = 0; e < nmem; ++e) {
+      put(e, v[e], 0);
+      if (nmem < nelem) put(e + nmem, v[e], 0);
+    }
+  }
+}
+
 // wmma.load / wmma.store: element (r, c) of the 16x16 operand at p + (row-major ? r*stride + c : c*stride + r).
 // Elements of one lane that are adjacent in memory form one access (e.g. the two halves of a register).
 void ex_wmma_ldst(ExecCtx& c, const Instr& in) {
@@ -128,6 +171,7 @@ void ex_wmma_ldst(ExecCtx& c, const Instr& in) {
   const bool col = in.layout_a == 1;
   static const FragTable ta = make_table(8, wmma_a), tb = make_table(8, wmma_b), tc = make_table(8, wmma_c);
   const FragTable& ft = in.sub == W_LOAD_A ? ta : in.sub == W_LOAD_B ? tb : tc;
+  const bool distinct = !store && distinct_regs(frag.vec, static_cast<size_t>(half ? nelem / 2 : nelem));
   for_lanes(c.mask, [&](int lane) {
     const uint64_t base = mem_addr(c, addr, lane);
     const uint64_t stride = in.ops.size() > 2 ? static_cast<uint32_t>(src_bits(c, in.ops[2], lane)) : 16;
@@ -136,21 +180,18 @@ void ex_wmma_ldst(ExecCtx& c, const Instr& in) {
       const uint64_t r = ft.r[lane][e], cc = ft.c[lane][e];
       ea[e] = base + (col ? cc * stride + r : r * stride + cc) * esize;
     }
+    uint64_t v[8];
     for (int e = 0; e < nmem;) {
       int run = 1;
       while (e + run < nmem && ea[e + run] == ea[e] + run * esize) ++run;
       uint8_t* ptr = mem_access(c, in.space, ea[e], esize * static_cast<uint32_t>(run), lane, store, esize);
       for (int j = 0; j < run; ++j, ptr += esize) {
-        if (store) {
-          store_bits(ptr, frag_get(c, frag.vec, lane, e + j, half), esize);
-        } else {
-          const uint64_t v = load_bits(ptr, esize);
-          frag_set(c, frag.vec, lane, e + j, half, v);
-          if (nmem < nelem) frag_set(c, frag.vec, lane, e + j + nmem, half, v);
-        }
+        if (store) store_bits(ptr, frag_get(c, frag.vec, lane, e + j, half), esize);
+        else v[e + j] = load_bits(ptr, esize);
       }
       e += run;
     }
+    if (!store) write_fragment(c, frag.vec, lane, v, nmem, nelem, half, distinct);
   });
 }
 
