@@ -6,6 +6,7 @@
 #include <string>
 #include <type_traits>
 
+#include "memory.h"
 #include "numeric.h"
 #include "state.h"
 
@@ -96,14 +97,26 @@ inline typename TT<T>::V get(const ExecCtx& c, const Operand& o, int lane) {
 uint8_t* mem_access_general(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int lane, bool write, uint32_t align);
 
 // Resolves an address in `space` (Generic: by window) for `lane`, checks bounds and alignment, records
-// the access and returns the host pointer. An aligned in-bounds shared-memory access (power-of-two
-// alignment), the most frequent kind, is handled inline; everything else by mem_access_general.
+// the access and returns the host pointer. The frequent kinds are handled inline: shared memory (also
+// through the generic window) and global memory within the last allocation found, aligned (power of two)
+// and in bounds; everything else, faults included, by mem_access_general.
 inline uint8_t* mem_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int lane, bool write, uint32_t align) {
-  if (space == Space::Shared && align != 0 && (align & (align - 1)) == 0 && (addr & (align - 1)) == 0 &&
-      addr + size <= c.cta.shared.size() && addr + size >= addr) {
-    if (c.L.record_accesses) c.rec.acc.push_back({addr, size, static_cast<uint8_t>(lane), write, space});
-    if (c.rec.space == Space::Generic) c.rec.space = space;
-    return c.cta.shared.data() + addr;
+  if (space == Space::Generic && addr - kSharedWindow < kWindowSize) {
+    space = Space::Shared;
+    addr -= kSharedWindow;
+  }
+  if (align != 0 && (align & (align - 1)) == 0 && (addr & (align - 1)) == 0) {
+    uint8_t* p = nullptr;
+    if (space == Space::Shared) {
+      if (addr + size <= c.cta.shared.size() && addr + size >= addr) p = c.cta.shared.data() + addr;
+    } else if (space == Space::Global) {
+      p = c.L.mem->find_cached(addr, size);
+    }
+    if (p) {
+      if (c.L.record_accesses) c.rec.acc.push_back({addr, size, static_cast<uint8_t>(lane), write, space});
+      if (c.rec.space == Space::Generic) c.rec.space = space;
+      return p;
+    }
   }
   return mem_access_general(c, space, addr, size, lane, write, align);
 }
