@@ -106,8 +106,55 @@ inline std::pair<uint64_t, uint64_t> add_carry(uint64_t a, uint64_t b, uint64_t 
   return {zext(static_cast<uint64_t>(wide), BYTES), static_cast<uint64_t>(wide >> (8 * BYTES)) & 1};
 }
 
+// add / sub / mul.lo / mad.lo without flags on a register and registers or immediates: the address and
+// index arithmetic of every kernel, as one lane loop with the operation fixed at compile time. The low
+// BYTES bytes of the result do not depend on signedness, so one instantiation serves both.
+template <int BYTES, Op O>
+void int_plain(ExecCtx& c, const Instr& in) {
+  const auto lanes_of = [&](const Operand& o, uint64_t& imm) -> const uint64_t* {
+    imm = o.imm;
+    return o.kind == OpndKind::Reg ? c.w.regs.data() + static_cast<size_t>(o.reg) * 32 : nullptr;
+  };
+  uint64_t ib = 0, ic = 0, unused = 0;
+  const uint64_t* a = lanes_of(in.ops[1], unused);
+  const uint64_t* b = lanes_of(in.ops[2], ib);
+  const uint64_t* cc = O == Op::Mad ? lanes_of(in.ops[3], ic) : nullptr;
+  uint64_t* d = c.w.regs.data() + static_cast<size_t>(in.ops[0].reg) * 32;
+  for_lanes(c.mask, [&](int l) {
+    const uint64_t x = a[l], y = b ? b[l] : ib;
+    uint64_t r;
+    if constexpr (O == Op::Add) r = x + y;
+    else if constexpr (O == Op::Sub) r = x - y;
+    else if constexpr (O == Op::Mul) r = x * y;
+    else r = zext(x * y, BYTES) + (cc ? cc[l] : ic);
+    d[l] = zext(r, BYTES);
+  });
+}
+
+// Whether ex_int may take int_plain: add, sub, mul.lo or mad.lo without other flags, the destination and
+// the first source registers, the other sources registers or immediates (no special registers, no
+// negated predicates).
+bool plain_int(const Instr& in) {
+  const size_t n = in.op == Op::Mad ? 4 : in.op == Op::Add || in.op == Op::Sub || in.op == Op::Mul ? 3 : 0;
+  if (n == 0 || in.ops.size() != n || (in.flags & ~static_cast<uint32_t>(F_LO)) != 0) return false;
+  for (size_t i = 0; i < n; ++i) {
+    const Operand& o = in.ops[i];
+    const bool reg = o.kind == OpndKind::Reg && o.reg >= 0 && !o.negate;
+    if (!(reg || (i >= 2 && o.kind == OpndKind::Imm))) return false;
+  }
+  return true;
+}
+
 template <int BYTES, bool SIGNED>
 void ex_int(ExecCtx& c, const Instr& in) {
+  if (plain_int(in)) {
+    switch (in.op) {
+      case Op::Add: int_plain<BYTES, Op::Add>(c, in); return;
+      case Op::Sub: int_plain<BYTES, Op::Sub>(c, in); return;
+      case Op::Mul: int_plain<BYTES, Op::Mul>(c, in); return;
+      default: int_plain<BYTES, Op::Mad>(c, in); return;
+    }
+  }
   const Operand& d = in.ops[0];
   const Op op = in.op;
   const uint32_t f = in.flags;
