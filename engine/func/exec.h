@@ -6,6 +6,7 @@
 #include <string>
 #include <type_traits>
 
+#include "memory.h"
 #include "numeric.h"
 #include "state.h"
 
@@ -92,9 +93,33 @@ inline typename TT<T>::V get(const ExecCtx& c, const Operand& o, int lane) {
 // Throws SimFault describing the faulting thread and instruction.
 [[noreturn]] void raise_fault(const ExecCtx& c, int lane, const std::string& what, uint64_t addr, uint32_t size);
 
+// mem_access for every space and for faults (out of line).
+uint8_t* mem_access_general(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int lane, bool write, uint32_t align);
+
 // Resolves an address in `space` (Generic: by window) for `lane`, checks bounds and alignment, records
-// the access and returns the host pointer. `space_out` receives the resolved space.
-uint8_t* mem_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int lane, bool write, uint32_t align);
+// the access and returns the host pointer. The frequent kinds are handled inline: shared memory (also
+// through the generic window) and global memory within the last allocation found, aligned (power of two)
+// and in bounds; everything else, faults included, by mem_access_general.
+inline uint8_t* mem_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int lane, bool write, uint32_t align) {
+  if (space == Space::Generic && addr - kSharedWindow < kWindowSize) {
+    space = Space::Shared;
+    addr -= kSharedWindow;
+  }
+  if (align != 0 && (align & (align - 1)) == 0 && (addr & (align - 1)) == 0) {
+    uint8_t* p = nullptr;
+    if (space == Space::Shared) {
+      if (addr + size <= c.cta.shared.size() && addr + size >= addr) p = c.cta.shared.data() + addr;
+    } else if (space == Space::Global) {
+      p = c.L.mem->find_cached(addr, size);
+    }
+    if (p) {
+      if (c.L.record_accesses) c.rec.acc.push_back({addr, size, static_cast<uint8_t>(lane), write, space});
+      if (c.rec.space == Space::Generic) c.rec.space = space;
+      return p;
+    }
+  }
+  return mem_access_general(c, space, addr, size, lane, write, align);
+}
 
 // Effective address of a memory operand for one lane (base register or symbol + offset).
 inline uint64_t mem_addr(const ExecCtx& c, const Operand& o, int lane) {
@@ -103,12 +128,23 @@ inline uint64_t mem_addr(const ExecCtx& c, const Operand& o, int lane) {
   return a;
 }
 
+// The usual sizes get a fixed-size copy (one move, no call); the byte order is the host's (little-endian).
 inline uint64_t load_bits(const uint8_t* p, uint32_t size) {
-  uint64_t v = 0;
-  std::memcpy(&v, p, size);
-  return v;
+  switch (size) {
+    case 2: { uint16_t v; std::memcpy(&v, p, 2); return v; }
+    case 4: { uint32_t v; std::memcpy(&v, p, 4); return v; }
+    case 8: { uint64_t v; std::memcpy(&v, p, 8); return v; }
+    default: { uint64_t v = 0; std::memcpy(&v, p, size); return v; }
+  }
 }
-inline void store_bits(uint8_t* p, uint64_t v, uint32_t size) { std::memcpy(p, &v, size); }
+inline void store_bits(uint8_t* p, uint64_t v, uint32_t size) {
+  switch (size) {
+    case 2: { const auto x = static_cast<uint16_t>(v); std::memcpy(p, &x, 2); return; }
+    case 4: { const auto x = static_cast<uint32_t>(v); std::memcpy(p, &x, 4); return; }
+    case 8: std::memcpy(p, &v, 8); return;
+    default: std::memcpy(p, &v, size); return;
+  }
+}
 
 // Sign-extends the low `bytes` bytes of v.
 inline uint64_t sext(uint64_t v, int bytes) {

@@ -44,36 +44,50 @@ uint64_t elem_bits(DType t, float v) {
 }
 namespace {
 
-// Register-major, lanes inner.
-template <bool HALF>
-void gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, DType t, const FragTable& ft, float (*M)[16]) {
-  const int nregs = HALF ? ft.n / 2 : ft.n;
+// Register-major, lanes inner; the element type is a template argument so that the decode is inlined.
+template <DType T>
+void gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, const FragTable& ft, float* M) {
+  constexpr bool kHalf = T == DType::F16 || T == DType::BF16;
+  const int nregs = kHalf ? ft.n / 2 : ft.n;
   for (int j = 0; j < nregs; ++j) {
     const uint64_t* col = &c.w.regs[static_cast<size_t>(regs[static_cast<size_t>(j)]) * 32];
     for (int lane = 0; lane < 32; ++lane) {
       const uint64_t v = col[lane];
-      if (HALF) {
-        const int i = 2 * j;
-        M[ft.r[lane][i]][ft.c[lane][i]] = elem_value(t, static_cast<uint32_t>(v));
-        M[ft.r[lane][i + 1]][ft.c[lane][i + 1]] = elem_value(t, static_cast<uint32_t>(v >> 16));
+      if constexpr (kHalf) {
+        M[ft.at[lane][2 * j]] = elem_value(T, static_cast<uint32_t>(v));
+        M[ft.at[lane][2 * j + 1]] = elem_value(T, static_cast<uint32_t>(v >> 16));
       } else {
-        M[ft.r[lane][j]][ft.c[lane][j]] = elem_value(t, static_cast<uint32_t>(v));
+        M[ft.at[lane][j]] = elem_value(T, static_cast<uint32_t>(v));
       }
     }
   }
 }
+
+template <DType T>
+void scatter_t(ExecCtx& c, const std::vector<int32_t>& regs, const FragTable& ft, const float* M) {
+  constexpr bool kHalf = T == DType::F16 || T == DType::BF16;
+  for_lanes(c.mask, [&](int lane) {
+    for (int i = 0; i < ft.n; ++i) frag_set(c, regs, lane, i, kHalf, elem_bits(T, M[ft.at[lane][i]]));
+  });
+}
 }  // namespace
 
 void gather(const ExecCtx& c, const std::vector<int32_t>& regs, DType t, const FragTable& ft, float (*M)[16]) {
-  if (is_half(t)) gather_t<true>(c, regs, t, ft, M);
-  else gather_t<false>(c, regs, t, ft, M);
+  switch (t) {
+    case DType::F16: gather_t<DType::F16>(c, regs, ft, &M[0][0]); break;
+    case DType::BF16: gather_t<DType::BF16>(c, regs, ft, &M[0][0]); break;
+    case DType::F32: gather_t<DType::F32>(c, regs, ft, &M[0][0]); break;
+    default: gather_t<DType::U32>(c, regs, ft, &M[0][0]); break;  // no float decode: zeros, as elem_value
+  }
 }
 
 void scatter(ExecCtx& c, const std::vector<int32_t>& regs, DType t, const FragTable& ft, const float (*M)[16]) {
-  const bool half = is_half(t);
-  for_lanes(c.mask, [&](int lane) {
-    for (int i = 0; i < ft.n; ++i) frag_set(c, regs, lane, i, half, elem_bits(t, M[ft.r[lane][i]][ft.c[lane][i]]));
-  });
+  switch (t) {
+    case DType::F16: scatter_t<DType::F16>(c, regs, ft, &M[0][0]); break;
+    case DType::BF16: scatter_t<DType::BF16>(c, regs, ft, &M[0][0]); break;
+    case DType::F32: scatter_t<DType::F32>(c, regs, ft, &M[0][0]); break;
+    default: scatter_t<DType::U32>(c, regs, ft, &M[0][0]); break;  // no float encode: zeros, as elem_bits
+  }
 }
 
 const FragTable& wmma_a_table() {

@@ -52,11 +52,13 @@ inline float elem_value(DType t, uint32_t bits) {
 uint64_t elem_bits(DType t, float v);
 inline bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
 
-// A fragment map as a table: (lane, element) -> (row, col).
+// A fragment map as a table: (lane, element) -> (row, col), and the element's flat index row * 16 + col
+// in a matrix stored as rows of 16 floats (what gather and scatter index).
 struct FragTable {
   int n = 0;
   uint8_t r[32][16] = {};
   uint8_t c[32][16] = {};
+  uint16_t at[32][16] = {};
 };
 template <class Map>
 FragTable make_table(int n, Map map) {
@@ -67,6 +69,7 @@ FragTable make_table(int n, Map map) {
       const RC p = map(lane, i);
       t.r[lane][i] = static_cast<uint8_t>(p.r);
       t.c[lane][i] = static_cast<uint8_t>(p.c);
+      t.at[lane][i] = static_cast<uint16_t>(p.r * 16 + p.c);
     }
   return t;
 }

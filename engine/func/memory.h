@@ -38,9 +38,14 @@ class DeviceMemory {
   bool free(uint64_t addr);
   // Host pointer for [addr, addr+size) if it lies inside one allocation, else nullptr.
   uint8_t* find(uint64_t addr, uint64_t size) {
+    uint8_t* p = find_cached(addr, size);
+    return p ? p : find_slow(addr, size);
+  }
+  // find within the allocation found last only (nullptr: not there, which does not mean not allocated).
+  uint8_t* find_cached(uint64_t addr, uint64_t size) const {
     if (last_ && addr >= last_->first && addr + size <= last_->first + last_->second.size() && addr + size >= addr)
       return last_->second.data() + (addr - last_->first);
-    return find_slow(addr, size);
+    return nullptr;
   }
   // Where [addr, addr+size) lies relative to the allocation nearest to it (for fault messages).
   std::string describe(uint64_t addr, uint64_t size) const;

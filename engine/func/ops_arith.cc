@@ -106,8 +106,55 @@ inline std::pair<uint64_t, uint64_t> add_carry(uint64_t a, uint64_t b, uint64_t 
   return {zext(static_cast<uint64_t>(wide), BYTES), static_cast<uint64_t>(wide >> (8 * BYTES)) & 1};
 }
 
+// add / sub / mul.lo / mad.lo without flags on a register and registers or immediates: the address and
+// index arithmetic of every kernel, as one lane loop with the operation fixed at compile time. The low
+// BYTES bytes of the result do not depend on signedness, so one instantiation serves both.
+template <int BYTES, Op O>
+void int_plain(ExecCtx& c, const Instr& in) {
+  const auto lanes_of = [&](const Operand& o, uint64_t& imm) -> const uint64_t* {
+    imm = o.imm;
+    return o.kind == OpndKind::Reg ? c.w.regs.data() + static_cast<size_t>(o.reg) * 32 : nullptr;
+  };
+  uint64_t ib = 0, ic = 0, unused = 0;
+  const uint64_t* a = lanes_of(in.ops[1], unused);
+  const uint64_t* b = lanes_of(in.ops[2], ib);
+  const uint64_t* cc = O == Op::Mad ? lanes_of(in.ops[3], ic) : nullptr;
+  uint64_t* d = c.w.regs.data() + static_cast<size_t>(in.ops[0].reg) * 32;
+  for_lanes(c.mask, [&](int l) {
+    const uint64_t x = a[l], y = b ? b[l] : ib;
+    uint64_t r;
+    if constexpr (O == Op::Add) r = x + y;
+    else if constexpr (O == Op::Sub) r = x - y;
+    else if constexpr (O == Op::Mul) r = x * y;
+    else r = zext(x * y, BYTES) + (cc ? cc[l] : ic);
+    d[l] = zext(r, BYTES);
+  });
+}
+
+// Whether ex_int may take int_plain: add, sub, mul.lo or mad.lo without other flags, the destination and
+// the first source registers, the other sources registers or immediates (no special registers, no
+// negated predicates).
+bool plain_int(const Instr& in) {
+  const size_t n = in.op == Op::Mad ? 4 : in.op == Op::Add || in.op == Op::Sub || in.op == Op::Mul ? 3 : 0;
+  if (n == 0 || in.ops.size() != n || (in.flags & ~static_cast<uint32_t>(F_LO)) != 0) return false;
+  for (size_t i = 0; i < n; ++i) {
+    const Operand& o = in.ops[i];
+    const bool reg = o.kind == OpndKind::Reg && o.reg >= 0 && !o.negate;
+    if (!(reg || (i >= 2 && o.kind == OpndKind::Imm))) return false;
+  }
+  return true;
+}
+
 template <int BYTES, bool SIGNED>
 void ex_int(ExecCtx& c, const Instr& in) {
+  if (plain_int(in)) {
+    switch (in.op) {
+      case Op::Add: int_plain<BYTES, Op::Add>(c, in); return;
+      case Op::Sub: int_plain<BYTES, Op::Sub>(c, in); return;
+      case Op::Mul: int_plain<BYTES, Op::Mul>(c, in); return;
+      default: int_plain<BYTES, Op::Mad>(c, in); return;
+    }
+  }
   const Operand& d = in.ops[0];
   const Op op = in.op;
   const uint32_t f = in.flags;
@@ -282,6 +329,38 @@ uint64_t f64_nan_result(Op op, const ExecCtx& c, const Instr& in, int lane, size
   return kDefault;
 }
 
+// f32 add / sub / mul / fma on plain register operands, without a directed rounding mode, .ftz or .sat:
+// the bulk of SIMT GEMM work, as one lane loop with the operation fixed at compile time (the same IEEE
+// operation and NaN canonicalisation as the general path below).
+template <Op O>
+void f32_on_regs(ExecCtx& c, const Instr& in) {
+  uint64_t* regs = c.w.regs.data();
+  const uint64_t* a = regs + static_cast<size_t>(in.ops[1].reg) * 32;
+  const uint64_t* b = regs + static_cast<size_t>(in.ops[2].reg) * 32;
+  const uint64_t* cc = O == Op::Fma ? regs + static_cast<size_t>(in.ops[3].reg) * 32 : nullptr;
+  uint64_t* d = regs + static_cast<size_t>(in.ops[0].reg) * 32;
+  for_lanes(c.mask, [&](int l) {
+    const float x = f32_from_bits(a[l]), y = f32_from_bits(b[l]);
+    float r;
+    if constexpr (O == Op::Add) r = x + y;
+    else if constexpr (O == Op::Sub) r = x - y;
+    else if constexpr (O == Op::Mul) r = x * y;
+    else r = std::fma(x, y, f32_from_bits(cc[l]));
+    d[l] = std::isnan(r) ? kCanonicalNaN32 : bits_from_f32(r);
+  });
+}
+
+// Whether ex_float<F32> may take f32_on_regs: the rounding is the host's, no .ftz / .sat / other flag
+// that changes the result, and every operand is a register.
+bool plain_f32_on_regs(const Instr& in) {
+  if (in.rnd == Rnd::RZ || in.rnd == Rnd::RM || in.rnd == Rnd::RP || (in.flags & (F_FTZ | F_SAT))) return false;
+  const size_t n = in.op == Op::Fma || in.op == Op::Mad ? 4 : in.op == Op::Add || in.op == Op::Sub || in.op == Op::Mul ? 3 : 0;
+  if (n == 0 || in.ops.size() != n) return false;
+  for (const Operand& o : in.ops)
+    if (o.kind != OpndKind::Reg || o.negate || o.reg < 0) return false;
+  return true;
+}
+
 // f32 / f64: the host computes with the same IEEE semantics; directed rounding via fenv.
 template <DType T>
 void ex_float(ExecCtx& c, const Instr& in) {
@@ -294,6 +373,16 @@ void ex_float(ExecCtx& c, const Instr& in) {
   // div.approx.f32: a times the reciprocal of b, which flushes a subnormal result (|b| > 2^126) to zero.
   // div.full.f32 (full range, within 2 ulp) is computed as the IEEE quotient.
   const bool approx = T == DType::F32 && in.op == Op::Div && (in.flags & F_APPROX);
+  if constexpr (T == DType::F32) {
+    if (plain_f32_on_regs(in)) {
+      switch (in.op) {
+        case Op::Add: f32_on_regs<Op::Add>(c, in); return;
+        case Op::Sub: f32_on_regs<Op::Sub>(c, in); return;
+        case Op::Mul: f32_on_regs<Op::Mul>(c, in); return;
+        default: f32_on_regs<Op::Fma>(c, in); return;  // fma, mad
+      }
+    }
+  }
   for_lanes(c.mask, [&](int l) {
     V a = get<T>(c, in.ops[1], l);
     V b = n > 2 ? get<T>(c, in.ops[2], l) : V(0);

@@ -25,7 +25,7 @@ void raise_fault(const ExecCtx& c, int lane, const std::string& what, uint64_t a
   throw SimFault(s.str());
 }
 
-uint8_t* mem_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int lane, bool write, uint32_t align) {
+uint8_t* mem_access_general(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int lane, bool write, uint32_t align) {
   if (space == Space::Generic) {
     if (addr >= kSharedWindow && addr < kSharedWindow + kWindowSize) { space = Space::Shared; addr -= kSharedWindow; }
     else if (addr >= kLocalWindow && addr < kLocalWindow + kWindowSize) { space = Space::Local; addr -= kLocalWindow; }

@@ -3,6 +3,7 @@
 // exactly; the wmma layout (which the ISA leaves unspecified) is built from the mma.sync m16n8k16 fragments
 // and documented in docs/isa.md.
 #include <array>
+#include <cstring>
 
 #include "decode.h"
 #include "operands.h"
@@ -15,26 +16,30 @@ namespace {
 enum WmmaSub : uint8_t { W_LOAD_A, W_LOAD_B, W_LOAD_C, W_STORE_D, W_MMA };
 
 // D = A * B + C for an M x N x K warp tile with fp32 accumulation of exact fp16/bf16 products, summed in k order.
-void warp_mma(ExecCtx& c, const Instr& in, int M, int N, int K, const FragTable& ta, const FragTable& tb,
-              const FragTable& tc) {
+// Four columns at a time in a vector of four floats (GCC/Clang vector extension): the columns are
+// independent and each is still the same fp32 multiply and add in k order, so the result is bit-identical
+// to the scalar loop.
+template <int M, int N, int K>
+void warp_mma(ExecCtx& c, const Instr& in, const FragTable& ta, const FragTable& tb, const FragTable& tc) {
+  using F4 = float __attribute__((vector_size(16)));
+  static_assert(N % 4 == 0, "the n loop goes four columns at a time");
   float A[16][16], B[16][16], C[16][16], D[16][16];
   gather(c, in.ops[1].vec, in.types[1], ta, A);
   gather(c, in.ops[2].vec, in.types[2], tb, B);
   gather(c, in.ops[3].vec, in.types[3], tc, C);
+  F4 Bv[K][N / 4];
+  for (int k = 0; k < K; ++k) std::memcpy(Bv[k], B[k], sizeof(Bv[k]));
   for (int m = 0; m < M; ++m) {
-    float acc[16];
-    for (int n = 0; n < N; ++n) acc[n] = C[m][n];
+    F4 acc[N / 4];
+    std::memcpy(acc, C[m], sizeof(acc));
     for (int k = 0; k < K; ++k) {
       const float a = A[m][k];
-      for (int n = 0; n < N; ++n) acc[n] += a * B[k][n];  // fp16 x fp16 products are exact in fp32
+      const F4 av = {a, a, a, a};
+      for (int q = 0; q < N / 4; ++q) acc[q] += av * Bv[k][q];  // fp16 x fp16 products are exact in fp32
     }
-    for (int n = 0; n < N; ++n) D[m][n] = acc[n];
+    std::memcpy(D[m], acc, sizeof(acc));
   }
-  const DType td = in.types[0];
-  const auto& rd = in.ops[0].vec;
-  for_lanes(c.mask, [&](int lane) {
-    for (int i = 0; i < tc.n; ++i) frag_set(c, rd, lane, i, is_half(td), elem_bits(td, D[tc.r[lane][i]][tc.c[lane][i]]));
-  });
+  scatter(c, in.ops[0].vec, in.types[0], tc, D);
 }
 
 void ex_mma(ExecCtx& c, const Instr& in) {
@@ -43,8 +48,8 @@ void ex_mma(ExecCtx& c, const Instr& in) {
   static const FragTable b16 = make_table(4, [](int l, int i) { return mma_b(16, l, i); });
   static const FragTable b8 = make_table(2, [](int l, int i) { return mma_b(8, l, i); });
   static const FragTable cd = make_table(4, mma_c);
-  const bool k16 = in.shape_k == 16;
-  warp_mma(c, in, 16, 8, in.shape_k, k16 ? a16 : a8, k16 ? b16 : b8, cd);
+  if (in.shape_k == 16) warp_mma<16, 8, 16>(c, in, a16, b16, cd);
+  else warp_mma<16, 8, 8>(c, in, a8, b8, cd);
 }
 
 // ---- mma.sp m16n8k32 (.f16 / .bf16): operands d, a, b, c, e (metadata register), f (sparsity selector) --
@@ -107,7 +112,50 @@ void ex_wmma_mma(ExecCtx& c, const Instr& in) {
   static const FragTable a = make_table(16, wmma_a);
   static const FragTable b = make_table(16, wmma_b);
   static const FragTable cd = make_table(8, wmma_c);
-  warp_mma(c, in, 16, 16, 16, a, b, cd);
+  warp_mma<16, 16, 16>(c, in, a, b, cd);
+}
+
+// Whether the first n fragment registers are distinct registers (not the sink): then a lane's loaded
+// elements can be written register by register, in any order, with the same result as element by element.
+bool distinct_regs(const std::vector<int32_t>& regs, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (regs[i] < 0) return false;
+    for (size_t j = 0; j < i; ++j)
+      if (regs[j] == regs[i]) return false;
+  }
+  return true;
+}
+
+// Writes one lane's loaded fragment elements v[0..nmem) (and their duplicates nmem..nelem) into the
+// fragment registers. With distinct registers each register is written once (two 16-bit elements packed
+// into its low 32 bits, the high bits kept, as element-wise writes leave them); otherwise element by element.
+void write_fragment(ExecCtx& c, const std::vector<int32_t>& regs, int lane, const uint64_t* v, int nmem, int nelem,
+                    bool half, bool distinct) {
+  if (!distinct) {
+    for (int e = 0; e < nmem; ++e) {
+      frag_set(c, regs, lane, e, half, v[e]);
+      if (nmem < nelem) frag_set(c, regs, lane, e + nmem, half, v[e]);
+    }
+    return;
+  }
+  uint64_t* r = c.w.regs.data() + lane;
+  const auto put = [&](int reg_index, uint64_t bits, uint64_t keep) {
+    uint64_t& slot = r[static_cast<size_t>(regs[static_cast<size_t>(reg_index)]) * 32];
+    slot = (slot & keep) | bits;
+  };
+  if (half) {
+    const int nr = nmem / 2;
+    for (int j = 0; j < nr; ++j) {
+      const uint64_t bits = (v[2 * j] & 0xffff) | ((v[2 * j + 1] & 0xffff) << 16);
+      put(j, bits, ~uint64_t{0xffffffff});
+      if (nmem < nelem) put(j + nr, bits, ~uint64_t{0xffffffff});
+    }
+  } else {
+    for (int e = 0; e < nmem; ++e) {
+      put(e, v[e], 0);
+      if (nmem < nelem) put(e + nmem, v[e], 0);
+    }
+  }
 }
 
 // wmma.load / wmma.store: element (r, c) of the 16x16 operand at p + (row-major ? r*stride + c : c*stride + r).
@@ -123,6 +171,7 @@ void ex_wmma_ldst(ExecCtx& c, const Instr& in) {
   const bool col = in.layout_a == 1;
   static const FragTable ta = make_table(8, wmma_a), tb = make_table(8, wmma_b), tc = make_table(8, wmma_c);
   const FragTable& ft = in.sub == W_LOAD_A ? ta : in.sub == W_LOAD_B ? tb : tc;
+  const bool distinct = !store && distinct_regs(frag.vec, static_cast<size_t>(half ? nelem / 2 : nelem));
   for_lanes(c.mask, [&](int lane) {
     const uint64_t base = mem_addr(c, addr, lane);
     const uint64_t stride = in.ops.size() > 2 ? static_cast<uint32_t>(src_bits(c, in.ops[2], lane)) : 16;
@@ -131,21 +180,18 @@ void ex_wmma_ldst(ExecCtx& c, const Instr& in) {
       const uint64_t r = ft.r[lane][e], cc = ft.c[lane][e];
       ea[e] = base + (col ? cc * stride + r : r * stride + cc) * esize;
     }
+    uint64_t v[8];
     for (int e = 0; e < nmem;) {
       int run = 1;
       while (e + run < nmem && ea[e + run] == ea[e] + run * esize) ++run;
       uint8_t* ptr = mem_access(c, in.space, ea[e], esize * static_cast<uint32_t>(run), lane, store, esize);
       for (int j = 0; j < run; ++j, ptr += esize) {
-        if (store) {
-          store_bits(ptr, frag_get(c, frag.vec, lane, e + j, half), esize);
-        } else {
-          const uint64_t v = load_bits(ptr, esize);
-          frag_set(c, frag.vec, lane, e + j, half, v);
-          if (nmem < nelem) frag_set(c, frag.vec, lane, e + j + nmem, half, v);
-        }
+        if (store) store_bits(ptr, frag_get(c, frag.vec, lane, e + j, half), esize);
+        else v[e + j] = load_bits(ptr, esize);
       }
       e += run;
     }
+    if (!store) write_fragment(c, frag.vec, lane, v, nmem, nelem, half, distinct);
   });
 }
 

@@ -55,6 +55,7 @@ struct TimingModel::SmT {
   uint32_t warp_slot = 0;
   uint32_t resident_warps = 0;
   uint64_t occ_t = 0;
+  uint64_t wake = 0;  // the earliest wake of its sub-cores (only this SM's own processing changes them)
 };
 
 TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, double sample,
@@ -351,58 +352,74 @@ std::vector<LiveWarp> TimingModel::live_warps() const {
   return live;
 }
 
+// One sub-core's issue slot at cycle t: the warps in scheduling order (GTO: the last issuer first, then by
+// age; otherwise round-robin from rr), up to issue_width of them issue; else the sub-core sleeps until
+// the earliest cycle a warp could issue, with that warp's stall reason.
+void TimingModel::schedule(SubCore& sub, SmT& sm, uint64_t t) {
+  uint32_t issued = 0;
+  uint64_t earliest = kNever;
+  TStat reason = sub.warps.empty() ? TStat::StallIdle : TStat::StallBarrier;
+  const size_t n = sub.warps.size(), rr = sub.rr;
+  WarpT* const last = sub.last;
+  WarpT* const first = cfg_.gto && last && !last->w->done() ? last : nullptr;
+  // Visits warp w; true when the pass must end (the issue width is used, or the warp finished: its CTA
+  // may be gone, and sub.warps with it).
+  const auto visit = [&](WarpT* w) {
+    if (issued >= cfg_.issue_width) return true;
+    const Check ck = check(*w, sub, sm.id, t);
+    if (ck.ok) {
+      if (!cfg_.gto) sub.rr = (static_cast<size_t>(std::find(sub.warps.begin(), sub.warps.end(), w) - sub.warps.begin()) + 1) % std::max<size_t>(1, sub.warps.size());
+      sub.last = w;
+      ++issued;
+      return issue(*w, sub, sm, t);
+    }
+    if (ck.when < earliest || (earliest == kNever && ck.reason != TStat::StallIdle)) {
+      if (ck.when < earliest) earliest = ck.when;
+      reason = ck.reason;
+    }
+    return false;
+  };
+  bool stop = first && visit(first);
+  for (size_t i = 0; i < n && !stop; ++i) {
+    WarpT* w = sub.warps[cfg_.gto ? i : (rr + i) % n];
+    if (cfg_.gto && w == last) continue;
+    stop = visit(w);
+  }
+  if (issued) {
+    stats_[TStat::IssueCycles] += 1;
+    sub.acct_t = t + 1;
+    sub.wake = t + 1;
+  } else {
+    sub.pending = reason;
+    sub.wake = std::max(earliest, t + 1);
+  }
+}
+
 void TimingModel::run() {
   uint64_t t = 0;
   for (bool more = true; more;) {  // initial fill, round-robin over SMs
     more = false;
     for (auto& sm : sms_) more |= dispatch(*sm, 0);
   }
-  std::vector<WarpT*> order;
   while (resident_ctas_ > 0) {
     watchdog_.check(L_, exec_.stats().warp_insts, t, [this] { return live_warps(); }, next_cta_ - resident_ctas_);
     uint64_t next = kNever;
     for (auto& smp : sms_) {
       SmT& sm = *smp;
+      const bool can_dispatch = next_cta_ < total_ctas_ && sm.ctas.size() < max_ctas_per_sm_;
+      if (sm.wake > t && !can_dispatch) { next = std::min(next, sm.wake); continue; }  // every sub-core asleep
       for (auto& sub : sm.subs) {
         if (sub.wake > t) { next = std::min(next, sub.wake); continue; }
         account(sub, t);
-        uint32_t issued = 0;
-        uint64_t earliest = kNever;
-        TStat reason = sub.warps.empty() ? TStat::StallIdle : TStat::StallBarrier;
-        order.clear();
-        if (cfg_.gto && sub.last && !sub.last->w->done()) order.push_back(sub.last);
-        const size_t n = sub.warps.size();
-        for (size_t i = 0; i < n; ++i) {
-          WarpT* w = sub.warps[cfg_.gto ? i : (sub.rr + i) % n];
-          if (w != sub.last || !cfg_.gto) order.push_back(w);
-        }
-        for (WarpT* w : order) {
-          if (issued >= cfg_.issue_width) break;
-          const Check ck = check(*w, sub, sm.id, t);
-          if (ck.ok) {
-            if (!cfg_.gto) sub.rr = (static_cast<size_t>(std::find(sub.warps.begin(), sub.warps.end(), w) - sub.warps.begin()) + 1) % std::max<size_t>(1, sub.warps.size());
-            sub.last = w;
-            ++issued;
-            if (issue(*w, sub, sm, t)) break;  // the warp finished (its CTA may be gone): `order` is stale
-          } else if (ck.when < earliest || (earliest == kNever && ck.reason != TStat::StallIdle)) {
-            if (ck.when < earliest) earliest = ck.when;
-            reason = ck.reason;
-          }
-        }
-        if (issued) {
-          stats_[TStat::IssueCycles] += 1;
-          sub.acct_t = t + 1;
-          sub.wake = t + 1;
-        } else {
-          sub.pending = reason;
-          sub.wake = std::max(earliest, t + 1);
-        }
+        schedule(sub, sm, t);
         next = std::min(next, sub.wake);
       }
       if (next_cta_ < total_ctas_ && sm.ctas.size() < max_ctas_per_sm_) {
         while (dispatch(sm, t + 1)) {}
         next = std::min(next, t + 1);
       }
+      sm.wake = kNever;
+      for (const auto& sub : sm.subs) sm.wake = std::min(sm.wake, sub.wake);
     }
     if (resident_ctas_ == 0) break;
     if (next == kNever)

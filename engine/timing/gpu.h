@@ -48,6 +48,7 @@ class TimingModel {
   Check check(WarpT& w, const SubCore& sub, uint32_t sm, uint64_t t);
   // Issues the warp's next instruction; returns true when the warp finished (and its CTA may be retired).
   bool issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t);
+  void schedule(SubCore& sub, SmT& sm, uint64_t t);
   uint64_t complete_time(const Instr& in, const WarpRecord& rec, const OpTiming& ot, WarpT& w, uint32_t sm,
                          uint64_t t);
   void account(SubCore& sub, uint64_t t);
