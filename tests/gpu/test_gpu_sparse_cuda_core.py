@@ -29,18 +29,6 @@ RUNS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def engine():
-    cupy = pytest.importorskip("cupy")
-    try:
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            pytest.skip("no CUDA GPU")
-    except cupy.cuda.runtime.CUDARuntimeError as err:
-        pytest.skip(f"no usable CUDA GPU: {err}")
-    from stcsim.gpu import GpuEngine
-
-    return GpuEngine(repeats=2)
-
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("p", SHAPES)

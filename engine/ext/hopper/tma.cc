@@ -75,6 +75,9 @@ void ex_tensor_copy(ExecCtx& c, const Instr& in) {
     }
     const uint64_t dst = mem_addr(c, in.ops[0], lane);
     if (dst % 128) hopper_fault(c, in, "the shared destination must be 128-byte aligned");
+    if (m.swizzle && (coord[0] * m.elem_bytes) % 16)  // measured: cudaErrorIllegalInstruction on the H100
+      hopper_fault(c, in, "with a swizzled tensor map the box must start on a 16-byte boundary of its row (byte " +
+                              std::to_string(coord[0] * m.elem_bytes) + "): the H100 raises an illegal instruction");
     uint32_t count[5];
     uint64_t total = 1;
     for (uint32_t d = 0; d < 5; ++d) {
