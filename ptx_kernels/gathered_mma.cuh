@@ -37,13 +37,6 @@ constexpr int kBK = 32;
 constexpr int kMetaTiles = 4;
 constexpr int kMetaChunk = kBK * kMetaTiles;
 
-// Byte offset of 16-byte chunk c of row r in a swizzled A stage (rows of kBK halves = 4 chunks).
-__device__ __forceinline__ uint32_t a_offset(int r, int c) { return r * (kBK * 2) + ((c ^ ((r >> 1) & 3)) << 4); }
-
-// Byte offset of 16-byte chunk c of row k in a swizzled B stage (rows of BN halves).
-template <int BN>
-__device__ __forceinline__ uint32_t b_offset(int k, int c) { return k * (BN * 2) + ((c ^ (k & 7)) << 4); }
-
 template <int BM, int BN, int WM, int WN, int STAGES>
 struct Tile {
     static constexpr int kWarpsN = BN / WN;
@@ -118,40 +111,6 @@ __device__ __forceinline__ void load_tile(uint32_t sa, uint32_t sb, uint32_t sme
         const int bytes = (p < bt.count && rest > 0) ? min(rest, 8) * 2 : 0;
         const half* src = bytes > 0 ? B + idx.column(entries[k], p) * ldb + bt.n0 + c * 8 : B;
         cp_async_16(sb + b_offset<BN>(k, c), src, bytes);
-    }
-}
-
-// One k tile of warp-level math: 2 k16 steps, each ldmatrix A (x4) and B (x4.trans) then mma.sync.
-template <class T, int BN, int WM, int WN>
-__device__ __forceinline__ void compute_tile(float (&acc)[T::kFragM][T::kFragN][4], uint32_t sa, uint32_t sb,
-                                             int wm, int wn, int lane)
-{
-#pragma unroll
-    for (int kk = 0; kk < kBK; kk += 16) {
-        uint32_t a[T::kFragM][4];
-        uint32_t b[T::kFragN][2];
-#pragma unroll
-        for (int mi = 0; mi < T::kFragM; ++mi) {
-            const int r = wm * WM + mi * 16 + (lane % 16);
-            ldmatrix_x4(a[mi], sa + a_offset(r, kk / 8 + lane / 16));
-        }
-#pragma unroll
-        for (int nj = 0; nj < T::kFragN / 2; ++nj) {
-            const int k = kk + (lane % 16);
-            uint32_t q[4];
-            ldmatrix_x4_trans(q, sb + b_offset<BN>(k, (wn * WN + nj * 16) / 8 + lane / 16));
-            b[2 * nj][0] = q[0];
-            b[2 * nj][1] = q[1];
-            b[2 * nj + 1][0] = q[2];
-            b[2 * nj + 1][1] = q[3];
-        }
-#pragma unroll
-        for (int mi = 0; mi < T::kFragM; ++mi) {
-#pragma unroll
-            for (int ni = 0; ni < T::kFragN; ++ni) {
-                mma_16816(acc[mi][ni], a[mi], b[ni][0], b[ni][1]);
-            }
-        }
     }
 }
 

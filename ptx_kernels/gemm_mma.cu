@@ -22,13 +22,6 @@ namespace stc {
 
 constexpr int kBK = 32;
 
-// Byte offset of 16-byte chunk c of row r in a swizzled A stage (rows of kBK halves = 4 chunks).
-__device__ __forceinline__ uint32_t a_offset(int r, int c) { return r * (kBK * 2) + ((c ^ ((r >> 1) & 3)) << 4); }
-
-// Byte offset of 16-byte chunk c of row k in a swizzled B stage (rows of BN halves).
-template <int BN>
-__device__ __forceinline__ uint32_t b_offset(int k, int c) { return k * (BN * 2) + ((c ^ (k & 7)) << 4); }
-
 template <int BM, int BN, int WM, int WN, int STAGES>
 struct MmaTile {
     static constexpr int kWarpsN = BN / WN;
@@ -73,41 +66,6 @@ __device__ __forceinline__ void load_tile(uint32_t sa, uint32_t sb, const half* 
 }
 
 // One k tile of warp-level math: 2 k16 steps, each ldmatrix A (x4) and B (x4.trans) then mma.sync.
-template <int BM, int BN, int WM, int WN, int STAGES>
-__device__ __forceinline__ void compute_tile(
-    float (&acc)[MmaTile<BM, BN, WM, WN, STAGES>::kFragM][MmaTile<BM, BN, WM, WN, STAGES>::kFragN][4],
-    uint32_t sa, uint32_t sb, int wm, int wn, int lane)
-{
-    using T = MmaTile<BM, BN, WM, WN, STAGES>;
-#pragma unroll
-    for (int kk = 0; kk < kBK; kk += 16) {
-        uint32_t a[T::kFragM][4];
-        uint32_t b[T::kFragN][2];
-#pragma unroll
-        for (int mi = 0; mi < T::kFragM; ++mi) {
-            const int r = wm * WM + mi * 16 + (lane % 16);
-            ldmatrix_x4(a[mi], sa + a_offset(r, kk / 8 + lane / 16));
-        }
-#pragma unroll
-        for (int nj = 0; nj < T::kFragN / 2; ++nj) {
-            const int k = kk + (lane % 16);
-            uint32_t t[4];
-            ldmatrix_x4_trans(t, sb + b_offset<BN>(k, (wn * WN + nj * 16) / 8 + lane / 16));
-            b[2 * nj][0] = t[0];
-            b[2 * nj][1] = t[1];
-            b[2 * nj + 1][0] = t[2];
-            b[2 * nj + 1][1] = t[3];
-        }
-#pragma unroll
-        for (int mi = 0; mi < T::kFragM; ++mi) {
-#pragma unroll
-            for (int ni = 0; ni < T::kFragN; ++ni) {
-                mma_16816(acc[mi][ni], a[mi], b[ni][0], b[ni][1]);
-            }
-        }
-    }
-}
-
 template <int BM, int BN, int WM, int WN, int STAGES>
 __device__ __forceinline__ void mma_gemm(const half* __restrict__ A, const half* __restrict__ B,
                                          float* __restrict__ C, int M, int N, int K, int lda, int ldb,
@@ -158,7 +116,7 @@ __device__ __forceinline__ void mma_gemm(const half* __restrict__ A, const half*
         }
         cp_async_commit();
         const int s = kt % STAGES;
-        compute_tile<BM, BN, WM, WN, STAGES>(acc, sa + s * T::kStageA, sb + s * T::kStageB, wm, wn, lane);
+        compute_tile<T, BN, WM, WN>(acc, sa + s * T::kStageA, sb + s * T::kStageB, wm, wn, lane);
     }
     cp_async_wait<0>();
 

@@ -59,11 +59,6 @@ __device__ __forceinline__ void mma_sp_16832(float (&d)[4], const uint32_t (&a)[
           "n"(SEL));
 }
 
-__device__ __forceinline__ uint32_t a_offset(int r, int c) { return r * (kBKc * 2) + ((c ^ ((r >> 1) & 3)) << 4); }
-
-template <int BN>
-__device__ __forceinline__ uint32_t b_offset(int k, int c) { return k * (BN * 2) + ((c ^ (k & 7)) << 4); }
-
 template <int BM, int BN, int WM, int WN, int STAGES>
 struct SpTile {
     static constexpr int kWarpsN = BN / WN;
