@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -212,3 +214,23 @@ def test_a_fault_leaves_the_engine_usable(k):
     want = a.copy()
     want[37] = a[3]
     assert np.array_equal(got, want)
+
+
+def test_launch_errors_with_a_global_libstdcxx_loaded():
+    """A process where a library loaded RTLD_GLOBAL brought in the shared libstdc++ (torch does) before the
+    engine: formatting and throwing a LaunchError must still work. With a toolchain that links libstdc++
+    statically and exports its symbols, the two copies mixed and this crashed (the H100 machine)."""
+    code = (
+        "import ctypes, ctypes.util, os\n"
+        "ctypes.CDLL(ctypes.util.find_library('stdc++') or 'libstdc++.so.6', mode=os.RTLD_GLOBAL)\n"
+        "from stcsim.sim import Engine, LaunchError\n"
+        "e = Engine()\n"
+        f"e.load_ptx({str(CUDA_DIR / 'faults.ptx')!r})\n"
+        "try:\n"
+        "    e.launch('oob_write', 1, 32, [0])\n"
+        "except LaunchError as err:\n"
+        "    print(err)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "kernel 'oob_write' takes 2 arguments" in done.stdout
