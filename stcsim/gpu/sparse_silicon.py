@@ -12,6 +12,13 @@ Kernels merged later join by registration alone.
     python -m stcsim.gpu.sparse_silicon collect --ncu ncu.csv --order order.csv --out measured.csv
     python -m stcsim.gpu.sparse_silicon table measured.csv --out table.csv    # simulate on h100, anywhere
 
+``--problems sparsert`` (cases, warm, measure) replaces the layer shapes by SparseRT's 20 problems (paper 003,
+stcsim.kernels.sparsert_problems) with the generated kernel, the CSR SpMM and the dense fp32 SIMT GEMM (the
+baseline of their speedups, as in the paper), at ``--sparsity`` (0.9 there). Their generated PTX runs to
+hundreds of thousands of lines, which the driver's JIT compiles for tens of seconds each: ``warm --jobs N``
+loads every case's module in N processes first, so the driver's JIT cache (CUDA_CACHE_MAXSIZE large enough)
+holds them when ``measure`` runs.
+
 ``measure`` launches every case twice (warm-up, measured) through the CuPy runner, checks the result against
 the kernel's numpy reference and records the launch order; ``collect`` joins ncu's ``gpc__cycles_elapsed.max``
 (as stcsim.gpu.calibrate); ``table`` simulates every measured case with the same seeded operands and writes
@@ -23,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, fields
@@ -33,8 +41,11 @@ import pandas as pd
 
 from stcsim.gpu.calibrate import read_ncu_csv
 from stcsim.kernels import GemmProblem, Kernel, get_kernel, kernels_for, random_operands, relative_error
+from stcsim.kernels.protocol import ptx_for
 from stcsim.kernels.registry import silicon_kernels
 from stcsim.kernels.run import DeviceEngine, launch
+from stcsim.kernels.sparsert_problems import CSR, DENSE_SIMT, PROBLEMS
+from stcsim.kernels.spmm_sparsert import SparseRtKernel
 from stcsim.sparsity import Pattern, get
 from stcsim.sparsity.registry import pattern_class
 from stcsim.workloads import get_network, unique_gemm_shapes
@@ -103,14 +114,19 @@ def dense_kernels() -> tuple[Kernel, ...]:
 def table_kernels(selector: str = "*") -> tuple[list[tuple[Kernel, Pattern]], list[str]]:
     """The sparse silicon kernels `selector` picks with their pattern, then the dense mma.sync GEMMs; and one
     line per sparse kernel skipped for want of a pattern. `selector`: comma-separated globs of kernel names,
-    a glob with a leading '!' excludes (e.g. '*,!*sparsert*')."""
+    a glob with a leading '!' excludes (e.g. '*,!*sparsert*'); a dense kernel other than the mma.sync
+    baselines joins when a glob other than '*' picks it (e.g. 'gemm_wgmma*': the Hopper GEMMs, dense and
+    sparse; the speedups are then over the fastest dense kernel of the shape)."""
     globs = [g.strip() for g in selector.split(",") if g.strip()]
     include = [g for g in globs if not g.startswith("!")]
     exclude = [g[1:] for g in globs if g.startswith("!")]
     chosen, skipped = [], []
+    baselines = dense_kernels()
     for kernel in silicon_kernels():
         name = kernel.procedural_name
         picked = any(fnmatchcase(name, g) for g in include) and not any(fnmatchcase(name, g) for g in exclude)
+        if kernel.pattern_name == DENSE and picked and kernel not in baselines and "*" not in include:
+            chosen.append((kernel, get(DENSE)))  # another dense GEMM, named by a glob of its own
         if kernel.pattern_name == DENSE or not picked:
             continue
         pattern = kernel_pattern(kernel)
@@ -118,7 +134,7 @@ def table_kernels(selector: str = "*") -> tuple[list[tuple[Kernel, Pattern]], li
             skipped.append(f"{kernel.procedural_name}: no pattern of EXAMPLE_SPECS fits it")
         else:
             chosen.append((kernel, pattern))
-    return chosen + [(k, get(DENSE)) for k in dense_kernels()], skipped
+    return chosen + [(k, get(DENSE)) for k in baselines], skipped
 
 
 def pruning_refusal(pattern: Pattern, sparsity: float) -> str:
@@ -151,6 +167,44 @@ def build_cases(
     return cases, skipped
 
 
+def sparsert_cases(sparsity: float) -> list[Case]:
+    """SparseRT's 20 problems (W is M x K, X is K x N): the generated kernel (default split), the CSR SpMM
+    and the dense fp32 SIMT GEMM on each."""
+    kernels = ((SparseRtKernel().procedural_name, "sparsert", sparsity), (CSR, "unstructured", sparsity),
+               (DENSE_SIMT, DENSE, 0.0))
+    return [Case("sparsert_problems", f"problem {number}", name, pattern, s, m, n, k)
+            for number, (m, k, n) in PROBLEMS.items() for name, pattern, s in kernels]
+
+
+def case_ptx(case: Case, seed: int) -> str:
+    """The PTX file a launch of `case` loads (for a generated kernel, generated from the seeded operands)."""
+    kernel = get_kernel(case.kernel)
+    a, b = random_operands(case.problem, np.random.default_rng(seed))
+    return str(ptx_for(kernel, kernel.prepare(a, b, get(case.pattern), case.sparsity)))
+
+
+def jit_module(path: str) -> float:
+    """Load one generated SparseRT module on the GPU (the driver compiles it and caches the result); the
+    host seconds it took."""
+    import time
+
+    import cupy
+
+    start = time.perf_counter()
+    cupy.RawModule(path=path).get_function(SparseRtKernel.entry)
+    return time.perf_counter() - start
+
+
+def warm(cases: Sequence[Case], seed: int, jobs: int) -> None:
+    """Compile the generated SparseRT module of every case on the GPU in `jobs` processes, largest first
+    (the other kernels' modules are small)."""
+    generated = [c for c in cases if c.pattern == "sparsert"]
+    paths = sorted({case_ptx(c, seed) for c in generated}, key=lambda p: -os.path.getsize(p))
+    with ProcessPoolExecutor(jobs) as pool:
+        for path, seconds in zip(paths, pool.map(jit_module, paths), strict=True):
+            print(f"jit {seconds:7.1f} s  {path}", flush=True)
+
+
 def run_case(case: Case, engine: DeviceEngine, seed: int) -> tuple[float, object]:
     """Launch one case with operands drawn from `seed`: (relative error against numpy, engine stats)."""
     kernel = get_kernel(case.kernel)
@@ -180,14 +234,15 @@ def measure(cases: Sequence[Case], order_path: str, seed: int = 0) -> None:
 def collect(ncu_csv: str, order_csv: str) -> pd.DataFrame:
     """ncu's cycles joined with the launch order, one row per measured case."""
     order = pd.read_csv(order_csv)
+    order["entry"] = order["kernel"].map(lambda name: get_kernel(name).entry)  # a generated one's differs
     with open(ncu_csv) as f:
         ncu = read_ncu_csv(f.read())
-    ncu = ncu[ncu["kernel_name"].isin(set(order["kernel"]))].reset_index(drop=True)
+    ncu = ncu[ncu["kernel_name"].isin(set(order["entry"]))].reset_index(drop=True)
     if len(ncu) != len(order):
         raise ValueError(f"ncu profiled {len(ncu)} table launches, the order has {len(order)}")
     both = pd.concat([order.reset_index(drop=True), ncu], axis=1)
-    if (both["kernel"] != both["kernel_name"]).any():
-        bad = both[both["kernel"] != both["kernel_name"]].iloc[0]
+    if (both["entry"] != both["kernel_name"]).any():
+        bad = both[both["entry"] != both["kernel_name"]].iloc[0]
         raise ValueError(f"launch order mismatch at launch {int(bad['launch'])}")
     out = both[both["role"] == "measured"].rename(columns={"gpc__cycles_elapsed.max": "measured_cycles"})
     return out[[*CASE_COLUMNS, "measured_cycles", "rel_error", "gpu_time_ms"]].reset_index(drop=True)
@@ -259,17 +314,21 @@ def read_meta(path: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: cases | measure (GPU, under ncu) | collect | table."""
+    """CLI: cases | warm (GPU) | measure (GPU, under ncu) | collect | table."""
     prog = "python -m stcsim.gpu.sparse_silicon"
     ap = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("cases", "measure"):
+    for name in ("cases", "warm", "measure"):
         p = sub.add_parser(name)
         p.add_argument("--network", action="append", help=f"repeatable; default {', '.join(NETWORKS)}")
         p.add_argument("--batch", type=int, default=1)
         p.add_argument("--sparsity", type=float, default=SPARSITY)
         p.add_argument("--kernel", default="*", help="glob of sparse kernel names (dense ones always run)")
         p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--problems", choices=("layers", "sparsert"), default="layers",
+                       help="the networks' layer shapes, or SparseRT's 20 problems")
+        if name == "warm":
+            p.add_argument("--jobs", type=int, default=1)
         if name == "measure":
             p.add_argument("--order", required=True)
     p = sub.add_parser("collect")
@@ -285,12 +344,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=1)
     a = ap.parse_args(argv)
-    if a.cmd in ("cases", "measure"):
-        cases, skipped = build_cases(layer_shapes(a.network or NETWORKS, a.batch), a.sparsity, a.kernel)
+    if a.cmd in ("cases", "warm", "measure"):
+        if a.problems == "sparsert":
+            cases, skipped = sparsert_cases(a.sparsity), []
+        else:
+            cases, skipped = build_cases(layer_shapes(a.network or NETWORKS, a.batch), a.sparsity, a.kernel)
         for line in skipped:
             print(f"skipped: {line}")
         if a.cmd == "cases":
             print(pd.DataFrame([asdict(c) for c in cases]).to_string(index=False))
+        elif a.cmd == "warm":
+            warm(cases, a.seed, a.jobs)
         else:
             measure(cases, a.order, a.seed)
     elif a.cmd == "collect":

@@ -16,6 +16,7 @@ from stcsim.gpu.sparse_silicon import (
     layer_shapes,
     read_meta,
     simulate,
+    sparsert_cases,
     speedup_table,
     summary,
     table_kernels,
@@ -24,6 +25,7 @@ from stcsim.gpu.sparse_silicon import (
 from stcsim.kernels import GemmProblem, get_kernel
 from stcsim.kernels.gemm_mma_sp import MMA_SP_KERNELS
 from stcsim.kernels.registry import REGISTRY, runs_on_silicon
+from stcsim.kernels.spmm_sparsert import SparseRtKernel
 from stcsim.kernels.spmm_tvw import TVW_KERNELS
 from stcsim.workloads import get_network, unique_gemm_shapes
 
@@ -63,6 +65,28 @@ def test_the_selector_takes_globs_and_exclusions():
     sparse = [n for n in chosen if n not in {k.procedural_name for k in dense_kernels()}]
     assert sparse and all(("mma_sp" in n or "tvw" in n) and "g128" not in n for n in sparse)
     assert "spmm_tvw_g128" not in " ".join(chosen) and len(chosen) < len(every)
+
+
+def test_sparsert_problems_are_three_kernels_each():
+    cases = sparsert_cases(0.9)
+    assert len(cases) == 60 and {c.layer for c in cases} == {f"problem {i}" for i in range(1, 21)}
+    p11 = {c.pattern: c for c in cases if c.layer == "problem 11"}
+    assert set(p11) == {"sparsert", "unstructured", "dense"}
+    assert (p11["sparsert"].m, p11["sparsert"].k, p11["sparsert"].n) == (512, 512, 256)
+    assert p11["dense"].sparsity == 0.0 and p11["sparsert"].sparsity == 0.9
+
+
+def test_collect_matches_a_generated_kernel_by_its_entry(tmp_path):
+    """ncu names the generated SparseRT module's entry, not the kernel's procedural name."""
+    case = Case("sparsert_problems", "problem 1", SparseRtKernel().procedural_name, "sparsert", 0.9, 8, 8, 8)
+    row = [*(getattr(case, c) for c in CASE_COLUMNS)]
+    order = pd.DataFrame([[0, *row, "warmup", 1e-7, ""], [1, *row, "measured", 1e-7, 0.01]],
+                         columns=["launch", *CASE_COLUMNS, "role", "rel_error", "gpu_time_ms"])
+    order.to_csv(tmp_path / "order.csv", index=False)
+    entry = SparseRtKernel.entry
+    (tmp_path / "ncu.csv").write_text(_ncu_rows([(0, entry, 90.0), (1, entry, 70.0)]))
+    out = collect(str(tmp_path / "ncu.csv"), str(tmp_path / "order.csv"))
+    assert out["measured_cycles"].tolist() == [70.0] and cases_of(out) == [case]
 
 
 def test_layer_shapes_are_the_prunable_network_shapes():
