@@ -67,6 +67,16 @@ def test_the_selector_takes_globs_and_exclusions():
     assert "spmm_tvw_g128" not in " ".join(chosen) and len(chosen) < len(every)
 
 
+def test_a_named_glob_brings_its_dense_kernels():
+    """'gemm_wgmma*' picks the Hopper GEMMs, dense ones included (the baselines come too); '*' alone keeps
+    the table's dense kernels to the mma.sync baselines."""
+    chosen = [(k.procedural_name, p.name) for k, p in table_kernels("gemm_wgmma*")[0]]
+    assert ("gemm_wgmma_f16_f32_tile128x256x64_stage4", "dense") in chosen
+    assert ("gemm_wgmma_sp_f16_f32_tile128x128x64_stage5", "nm") in chosen
+    assert not any(n.startswith("gemm_wgmma_f16") for n, _ in (
+        (k.procedural_name, p) for k, p in table_kernels()[0]))
+
+
 def test_sparsert_problems_are_three_kernels_each():
     cases = sparsert_cases(0.9)
     assert len(cases) == 60 and {c.layer for c in cases} == {f"problem {i}" for i in range(1, 21)}

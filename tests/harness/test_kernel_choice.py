@@ -35,15 +35,25 @@ def test_v100_runs_the_wmma_gemm_and_cuda_cores_run_the_simt_gemm():
 
 
 def test_tile_is_the_largest_that_still_covers_every_sm():
-    assert choose_kernel(GemmProblem(2048, 2048, 64), DENSE, 0.0, "h100").kernel == MMA128  # 256 CTAs >= 132
-    assert choose_kernel(GemmProblem(256, 3136, 64), DENSE, 0.0, "h100").kernel == MMA64  # 50 < 132 <= 196
+    assert choose_kernel(GemmProblem(2048, 2048, 64), DENSE, 0.0, "a100").kernel == MMA128  # 256 CTAs >= 108
+    assert choose_kernel(GemmProblem(256, 3136, 64), DENSE, 0.0, "a100").kernel == MMA64  # 50 < 108 <= 196
 
 
-@pytest.mark.parametrize("config", ["h100", "a100"])
-def test_two_four_and_tvw_run_their_mma_sp_kernels_on_sm80_configs(config):
+def test_sm90_configs_run_the_hopper_gemms():
+    """The wgmma GEMMs are registered last: h100 takes them (dense and 2:4); a100 refuses their probe."""
     p = GemmProblem(256, 196, 2304)
-    assert family(choose_kernel(p, get("nm:N=2,M=4"), 0.5, config).kernel) == "gemm_mma_sp_f16_f32"
-    assert choose_kernel(p, get("tvw:G=128"), 0.75, config).kernel.startswith("spmm_tvw_g128_")
+    assert family(choose_kernel(p, DENSE, 0.0, "h100").kernel) == "gemm_wgmma_f16_f32"
+    assert family(choose_kernel(p, get("nm:N=2,M=4"), 0.5, "h100").kernel) == "gemm_wgmma_sp_f16_f32"
+    assert family(choose_kernel(p, DENSE, 0.0, "a100").kernel) == "gemm_mma_f16_f32"
+
+
+def test_two_four_and_tvw_run_their_mma_sp_kernels_on_sm80_configs():
+    p = GemmProblem(256, 196, 2304)
+    assert family(choose_kernel(p, get("nm:N=2,M=4"), 0.5, "a100").kernel) == "gemm_mma_sp_f16_f32"
+    named = choose_kernel(p, get("nm:N=2,M=4"), 0.5, "h100", "gemm_mma_sp_*")
+    assert family(named.kernel) == "gemm_mma_sp_f16_f32"
+    for config in ("h100", "a100"):
+        assert choose_kernel(p, get("tvw:G=128"), 0.75, config).kernel.startswith("spmm_tvw_g128_")
 
 
 def test_two_four_falls_back_to_dense_on_v100():

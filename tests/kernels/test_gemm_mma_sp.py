@@ -12,6 +12,7 @@ from stcsim.kernels.gemm_mma_sp import (
     metadata_indices,
     shared_bytes,
 )
+from stcsim.kernels.gemm_wgmma import WGMMA_KERNELS
 from stcsim.kernels.ptx_info import opcodes
 from stcsim.sim import Engine, LaunchError
 from stcsim.sparsity import get
@@ -58,7 +59,7 @@ def test_prepare_keeps_half_of_a_and_decodes_to_the_pruned_weights(kernel):
 
 
 def test_only_two_four_is_supported_and_registered():
-    assert set(kernels_for("nm:N=2,M=4")) == set(MMA_SP_KERNELS)
+    assert set(kernels_for("nm:N=2,M=4")) == set(MMA_SP_KERNELS) | {k for k in WGMMA_KERNELS if k.sparse}
     kernel = MMA_SP_KERNELS[0]
     ok, why = kernel.can_implement(GemmProblem(64, 64, 64), get("nm:N=1,M=4"))
     assert not ok and "nm:N=2,M=4" in why
