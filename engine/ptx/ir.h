@@ -196,6 +196,7 @@ struct Kernel {
   uint32_t regs_per_thread = 0;       // estimate from declarations (for occupancy)
   int32_t carry_reg = -1;             // hidden register of the carry flag CC.CF (-1: no carry instruction)
   uint16_t sm = 0;                    // the module's .target sm_XX (0: unknown)
+  bool arch_specific = false;         // the target is architecture-specific (sm_90a: wgmma needs it)
   uint16_t ptx = 0;                   // the module's .version times ten (0: unknown)
 };
 
@@ -204,6 +205,7 @@ struct Module {
   std::string version, target;
   uint16_t ptx = 0;                   // .version times ten
   uint16_t sm = 0;                    // .target sm_XX
+  bool arch_specific = false;         // .target sm_XXa
   uint32_t address_size = 64;
   std::vector<Variable> globals;      // .global / .const / .shared at module scope
   std::vector<std::unique_ptr<Kernel>> kernels;

@@ -133,6 +133,7 @@ class Parser {
       uint16_t min_ptx = 0;
       mod_->sm = target_sm(mod_->target, min_ptx);
       if (!mod_->sm) fail(name, "unsupported .target");
+      mod_->arch_specific = mod_->target.rfind("sm_", 0) == 0 && mod_->target.back() == 'a';
       if (mod_->ptx && mod_->ptx < min_ptx) fail(name, "PTX .version " + mod_->version + " does not support this .target");
       while (is(",")) { next(); ident("target option"); }
       return;
@@ -335,6 +336,7 @@ class Parser {
     k_->file = file_;
     k_->is_entry = entry;
     k_->sm = mod_->sm;
+    k_->arch_specific = mod_->arch_specific;
     k_->ptx = mod_->ptx;
     if (!entry && is("(")) {  // return parameter list of a .func
       next();

@@ -20,7 +20,7 @@ from hopper_ptx import (
     place,
 )
 
-from stcsim.sim import Engine, LaunchError, SimFault
+from stcsim.sim import Engine, LaunchError, PtxError, SimFault
 
 BACKEND = os.environ.get("STCSIM_TEST_BACKEND", "sim")
 SWIZZLES = ["none", "32B", "64B", "128B"]
@@ -195,3 +195,13 @@ def test_incomplete_warpgroup_is_an_error() -> None:
 def test_other_configs_refuse_it(rng: np.random.Generator) -> None:
     with pytest.raises(LaunchError, match="hopper.enabled"):
         run_wgmma(rng, 8, "f16", False, "none", "none", 0, 0, config="a100")
+
+
+@pytest.mark.sim_only
+@pytest.mark.parametrize("target", ["sm_90", "sm_100a"])
+def test_wgmma_needs_the_sm_90a_target(target: str) -> None:
+    """As ptxas ("Instruction 'wgmma.fence' not supported on .target 'sm_90'"): only .target sm_90a."""
+    text = mma_ptx(8, "f16", False, False, 1, 1, 1, 0, 0, SMEM).replace(".target sm_90a", f".target {target}")
+    text = text.replace(".version 8.7", ".version 8.8")
+    with pytest.raises(PtxError, match=r"'wgmma\..*' requires \.target sm_90a"):
+        Engine().load_ptx(text)

@@ -281,7 +281,8 @@ void decode_mma(Instr& in) {
 }  // namespace
 
 void decode_wgmma(Instr& in, const Kernel& k) {
-  if (k.sm && k.sm < 90) throw DecodeError("'" + in.opcode + "' requires .target sm_90a");
+  // ptxas: "Instruction 'wgmma.fence' not supported on .target 'sm_90'" (and on every target but sm_90a)
+  if (k.sm && !(k.sm == 90 && k.arch_specific)) throw DecodeError("'" + in.opcode + "' requires .target sm_90a");
   if (in.mods.empty()) throw DecodeError("wgmma needs .fence, .commit_group, .wait_group or .mma_async");
   in.traits.sched = SchedKind::Fence;
   in.traits.writes_dst = false;
