@@ -4,7 +4,8 @@
 # the driver tensor map, the Hopper GEMM vs numpy and its TFLOP/s at 4096^3, printed with -s), then the TMA
 # probe (benchmarks/gpu/tma_probe.py: which box starts and row strides the TMA accepts, one process each),
 # and the simulator's TMA error tests (sim_only: skipped on the GPU backend) in processes of their own with
-# faulthandler, plain and after CuPy has initialised the GPU (one segfaulted a GPU-backend run on Python 3.12).
+# faulthandler, plain and after CuPy has initialised the GPU (a segfault there was the engine's exported static
+# libstdc++ meeting torch's shared one; fixed by CMakeLists' --exclude-libs, kept as a regression check).
 # Logs and the GPU/driver/clock go to $OUT. Run from the repository root on an sm_90 machine with CuPy.
 set -uo pipefail
 OUT=${OUT:-results/gpu/hopper_check}
