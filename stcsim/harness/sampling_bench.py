@@ -37,7 +37,7 @@ LARGE_GEMMS: tuple[tuple[str, tuple[int, int, int], str], ...] = (
     ("gemm_mma_f16_f32_tile128x128x32_warp64x64_stage3", (4096, 8192, 64), "h100"),
 )
 MODES = {0: "off", 1: "sampled", 2: "full: few waves", 3: "full: CTAs differ", 4: "full: not stable",
-         5: "sampled, scaled"}
+         5: "sampled, scaled", 6: "loop fast-forwarded", 7: "full: no steady loop"}
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def measure_network(kernel: str, config: str, network: str = "resnet50", batch: 
     for job in jobs:
         sampled, sampled_s = _timed(job)
         mode = int(sampled["sample_mode"])
-        if mode in (1, 5) or always_full:
+        if mode in (1, 5, 6) or always_full:
             full, full_s = _timed(dataclasses.replace(job, sample=0.0))
         else:
             full, full_s = sampled, sampled_s
