@@ -14,6 +14,14 @@ bool loop_writes_only_cta_state(const Kernel& kernel, LoopSpan loop) {
   return true;
 }
 
+bool loop_has_barrier(const Kernel& kernel, LoopSpan loop) {
+  for (int32_t pc = loop.head; pc <= loop.tail; ++pc) {
+    const Op op = kernel.code[static_cast<size_t>(pc)].op;
+    if (op == Op::Bar || op == Op::Barrier) return true;
+  }
+  return false;
+}
+
 CtaFastForward::CtaFastForward(Executor& exec, CtaState& cta, LoopSpan loop, bool undoable)
     : exec_(exec), cta_(cta), loop_(loop), undoable_(undoable) {
   marks_.reserve(cta.warps.size());

@@ -33,6 +33,9 @@ inline bool backedge_taken(const Instr& in, int32_t pc, bool warp_done, int32_t 
 // then a fast-forward round can be undone.
 bool loop_writes_only_cta_state(const Kernel& kernel, LoopSpan loop);
 
+// Whether `loop` holds a CTA barrier (bar.sync / barrier): its warps then keep one pace whatever their work.
+bool loop_has_barrier(const Kernel& kernel, LoopSpan loop);
+
 class CtaFastForward {
  public:
   // Records where each warp of `cta` stands; every live warp must be inside `loop`. `undoable`: the loop

@@ -405,18 +405,18 @@ void TimingModel::fast_forward(LoopSpan loop, uint64_t t) {
     CtaFastForward ff;
     double pace;       // iterations per round (the fastest class: 1)
     uint64_t warps;    // live warps
-    double per_round;  // warp instructions of one round as measured (the windows; then its first round)
+    double per_round;  // warp instructions of its first round
   };
   std::vector<Item> items;
   const bool undoable = loop_writes_only_cta_state(*L_.kernel, loop);
+  const bool one_pace = loop_has_barrier(*L_.kernel, loop);  // else its warps must do alike work
   for (const auto& sm : sms_) {
     if (sm->ctas.empty()) continue;
     const auto& c = classes[sm->ctas.size()];
     for (const auto& slot : sm->ctas) {
       uint64_t warps = 0;
       for (const auto& w : slot->cta.warps) warps += !w.done();
-      items.push_back({CtaFastForward(exec_, slot->cta, loop, undoable), fastest * static_cast<double>(c.second) / c.first, warps,
-                       phase_.insts_per_iteration() * static_cast<double>(warps)});
+      items.push_back({CtaFastForward(exec_, slot->cta, loop, undoable), fastest * static_cast<double>(c.second) / c.first, warps, 0.0});
     }
   }
   const bool record = L_.record_accesses;
@@ -426,9 +426,9 @@ void TimingModel::fast_forward(LoopSpan loop, uint64_t t) {
   const auto tick = [&] {
     watchdog_.check(L_, exec_.stats().warp_insts, t, [this] { return live_warps(); }, next_cta_ - resident_ctas_);
   };
-  // Rounds of one iteration of the fastest class, until the first warp leaves the loop or a CTA's round
-  // executes a number of instructions that differs (beyond the tolerance) from the windows' per iteration
-  // and then from its own first round, or its warps differ among themselves: the phase ended. That round is undone where it can be (every CTA
+  // Rounds of one iteration of the fastest class, until the first warp leaves the loop, or a CTA's round
+  // executes a number of instructions that differs (beyond the tolerance) from its first round, or the
+  // warps of a loop without a barrier differ among themselves: the phase ended. That round is undone where it can be (every CTA
   // that advanced in it can undo), so what follows runs in detail.
   uint64_t rounds = 0;
   std::vector<Item*> advanced;
@@ -442,9 +442,9 @@ void TimingModel::fast_forward(LoopSpan loop, uint64_t t) {
       advanced.push_back(&it);
       end |= !it.ff.advance(rec_, tick);
       const auto insts = static_cast<double>(it.ff.round_insts());
-      end |= std::fabs(insts - it.per_round) > phase_.tolerance() * it.per_round ||
-             !it.ff.warps_alike(phase_.tolerance());
       if (it.ff.iterations() == 1) it.per_round = insts;
+      end |= std::fabs(insts - it.per_round) > phase_.tolerance() * it.per_round ||
+             (!one_pace && !it.ff.warps_alike(phase_.tolerance()));
     }
     if (end && std::all_of(advanced.begin(), advanced.end(), [](const Item* it) { return it->ff.can_undo(); })) {
       for (Item* it : advanced) it->ff.undo();
@@ -453,6 +453,7 @@ void TimingModel::fast_forward(LoopSpan loop, uint64_t t) {
     }
   }
   L_.record_accesses = record;
+  if (rounds == 0) return;  // the first round ended the phase and was undone: nothing changed
   uint64_t iterations = 0;
   for (const Item& it : items) iterations += it.ff.iterations() * it.warps;
   // The warps stand at new pcs: cached issue hints are void, barriers may complete, warps may have finished.
@@ -470,7 +471,6 @@ void TimingModel::fast_forward(LoopSpan loop, uint64_t t) {
     sm->wake = std::min(sm->wake, t);
   }
   for (auto& [sm, slot] : finished) retire_cta(*sm, *slot, t);
-  if (rounds == 0) return;  // the first round already left the loop (and was undone): nothing skipped
   phase_.account(static_cast<double>(rounds) * fastest, exec_.stats().warp_insts - before, iterations, stats_, t,
                  resident_events_);
 }

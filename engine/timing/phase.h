@@ -45,11 +45,6 @@ class PhaseSampler {
   // Cycles between two iterations of one warp on SM `sm`, summed over the last two windows, and their count.
   double period_sum(uint32_t sm) const { return prev_.sm_period[sm] + last_.sm_period[sm]; }
   uint64_t period_count(uint32_t sm) const { return prev_.sm_periods[sm] + last_.sm_periods[sm]; }
-  // Warp instructions per iteration of one warp over the last two windows.
-  double insts_per_iteration() const {
-    const uint64_t iters = prev_.iters + last_.iters;
-    return iters ? static_cast<double>(prev_.insts + last_.insts) / static_cast<double>(iters) : 0.0;
-  }
   double tolerance() const { return tol_; }
   // A fast-forward of `cycles` ran `warp_insts` warp instructions, `iterations` warp-iterations, functionally:
   // adds the counters of the last two windows scaled to `cycles`; windows then start anew at `t`
