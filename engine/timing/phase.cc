@@ -73,6 +73,7 @@ void PhaseSampler::close_window(uint64_t t, const Stats& stats, uint64_t residen
     for (size_t i = 0; i < stats.v.size() && i < defs.size(); ++i)
       if (defs[i].kind == StatKind::COUNTER) w.delta[i] = stats.v[i] - snap_[i];
   }
+  first_ = std::move(prev_);
   prev_ = std::move(last_);
   last_ = std::move(w);
   need_ = std::max<uint64_t>(1, live_warps);
@@ -93,7 +94,8 @@ bool PhaseSampler::agree(const Window& a, const Window& b) const {
 }
 
 LoopSpan PhaseSampler::steady_loop() const {
-  if (!enabled() || !agree(prev_, last_)) return {};
+  // Three windows, each pair agreeing: a slow drift is not taken for a steady state.
+  if (!enabled() || !agree(first_, prev_) || !agree(prev_, last_) || !agree(first_, last_)) return {};
   return last_.loop;
 }
 
@@ -106,6 +108,7 @@ void PhaseSampler::account(double cycles, uint64_t warp_insts, uint64_t iteratio
   warp_insts_ += warp_insts;
   iterations_ += iterations;
   cycles_ += cycles;
+  first_ = Window();
   prev_ = Window();
   last_ = Window();
   last_iter_.clear();

@@ -1,7 +1,7 @@
 // Intra-launch time sampling (launch(..., sample=tolerance) on a grid too small for wave sampling,
 // docs/performance.md): the timing model runs in detail and cuts its time into windows of about one
-// iteration per warp of the innermost loop that holds every warp. Once two consecutive windows ran only that
-// loop's code and agree within the tolerance (the same per-instruction execution vector, IPC and iteration
+// iteration per warp of the outermost loop running. Once the last three windows ran only that loop's code
+// and agree pairwise within the tolerance (the same per-instruction execution vector, IPC and iteration
 // period), every resident CTA is fast-forwarded functionally (fast_forward.h) by whole iterations, as many
 // as it would complete in the same span of time at its measured pace, until the first warp leaves the loop.
 // The clock does not move: the span's cycles and the counters of the measured windows scaled to it are added
@@ -39,8 +39,8 @@ class PhaseSampler {
   // Closes the window at cycle `t`: `stats` as they are now, `resident_events` the CTA dispatches and
   // retirements so far, `live_warps` the unfinished warps of resident CTAs.
   void close_window(uint64_t t, const Stats& stats, uint64_t resident_events, uint64_t live_warps);
-  // The loop of a steady phase (the last two windows ran only its code, with the same resident CTAs, and
-  // agree within the tolerance), or an invalid span.
+  // The loop of a steady phase (the last three windows ran only its code, with the same resident CTAs, and
+  // agree pairwise within the tolerance), or an invalid span.
   LoopSpan steady_loop() const;
   // Cycles between two iterations of one warp on SM `sm`, summed over the last two windows, and their count.
   double period_sum(uint32_t sm) const { return prev_.sm_period[sm] + last_.sm_period[sm]; }
@@ -83,7 +83,7 @@ class PhaseSampler {
   std::unordered_map<uint64_t, uint64_t> last_iter_;
   std::vector<double> sm_period_;   // the current window's, as in Window
   std::vector<uint64_t> sm_periods_;
-  Window prev_, last_;
+  Window first_, prev_, last_;  // the last three windows
   // Fast-forwards so far.
   uint64_t count_ = 0, warp_insts_ = 0, iterations_ = 0;
   double cycles_ = 0;
