@@ -45,6 +45,8 @@ class Executor {
   void run_cta(CtaState& cta, WarpRecord& rec, uint32_t linear_id, Watchdog& watchdog, uint64_t cycle);
 
   const FuncStats& stats() const { return stats_; }
+  // Puts back counts saved earlier (sampled simulation: a fast-forward round that is undone, timing/fast_forward.h).
+  void restore_stats(const FuncStats& saved) { stats_ = saved; }
 
  private:
   LaunchState& L_;

@@ -1,7 +1,9 @@
 #include "gpu.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <map>
 #include <stdexcept>
 
 #include "../func/cfg.h"
@@ -61,7 +63,7 @@ struct TimingModel::SmT {
 TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, double sample,
                          Stats& stats, Watchdog& watchdog)
     : cfg_(cfg), L_(launch), watchdog_(watchdog), exec_(launch), stats_(stats), mem_(cfg, stats_),
-      regs_per_thread_(regs_per_thread), sampler_(0, 1, 0) {
+      regs_per_thread_(regs_per_thread), sampler_(0, 1, 0), phase_(0, 0, 0, 0) {
   warps_per_cta_ = warps_per_cta(L_);
   total_ctas_ = static_cast<uint64_t>(L_.grid[0]) * L_.grid[1] * L_.grid[2];
   L_.num_sms = cfg.num_sms;
@@ -74,6 +76,10 @@ TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t 
                       std::to_string(warps_per_cta_ * 32) + " threads, " + std::to_string(regs_per_thread_) +
                       " registers/thread and " + std::to_string(L_.shared_bytes) + " bytes of shared memory exceeds an SM");
   sampler_ = WaveSampler(sample, static_cast<uint64_t>(max_ctas_per_sm_) * cfg.num_sms, total_ctas_);
+  if (sampler_.enabled() && sampler_.too_few_waves()) {
+    const uint64_t first = std::min<uint64_t>(total_ctas_, static_cast<uint64_t>(max_ctas_per_sm_) * cfg.num_sms);
+    phase_ = PhaseSampler(sample, L_.kernel->code.size(), cfg.num_sms, first * warps_per_cta_);
+  }
   for (uint32_t i = 0; i < cfg.num_sms; ++i) {
     auto sm = std::make_unique<SmT>();
     sm->id = i;
@@ -172,6 +178,7 @@ bool TimingModel::dispatch(SmT& sm, uint64_t t) {
   sm.resident_warps += static_cast<uint32_t>(slot->warps.size());
   sm.ctas.push_back(std::move(slot));
   ++resident_ctas_;
+  ++resident_events_;
   return true;
 }
 
@@ -291,6 +298,11 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   if (w.w->waiting) return false;  // it re-executes once woken
   ++w.cta->insts;
   const Instr& in = *rec_.in;
+  if (phase_.enabled()) {
+    const bool done = w.w->done();
+    phase_.on_issue(rec_.pc, sm.id, static_cast<uint64_t>(w.cta->cta.linear_id) << 6 | w.w->warp_in_cta, t,
+                    backedge_taken(in, rec_.pc, done, done ? -1 : w.w->pc()), in.target);
+  }
   const size_t ui = static_cast<size_t>(in.unit);
   const OpDesc& desc = *desc_[static_cast<size_t>(rec_.pc)];
   const OpTiming ot = desc.of(rec_.work);
@@ -335,6 +347,7 @@ void TimingModel::retire_cta(SmT& sm, CtaSlot& cta, uint64_t t) {
   sm.spare.push_back(std::move(*it));
   sm.ctas.erase(it);
   --resident_ctas_;
+  ++resident_events_;
   for (auto& sub : sm.subs) sub.wake = std::min(sub.wake, t + 1);
 }
 
@@ -350,6 +363,116 @@ std::vector<LiveWarp> TimingModel::live_warps() const {
       for (const auto& w : slot->cta.warps)
         if (!w.done()) live.push_back({&slot->cta, &w});
   return live;
+}
+
+void TimingModel::settle(uint64_t t) {
+  for (auto& sm : sms_) {
+    occupancy_tick(*sm, t);
+    for (auto& sub : sm->subs) account(sub, t);
+  }
+}
+
+void TimingModel::phase_window(uint64_t t) {
+  settle(t);
+  uint64_t live = 0;
+  for (const auto& sm : sms_)
+    for (const auto& slot : sm->ctas)
+      for (const auto& w : slot->cta.warps) live += !w.done();
+  phase_.close_window(t, stats_, resident_events_, live);
+  const LoopSpan loop = phase_.steady_loop();
+  if (loop.valid()) fast_forward(loop, t);
+}
+
+void TimingModel::fast_forward(LoopSpan loop, uint64_t t) {
+  for (const auto& sm : sms_)  // every live warp in the loop, none waiting on an extension's event
+    for (const auto& slot : sm->ctas)
+      for (const auto& w : slot->cta.warps)
+        if (!w.done() && (w.waiting || !loop.contains(w.pc()))) return;
+  // SMs that hold the same number of CTAs run them at one pace: each class's mean iteration period.
+  std::map<size_t, std::pair<double, uint64_t>> classes;
+  for (const auto& sm : sms_) {
+    if (sm->ctas.empty()) continue;
+    auto& c = classes[sm->ctas.size()];
+    c.first += phase_.period_sum(sm->id);
+    c.second += phase_.period_count(sm->id);
+  }
+  double fastest = std::numeric_limits<double>::infinity();
+  for (const auto& [n, c] : classes) {
+    if (c.second == 0) return;  // a class without a measured iteration
+    fastest = std::min(fastest, c.first / static_cast<double>(c.second));
+  }
+  struct Item {
+    CtaFastForward ff;
+    double pace;       // iterations per round (the fastest class: 1)
+    uint64_t warps;    // live warps
+    double per_round;  // warp instructions of its first round
+  };
+  std::vector<Item> items;
+  const bool undoable = loop_writes_only_cta_state(*L_.kernel, loop);
+  const bool one_pace = loop_has_barrier(*L_.kernel, loop);  // else its warps must do alike work
+  for (const auto& sm : sms_) {
+    if (sm->ctas.empty()) continue;
+    const auto& c = classes[sm->ctas.size()];
+    for (const auto& slot : sm->ctas) {
+      uint64_t warps = 0;
+      for (const auto& w : slot->cta.warps) warps += !w.done();
+      items.push_back({CtaFastForward(exec_, slot->cta, loop, undoable), fastest * static_cast<double>(c.second) / c.first, warps, 0.0});
+    }
+  }
+  const bool record = L_.record_accesses;
+  L_.record_accesses = false;  // nothing times them
+  L_.clock = t;
+  const uint64_t before = exec_.stats().warp_insts;
+  const auto tick = [&] {
+    watchdog_.check(L_, exec_.stats().warp_insts, t, [this] { return live_warps(); }, next_cta_ - resident_ctas_);
+  };
+  // Rounds of one iteration of the fastest class, until the first warp leaves the loop, or a CTA's round
+  // executes a number of instructions that differs (beyond the tolerance) from its first round, or the
+  // warps of a loop without a barrier differ among themselves: the phase ended. That round is undone where it can be (every CTA
+  // that advanced in it can undo), so what follows runs in detail.
+  uint64_t rounds = 0;
+  std::vector<Item*> advanced;
+  for (bool end = false; !end;) {
+    ++rounds;
+    advanced.clear();
+    const FuncStats counts = exec_.stats();
+    for (Item& it : items) {
+      const auto target = static_cast<uint64_t>(std::llround(static_cast<double>(rounds) * it.pace));
+      if (it.ff.ended() || it.ff.iterations() >= target) continue;
+      advanced.push_back(&it);
+      end |= !it.ff.advance(rec_, tick);
+      const auto insts = static_cast<double>(it.ff.round_insts());
+      if (it.ff.iterations() == 1) it.per_round = insts;
+      end |= std::fabs(insts - it.per_round) > phase_.tolerance() * it.per_round ||
+             (!one_pace && !it.ff.warps_alike(phase_.tolerance()));
+    }
+    if (end && std::all_of(advanced.begin(), advanced.end(), [](const Item* it) { return it->ff.can_undo(); })) {
+      for (Item* it : advanced) it->ff.undo();
+      exec_.restore_stats(counts);
+      --rounds;
+    }
+  }
+  L_.record_accesses = record;
+  if (rounds == 0) return;  // the first round ended the phase and was undone: nothing changed
+  uint64_t iterations = 0;
+  for (const Item& it : items) iterations += it.ff.iterations() * it.warps;
+  // The warps stand at new pcs: cached issue hints are void, barriers may complete, warps may have finished.
+  std::vector<std::pair<SmT*, CtaSlot*>> finished;
+  for (auto& sm : sms_) {
+    for (auto& slot : sm->ctas) {
+      for (auto& w : slot->warps) w.hint = 0;
+      exec_.release_barriers(slot->cta);
+      slot->cta.woken = false;
+      slot->live = 0;
+      for (const auto& w : slot->cta.warps) slot->live += !w.done();
+      if (slot->live == 0) finished.emplace_back(sm.get(), slot.get());
+    }
+    for (auto& sub : sm->subs) sub.wake = std::min(sub.wake, t);
+    sm->wake = std::min(sm->wake, t);
+  }
+  for (auto& [sm, slot] : finished) retire_cta(*sm, *slot, t);
+  phase_.account(static_cast<double>(rounds) * fastest, exec_.stats().warp_insts - before, iterations, stats_, t,
+                 resident_events_);
 }
 
 // One sub-core's issue slot at cycle t: the warps in scheduling order (GTO: the last issuer first, then by
@@ -403,6 +526,7 @@ void TimingModel::run() {
   }
   while (resident_ctas_ > 0) {
     watchdog_.check(L_, exec_.stats().warp_insts, t, [this] { return live_warps(); }, next_cta_ - resident_ctas_);
+    if (phase_.enabled() && phase_.window_full()) phase_window(t);
     uint64_t next = kNever;
     for (auto& smp : sms_) {
       SmT& sm = *smp;
@@ -435,7 +559,8 @@ void TimingModel::run() {
   }
   mem_.flush_stats();
   exec_.stats().export_to(stats_);
-  const uint64_t end = detailed_end + sampler_.finish(stats_, detailed_end);
+  uint64_t end = detailed_end + sampler_.finish(stats_, detailed_end);
+  if (phase_.enabled()) end += phase_.finish(stats_, detailed_end);
   stats_[TStat::Cycles] = static_cast<double>(end + cfg_.launch_overhead);
   stats_[TStat::KernelCycles] = static_cast<double>(end);
   stats_[TStat::MaxWarpsPerSm] = cfg_.max_warps;

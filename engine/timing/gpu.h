@@ -11,6 +11,7 @@
 #include "../func/executor.h"
 #include "config.h"
 #include "memsys.h"
+#include "phase.h"
 #include "sampling.h"
 #include "../stats.h"
 
@@ -19,7 +20,7 @@ namespace stc {
 class TimingModel {
  public:
   // `regs_per_thread`: registers per thread for occupancy (0: estimate from the PTX). `sample` > 0: sampled
-  // simulation with that wave tolerance (sampling.h). Stats go to `stats`; `watchdog` bounds the simulated
+  // simulation with that tolerance (waves of CTAs, sampling.h; within a grid of few waves, phase.h). Stats go to `stats`; `watchdog` bounds the simulated
   // cycles and warp instructions of the run.
   TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, double sample,
               Stats& stats, Watchdog& watchdog);
@@ -56,6 +57,13 @@ class TimingModel {
   // Runs the next `n` CTAs functionally only (sampled simulation: their time comes from the sampler).
   void skip_ctas(uint64_t n, uint64_t t);
   void occupancy_tick(SmT& sm, uint64_t t);
+  // Intra-launch time sampling (phase.h): brings the lazily summed occupancy and stall cycles up to `t`.
+  void settle(uint64_t t);
+  // Closes the phase sampler's window at `t`; fast-forwards the resident CTAs if the phase is steady.
+  void phase_window(uint64_t t);
+  // Runs every resident CTA functionally through the iterations of `loop` it would complete at its measured
+  // pace, until the first warp leaves the loop; the span's cycles go to the phase sampler.
+  void fast_forward(LoopSpan loop, uint64_t t);
   std::vector<LiveWarp> live_warps() const;
 
   const TimingConfig& cfg_;
@@ -72,6 +80,8 @@ class TimingModel {
   uint64_t end_cycle_ = 0;
   WarpRecord rec_;
   WaveSampler sampler_;
+  PhaseSampler phase_;
+  uint64_t resident_events_ = 0;  // CTA dispatches and retirements so far (the phase sampler's windows)
   CtaState skipped_cta_;  // where skipped CTAs run
   std::vector<const OpDesc*> desc_;  // timing class of each instruction, by pc
   uint32_t int_latency_ = 1, branch_latency_ = 1;

@@ -55,7 +55,7 @@ uint64_t WaveSampler::finish(Stats& stats, uint64_t detailed_cycles) const {
   if (enabled()) {
     if (skipped_) mode = scaled_ ? SampleMode::SampledScaled : SampleMode::Sampled;
     else if (irregular_) mode = SampleMode::Irregular;
-    else if (too_few_ || total_ < 5 * wave_) mode = SampleMode::TooFewWaves;
+    else if (too_few_ || too_few_waves()) mode = SampleMode::TooFewWaves;
     else mode = SampleMode::NotStable;
   }
   const uint64_t extra = static_cast<uint64_t>(std::llround(skipped_cycles_));

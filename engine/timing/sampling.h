@@ -24,6 +24,8 @@ enum class SampleMode : int {
   Irregular = 3,      // full detail: detailed CTAs executed different instruction counts
   NotStable = 4,      // full detail: no two consecutive waves agreed within the tolerance
   SampledScaled = 5,  // skipped CTAs differed from the detailed ones: their time scaled by their instructions
+  PhaseSampled = 6,   // a grid of few waves: steady loop iterations were fast-forwarded (phase.h)
+  NoSteadyPhase = 7,  // full detail: a grid of few waves whose loop windows never agreed (or that has no loop)
 };
 
 class WaveSampler {
@@ -32,6 +34,8 @@ class WaveSampler {
   WaveSampler(double tolerance, uint64_t wave_ctas, uint64_t total_ctas);
 
   bool enabled() const { return tol_ > 0; }
+  // The grid has too few waves for this sampler to skip one (intra-launch phase sampling takes it, phase.h).
+  bool too_few_waves() const { return total_ < 5 * wave_; }
   // A CTA retired at cycle `t` after executing `insts` warp instructions; `stats` are the launch's now.
   void on_retire(uint64_t t, uint64_t insts, const Stats& stats);
   // The number of CTAs, from CTA `next` on, to run functionally only instead of dispatching them (0: none).

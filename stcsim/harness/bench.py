@@ -251,8 +251,9 @@ def _sampling(batch: int, layers: int | None, always_full: bool, large: bool, cs
     if large:
         rows = [measure_gemm(kernel, shape, config) for kernel, shape, config in LARGE_GEMMS]
     else:
-        for kernel, config in DEFAULT_KERNELS:
-            rows += measure_network(kernel, config, batch=batch, always_full=always_full, layers=layers)
+        for kernel, config, pattern, sparsity in DEFAULT_KERNELS:
+            rows += measure_network(kernel, config, batch=batch, always_full=always_full, layers=layers,
+                                    pattern=pattern, sparsity=sparsity)
     print(format_markdown(rows), flush=True)
     print(f"peak host memory (max RSS): {peak_rss_mib():.0f} MiB")
     if csv:

@@ -24,11 +24,13 @@ from stcsim.kernels.run import launch
 from stcsim.sim import Engine
 
 SAMPLE_TOLERANCE = 0.02
-# (kernel, config): the dense SIMT, WMMA and mma.sync GEMMs (mma.sync needs cp.async: an Ampere+ config).
-DEFAULT_KERNELS: tuple[tuple[str, str], ...] = (
-    ("gemm_simt_f32_f32_tile64x64x8_warp32x16_thread4x4", "v100"),
-    ("gemm_wmma_f16_f32_tile64x64x32_warp32x32", "v100"),
-    ("gemm_mma_f16_f32_tile128x128x32_warp64x64_stage3", "h100"),
+# (kernel, config, pattern, sparsity): the dense SIMT, WMMA and mma.sync GEMMs (mma.sync needs cp.async: an
+# Ampere+ config) and the 2:4 mma.sp GEMM at 50 %.
+DEFAULT_KERNELS: tuple[tuple[str, str, str, float], ...] = (
+    ("gemm_simt_f32_f32_tile64x64x8_warp32x16_thread4x4", "v100", "dense", 0.0),
+    ("gemm_wmma_f16_f32_tile64x64x32_warp32x32", "v100", "dense", 0.0),
+    ("gemm_mma_f16_f32_tile128x128x32_warp64x64_stage3", "h100", "dense", 0.0),
+    ("gemm_mma_sp_f16_f32_tile128x128x64_warp64x64_stage3", "h100", "nm:N=2,M=4", 0.5),
 )
 # Multi-wave GEMMs (several waves of CTAs on their config), where the sampler has waves to skip.
 LARGE_GEMMS: tuple[tuple[str, tuple[int, int, int], str], ...] = (
@@ -36,8 +38,9 @@ LARGE_GEMMS: tuple[tuple[str, tuple[int, int, int], str], ...] = (
     ("gemm_wmma_f16_f32_tile64x64x32_warp32x32", (2048, 4096, 128), "v100"),
     ("gemm_mma_f16_f32_tile128x128x32_warp64x64_stage3", (4096, 8192, 64), "h100"),
 )
+# sample_mode (docs/stats.md): 1/5 waves skipped, 6 loop iterations fast-forwarded within the launch.
 MODES = {0: "off", 1: "sampled", 2: "full: few waves", 3: "full: CTAs differ", 4: "full: not stable",
-         5: "sampled, scaled"}
+         5: "sampled, scaled", 6: "loop fast-forwarded", 7: "full: no steady loop"}
 
 
 @dataclass(frozen=True)
@@ -74,15 +77,17 @@ def _timed(job) -> tuple[dict, float]:  # type: ignore[no-untyped-def]
 
 def measure_network(kernel: str, config: str, network: str = "resnet50", batch: int = 1,
                     tolerance: float = SAMPLE_TOLERANCE, always_full: bool = False,
-                    layers: int | None = None) -> list[SamplingRow]:
-    """Sampled vs full-detail cycles of every unique layer shape of `network` with `kernel` on `config`."""
-    jobs = plan_network(network, [Variant.make("dense", 0.0, config, kernel)], batch, max_layers=layers,
+                    layers: int | None = None, pattern: str = "dense",
+                    sparsity: float = 0.0) -> list[SamplingRow]:
+    """Sampled vs full-detail cycles of every unique layer shape of `network` with `kernel` on `config`
+    (weights pruned to `sparsity` with `pattern` for a sparse kernel)."""
+    jobs = plan_network(network, [Variant.make(pattern, sparsity, config, kernel)], batch, max_layers=layers,
                         sample=tolerance)
     rows = []
     for job in jobs:
         sampled, sampled_s = _timed(job)
         mode = int(sampled["sample_mode"])
-        if mode in (1, 5) or always_full:
+        if mode in (1, 5, 6) or always_full:
             full, full_s = _timed(dataclasses.replace(job, sample=0.0))
         else:
             full, full_s = sampled, sampled_s

@@ -150,7 +150,9 @@ class Engine:
 
         `sample` > 0 asks for sampled simulation of a large grid (docs/performance.md): waves of CTAs are
         simulated in detail until the last two agree within `sample` (relative), the middle of the grid then
-        runs functionally only (outputs stay complete) and is timed from that steady state. The stats then
+        runs functionally only (outputs stay complete) and is timed from that steady state. A grid of fewer
+        than five waves is sampled in time instead: once two windows of a loop agree within `sample`, the
+        loop's steady iterations run functionally only and are timed at the measured pace. The stats then
         include the sampling group (`sample_mode` says whether it sampled or fell back to full detail, and
         why; `sample_error_estimate` the estimated relative error). 0 (the default) is full detail.
         """

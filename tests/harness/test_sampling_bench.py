@@ -18,9 +18,10 @@ def test_network_error_weights_each_shape_by_its_repeat_count():
     assert "**network total**" in table and "+0.40%" in table
 
 
-def test_a_single_wave_layer_falls_back_to_full_detail_with_zero_error():
+def test_a_single_wave_layer_of_two_iterations_runs_in_full_detail_with_zero_error():
     (row,) = measure_network("gemm_wmma_f16_f32_tile64x64x32_warp32x32", "v100", layers=1)
-    assert row.mode == "full: few waves" and row.grid_ctas < row.wave_ctas
+    assert row.shape == "64x3136x64" and row.grid_ctas < row.wave_ctas  # two k-tiles: no steady loop
+    assert row.mode == "full: no steady loop"
     assert row.sampled_cycles == row.full_cycles > 0 and row.error == 0
 
 

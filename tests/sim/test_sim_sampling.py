@@ -83,9 +83,10 @@ def test_ctas_that_differ_fall_back_to_full_detail():
     assert stats["gpu_sim_cycle"] == full["gpu_sim_cycle"]
 
 
-def test_a_grid_of_few_waves_runs_in_full_detail():
+def test_a_grid_of_few_waves_skips_no_wave_and_samples_its_loop_instead():
     _, _, stats = run(200, 8, 1, 0.02)
-    assert stats["sample_mode"] == 2 and stats["sample_skipped_ctas"] == 0
+    # the loop inside the wave: tests/sim/test_sim_phase_sampling.py
+    assert stats["sample_mode"] in (6, 7) and stats["sample_skipped_ctas"] == 0
 
 
 @pytest.mark.parametrize("bad", [-0.1, 1.0, float("nan"), "0.1", True])

@@ -1,0 +1,133 @@
+#include "phase.h"
+
+#include "sampling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace stc {
+
+namespace {
+constexpr int32_t kNoPc = std::numeric_limits<int32_t>::max();
+
+bool within(double a, double b, double tol) { return std::fabs(a - b) <= tol * std::max(std::fabs(a), std::fabs(b)); }
+}  // namespace
+
+PhaseSampler::PhaseSampler(double tolerance, size_t code_size, uint32_t num_sms, uint64_t warps)
+    : tol_(tolerance), need_(std::max<uint64_t>(1, warps)), lo_(kNoPc) {
+  if (!enabled()) return;
+  bbv_.assign(code_size, 0);
+  sm_period_.assign(num_sms, 0.0);
+  sm_periods_.assign(num_sms, 0);
+}
+
+void PhaseSampler::on_backedge(int32_t pc, uint32_t sm, uint64_t warp_key, uint64_t t, int32_t head) {
+  if (pc > loop_.tail) {  // a loop that ends later: the one to follow (an outer loop, or the next phase's)
+    loop_ = {head, pc};
+    last_iter_.clear();
+  }
+  if (pc != loop_.tail) return;
+  ++iters_;
+  auto [it, fresh] = last_iter_.try_emplace(warp_key, t);
+  if (!fresh) {
+    sm_period_[sm] += static_cast<double>(t - it->second);
+    ++sm_periods_[sm];
+    it->second = t;
+  }
+}
+
+void PhaseSampler::begin(uint64_t t, const Stats& stats, uint64_t resident_events) {
+  std::fill(bbv_.begin(), bbv_.end(), 0);
+  std::fill(sm_period_.begin(), sm_period_.end(), 0.0);
+  std::fill(sm_periods_.begin(), sm_periods_.end(), 0);
+  insts_ = iters_ = 0;
+  lo_ = kNoPc;
+  hi_ = -1;
+  start_t_ = t;
+  start_events_ = resident_events;
+  snap_ = stats.v;
+}
+
+void PhaseSampler::close_window(uint64_t t, const Stats& stats, uint64_t resident_events, uint64_t live_warps) {
+  Window w;
+  w.loop = loop_;
+  w.pure = loop_.valid() && lo_ >= loop_.head && hi_ <= loop_.tail && resident_events == start_events_ &&
+           !snap_.empty();
+  w.cycles = t - start_t_;
+  w.insts = insts_;
+  w.iters = iters_;
+  uint64_t periods = 0;
+  double period = 0;
+  for (size_t i = 0; i < sm_period_.size(); ++i) {
+    period += sm_period_[i];
+    periods += sm_periods_[i];
+  }
+  w.period = periods ? period / static_cast<double>(periods) : 0.0;
+  w.bbv = bbv_;
+  w.sm_period = sm_period_;
+  w.sm_periods = sm_periods_;
+  if (!snap_.empty()) {
+    const auto& defs = stat_defs();
+    w.delta.assign(stats.v.size(), 0.0);
+    for (size_t i = 0; i < stats.v.size() && i < defs.size(); ++i)
+      if (defs[i].kind == StatKind::COUNTER) w.delta[i] = stats.v[i] - snap_[i];
+  }
+  first_ = std::move(prev_);
+  prev_ = std::move(last_);
+  last_ = std::move(w);
+  need_ = std::max<uint64_t>(1, live_warps);
+  begin(t, stats, resident_events);
+}
+
+bool PhaseSampler::agree(const Window& a, const Window& b) const {
+  if (!a.pure || !b.pure || a.loop.head != b.loop.head || a.loop.tail != b.loop.tail) return false;
+  if (!a.cycles || !b.cycles || !a.insts || !b.insts || a.period <= 0 || b.period <= 0) return false;
+  const double ipc_a = static_cast<double>(a.insts) / static_cast<double>(a.cycles);
+  const double ipc_b = static_cast<double>(b.insts) / static_cast<double>(b.cycles);
+  if (!within(ipc_a, ipc_b, tol_) || !within(a.period, b.period, tol_)) return false;
+  // The same code mix: half the L1 distance of the normalised per-instruction execution vectors.
+  double dist = 0;
+  for (size_t i = 0; i < a.bbv.size(); ++i)
+    dist += std::fabs(a.bbv[i] / static_cast<double>(a.insts) - b.bbv[i] / static_cast<double>(b.insts));
+  return dist / 2 <= tol_;
+}
+
+LoopSpan PhaseSampler::steady_loop() const {
+  // Three windows, each pair agreeing: a slow drift is not taken for a steady state.
+  if (!enabled() || !agree(first_, prev_) || !agree(prev_, last_) || !agree(first_, last_)) return {};
+  return last_.loop;
+}
+
+void PhaseSampler::account(double cycles, uint64_t warp_insts, uint64_t iterations, Stats& stats, uint64_t t,
+                           uint64_t resident_events) {
+  const double measured = static_cast<double>(prev_.cycles + last_.cycles);
+  for (size_t i = 0; i < stats.v.size() && i < last_.delta.size() && i < prev_.delta.size(); ++i)
+    stats.v[i] += (prev_.delta[i] + last_.delta[i]) * cycles / measured;
+  ++count_;
+  warp_insts_ += warp_insts;
+  iterations_ += iterations;
+  cycles_ += cycles;
+  first_ = Window();
+  prev_ = Window();
+  last_ = Window();
+  last_iter_.clear();
+  begin(t, stats, resident_events);
+}
+
+uint64_t PhaseSampler::finish(Stats& stats, uint64_t detailed_cycles) const {
+  const uint64_t extra = static_cast<uint64_t>(std::llround(cycles_));
+  const double total = static_cast<double>(detailed_cycles + extra);
+  stats[TStat::SampleMode] = static_cast<double>(count_ ? SampleMode::PhaseSampled : SampleMode::NoSteadyPhase);
+  stats[TStat::SampleSkippedCycles] = static_cast<double>(extra);
+  // Both windows before each fast-forward agreed within the tolerance; the estimate assumes the skipped
+  // iterations ran at their pace within it too (docs/performance.md): an estimate, not a guarantee.
+  stats[TStat::SampleErrorEstimate] = total > 0 ? tol_ * static_cast<double>(extra) / total : 0.0;
+  stats[TStat::SampleFfwdCount] = static_cast<double>(count_);
+  stats[TStat::SampleFfwdCycles] = static_cast<double>(extra);
+  stats[TStat::SampleFfwdWarpInsts] = static_cast<double>(warp_insts_);
+  stats[TStat::SampleFfwdIterations] = static_cast<double>(iterations_);
+  return extra;
+}
+
+}  // namespace stc

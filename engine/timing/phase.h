@@ -1,0 +1,92 @@
+// Intra-launch time sampling (launch(..., sample=tolerance) on a grid too small for wave sampling,
+// docs/performance.md): the timing model runs in detail and cuts its time into windows of about one
+// iteration per warp of the outermost loop running. Once the last three windows ran only that loop's code
+// and agree pairwise within the tolerance (the same per-instruction execution vector, IPC and iteration
+// period), every resident CTA is fast-forwarded functionally (fast_forward.h) by whole iterations, as many
+// as it would complete in the same span of time at its measured pace, until the first warp leaves the loop.
+// The clock does not move: the span's cycles and the counters of the measured windows scaled to it are added
+// to the launch, and detailed simulation resumes (loop tails, epilogues, and further phases in detail).
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "../stats.h"
+#include "fast_forward.h"
+
+namespace stc {
+
+class PhaseSampler {
+ public:
+  // `tolerance` <= 0 disables it. `code_size`: instructions of the kernel; `warps`: warps resident at the
+  // start (a window's first length).
+  PhaseSampler(double tolerance, size_t code_size, uint32_t num_sms, uint64_t warps);
+
+  bool enabled() const { return tol_ > 0; }
+
+  // A warp instruction at `pc` issued at cycle `t` on SM `sm` by warp `warp_key` (unique in the launch);
+  // `backedge`: a taken back-edge to `head`.
+  void on_issue(int32_t pc, uint32_t sm, uint64_t warp_key, uint64_t t, bool backedge, int32_t head) {
+    ++bbv_[static_cast<size_t>(pc)];
+    ++insts_;
+    if (pc < lo_) lo_ = pc;
+    if (pc > hi_) hi_ = pc;
+    if (backedge) on_backedge(pc, sm, warp_key, t, head);
+  }
+  // The current window has its length (iterations of the loop, about one per live warp).
+  bool window_full() const { return iters_ >= need_; }
+  // Closes the window at cycle `t`: `stats` as they are now, `resident_events` the CTA dispatches and
+  // retirements so far, `live_warps` the unfinished warps of resident CTAs.
+  void close_window(uint64_t t, const Stats& stats, uint64_t resident_events, uint64_t live_warps);
+  // The loop of a steady phase (the last three windows ran only its code, with the same resident CTAs, and
+  // agree pairwise within the tolerance), or an invalid span.
+  LoopSpan steady_loop() const;
+  // Cycles between two iterations of one warp on SM `sm`, summed over the last two windows, and their count.
+  double period_sum(uint32_t sm) const { return prev_.sm_period[sm] + last_.sm_period[sm]; }
+  uint64_t period_count(uint32_t sm) const { return prev_.sm_periods[sm] + last_.sm_periods[sm]; }
+  double tolerance() const { return tol_; }
+  // A fast-forward of `cycles` ran `warp_insts` warp instructions, `iterations` warp-iterations, functionally:
+  // adds the counters of the last two windows scaled to `cycles`; windows then start anew at `t`
+  // (`resident_events` as for close_window).
+  void account(double cycles, uint64_t warp_insts, uint64_t iterations, Stats& stats, uint64_t t,
+               uint64_t resident_events);
+  // Writes the fast-forward stats and the sampling group's mode, skipped cycles and error estimate (this
+  // sampler runs only where wave sampling cannot skip); returns the cycles to add to `detailed_cycles`.
+  uint64_t finish(Stats& stats, uint64_t detailed_cycles) const;
+  bool skipped() const { return count_ > 0; }
+
+ private:
+  struct Window {
+    bool pure = false;           // only the loop's code ran, and the resident CTAs did not change
+    LoopSpan loop;
+    uint64_t cycles = 0, insts = 0, iters = 0;
+    double period = 0;           // mean cycles per iteration of one warp (0: none measured)
+    std::vector<uint32_t> bbv;   // warp instructions per pc
+    std::vector<double> delta;   // counters over the window
+    std::vector<double> sm_period;     // cycles between two iterations of a warp, summed per SM
+    std::vector<uint64_t> sm_periods;  // and their number
+  };
+  void on_backedge(int32_t pc, uint32_t sm, uint64_t warp_key, uint64_t t, int32_t head);
+  void begin(uint64_t t, const Stats& stats, uint64_t resident_events);
+  bool agree(const Window& a, const Window& b) const;
+
+  double tol_;
+  uint64_t need_;
+  // The current window.
+  std::vector<uint32_t> bbv_;
+  uint64_t insts_ = 0, iters_ = 0, start_t_ = 0, start_events_ = 0;
+  int32_t lo_, hi_ = -1;
+  std::vector<double> snap_;     // the stats at the window's start
+  // The loop tracked: the back-edge with the highest pc seen; per warp the cycle of its last iteration.
+  LoopSpan loop_;
+  std::unordered_map<uint64_t, uint64_t> last_iter_;
+  std::vector<double> sm_period_;   // the current window's, as in Window
+  std::vector<uint64_t> sm_periods_;
+  Window first_, prev_, last_;  // the last three windows
+  // Fast-forwards so far.
+  uint64_t count_ = 0, warp_insts_ = 0, iterations_ = 0;
+  double cycles_ = 0;
+};
+
+}  // namespace stc

@@ -1,0 +1,125 @@
+"""Intra-launch time sampling (launch(..., sample=tol) on a grid of few waves, engine/timing/phase.h): the
+steady iterations of a GEMM's main loop are fast-forwarded functionally, the output stays exact, the cycles
+stay within the tolerance of full detail, and a loop whose iterations differ is not skipped at all."""
+
+import numpy as np
+import pytest
+
+from stcsim.kernels import GemmProblem, get_kernel, random_operands
+from stcsim.kernels.protocol import as_pattern
+from stcsim.kernels.run import launch
+from stcsim.sim import Engine
+
+TOL = 0.02
+FFWD_STATS = ("sample_ffwd_count", "sample_ffwd_warp_insts", "sample_ffwd_iterations", "sample_ffwd_cycles")
+
+
+def gemm_runs(kernel: str, shape: tuple[int, int, int],
+              config: str) -> tuple[np.ndarray, dict, dict, np.ndarray]:
+    """The sampled and the full-detail launch of one GEMM (fresh random operands): outputs must match."""
+    k = get_kernel(kernel)
+    a, b = random_operands(GemmProblem(*shape), np.random.default_rng())
+    operands = k.prepare(a, b, as_pattern("dense"), 0.0)
+    out_s, sampled = launch(k, Engine(config), operands, TOL)
+    out_f, full = launch(k, Engine(config), operands, 0.0)
+    np.testing.assert_array_equal(out_s, out_f)  # the fast-forward executed every instruction
+    return out_s, sampled, full, a.astype(np.float64) @ b.astype(np.float64)
+
+
+@pytest.mark.parametrize("kernel, shape, config", [
+    # cp.async groups in flight, ldmatrix and bar.sync in the loop: 300 k-tiles, one CTA
+    ("gemm_mma_f16_f32_tile128x128x32_warp64x64_stage3", (128, 128, 32 * 300), "h100"),
+    # wmma loads from shared memory between two barriers: 200 k-tiles, two CTAs
+    ("gemm_wmma_f16_f32_tile64x64x32_warp32x32", (64, 128, 32 * 200), "v100"),
+])
+def test_a_long_gemm_loop_is_fast_forwarded_within_the_tolerance_with_exact_output(kernel, shape, config):
+    out, sampled, full, ref = gemm_runs(kernel, shape, config)
+    np.testing.assert_allclose(out, ref, rtol=2e-2, atol=2e-2 * np.abs(ref).max())
+    assert sampled["sample_mode"] == 6 and sampled["sample_ffwd_count"] >= 1
+    assert sampled["warp_insts"] == full["warp_insts"]  # the skipped iterations still ran
+    # most of the loop was skipped, and its time estimated within the tolerance
+    assert sampled["sample_ffwd_warp_insts"] > 0.8 * full["warp_insts"]
+    assert sampled["sample_ffwd_cycles"] == sampled["sample_skipped_cycles"] > 0.8 * full["kernel_cycles"]
+    error = abs(sampled["gpu_sim_cycle"] - full["gpu_sim_cycle"]) / full["gpu_sim_cycle"]
+    assert error <= TOL and 0 < sampled["sample_error_estimate"] <= TOL
+    assert all(name not in full for name in FFWD_STATS)  # the sampling group only when asked for
+
+
+# Each thread runs `n` outer iterations; iteration i of warp w runs an inner loop of len[(w + i) % n] steps,
+# as a CSR SpMM's warps walk rows of different lengths: the warps differ and so do consecutive windows, so
+# nothing may be fast-forwarded (the sum a thread computes is x * sum(len)).
+IRREGULAR_PTX = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry ragged(.param .u64 x, .param .u64 len, .param .u64 out, .param .u32 n)
+{
+  .reg .b32 %r<12>;
+  .reg .f32 %f<6>;
+  .reg .b64 %rd<10>;
+  .reg .pred %p<3>;
+  ld.param.u64 %rd1, [x];
+  ld.param.u64 %rd2, [len];
+  ld.param.u64 %rd3, [out];
+  ld.param.u32 %r1, [n];
+  mov.u32 %r3, %ctaid.x;
+  mov.u32 %r4, %ntid.x;
+  mov.u32 %r5, %tid.x;
+  mad.lo.s32 %r6, %r3, %r4, %r5;
+  mul.wide.u32 %rd4, %r6, 4;
+  add.s64 %rd5, %rd1, %rd4;
+  ld.global.f32 %f1, [%rd5];
+  mov.f32 %f2, 0f00000000;
+  mov.u32 %r7, 0;
+  shr.u32 %r10, %r6, 5;
+OUTER:
+  add.s32 %r11, %r10, %r7;
+  rem.u32 %r11, %r11, %r1;
+  mul.wide.u32 %rd6, %r11, 4;
+  add.s64 %rd7, %rd2, %rd6;
+  ld.global.u32 %r8, [%rd7];
+  mov.u32 %r9, 0;
+INNER:
+  add.s32 %r9, %r9, 1;
+  fma.rn.f32 %f2, %f1, 0f3F800000, %f2;
+  setp.lt.u32 %p1, %r9, %r8;
+  @%p1 bra INNER;
+  add.s32 %r7, %r7, 1;
+  setp.lt.u32 %p2, %r7, %r1;
+  @%p2 bra OUTER;
+  add.s64 %rd8, %rd3, %rd4;
+  st.global.f32 [%rd8], %f2;
+  ret;
+}
+"""
+
+
+def run_ragged(lengths: np.ndarray, sample: float) -> tuple[np.ndarray, np.ndarray, dict]:
+    eng = Engine("v100")
+    eng.load_ptx(IRREGULAR_PTX)
+    threads = 8 * 128
+    x = np.random.default_rng().uniform(0.5, 1.5, threads).astype(np.float32)
+    px, plen, pout = eng.malloc(x.nbytes), eng.malloc(lengths.nbytes), eng.malloc(x.nbytes)
+    eng.copy_to(px, x)
+    eng.copy_to(plen, lengths)
+    stats = eng.launch("ragged", 8, 128, [px, plen, pout, lengths.size], sample=sample)
+    return x, eng.copy_from(pout, (threads,), np.float32), stats
+
+
+def test_a_loop_whose_iterations_differ_is_not_fast_forwarded():
+    lengths = np.random.default_rng().integers(1, 40, 60).astype(np.uint32)
+    x, out, stats = run_ragged(lengths, TOL)
+    _, _, full = run_ragged(lengths, 0.0)
+    np.testing.assert_allclose(out, x * float(lengths.sum()), rtol=1e-4)
+    assert stats["sample_mode"] == 7 and stats["sample_ffwd_count"] == 0
+    assert stats["sample_skipped_cycles"] == 0
+    assert stats["gpu_sim_cycle"] == full["gpu_sim_cycle"]
+
+
+def test_the_same_loop_with_equal_inner_loops_is_fast_forwarded():
+    lengths = np.full(60, 17, np.uint32)  # every warp and iteration alike: steady windows
+    x, out, stats = run_ragged(lengths, TOL)
+    _, _, full = run_ragged(lengths, 0.0)
+    np.testing.assert_allclose(out, x * float(lengths.sum()), rtol=1e-4)
+    assert stats["sample_mode"] == 6 and stats["sample_ffwd_iterations"] > 0
+    assert abs(stats["gpu_sim_cycle"] - full["gpu_sim_cycle"]) <= TOL * full["gpu_sim_cycle"]
