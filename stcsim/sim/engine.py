@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from stcsim import _engine
-from stcsim.sim import launch_args
+from stcsim.sim import launch_args, ptxas_registers
 
 PtxError = _engine.PtxError
 LaunchError = _engine.LaunchError
@@ -45,6 +45,11 @@ class Engine:
     `max_cycles` and `max_warp_insts` are the watchdog limits of every launch (0: no limit; a launch may
     override them): past one, a launch raises `WatchdogError` saying where its warps are. A launch can
     also be stopped with Ctrl-C (KeyboardInterrupt); the engine stays usable. See docs/errors.md.
+
+    With `ptxas_registers` (the default) a timing launch sizes register occupancy by the registers ptxas
+    allocates for the kernel on the config's `gpu.sm_version` (stcsim.sim.ptxas_registers), where ptxas is
+    installed and accepts the PTX; otherwise, and with False, by the engine's liveness estimate. The stat
+    `regs_source` says which (``ptxas``, ``estimate`` or ``launch`` for an explicit `regs_per_thread`).
     """
 
     def __init__(
@@ -55,7 +60,11 @@ class Engine:
         memcheck: bool = False,
         max_cycles: int = DEFAULT_MAX_CYCLES,
         max_warp_insts: int = DEFAULT_MAX_WARP_INSTS,
+        ptxas_registers: bool = True,
     ) -> None:
+        self.ptxas_registers = bool(ptxas_registers)
+        self._sm_version = 0
+        self._kernel_ptx: dict[str, str] = {}
         self.max_cycles = launch_args.limit(max_cycles, "max_cycles")
         self.max_warp_insts = launch_args.limit(max_warp_insts, "max_warp_insts")
         self._eng = _engine.Engine(bool(schedule_loads), bool(memcheck))
@@ -68,6 +77,7 @@ class Engine:
             self._eng.set_config(gpu.flat())
             check_engine_reads(gpu, self._eng.config_record())
             self.config = str(config)
+            self._sm_version = int(gpu.flat()["gpu.sm_version"])
 
     @property
     def memcheck(self) -> bool:
@@ -116,8 +126,23 @@ class Engine:
             isinstance(ptx, str) and "\n" not in ptx and ptx.endswith(".ptx")
         ):
             path = Path(ptx)
-            return list(self._eng.load_ptx(path.read_bytes(), str(path)))
-        return list(self._eng.load_ptx(str(ptx).encode("utf-8", "surrogatepass"), "<ptx text>"))
+            data, where = path.read_bytes(), str(path)
+        else:
+            data, where = str(ptx).encode("utf-8", "surrogatepass"), "<ptx text>"
+        names = list(self._eng.load_ptx(data, where))
+        text = data.decode("utf-8", "surrogateescape")
+        self._kernel_ptx.update(dict.fromkeys(names, text))
+        return names
+
+    def _registers(self, kernel: str, timing: bool, regs_per_thread: int) -> tuple[int, str]:
+        """(registers per thread for the launch, where they come from); 0 lets the engine estimate."""
+        if regs_per_thread:
+            return regs_per_thread, "launch"
+        if self.ptxas_registers and timing and self.config is not None and kernel in self._kernel_ptx:
+            regs = ptxas_registers.register_counts(self._kernel_ptx[kernel], self._sm_version).get(kernel, 0)
+            if regs:
+                return regs, "ptxas"
+        return 0, "estimate"
 
     def kernel_names(self) -> list[str]:
         """Names of every loaded entry kernel."""
@@ -142,11 +167,11 @@ class Engine:
         `grid` and `block` are ints or tuples/lists of 1 to 3 ints; `args` a sequence of Python or numpy
         integer and float scalars (device pointers are integers); each must fit its PTX parameter type.
         `shared_bytes` is the dynamic shared memory per block. With a config and `timing`, the launch runs on
-        the cycle-level model and the stats include `gpu_sim_cycle`; `regs_per_thread` (0: estimated from
-        the PTX) sets register occupancy. `max_cycles` / `max_warp_insts` override the engine's watchdog
-        limits for this launch (None: the engine's; 0: no limit). Returns the launch statistics as a flat
-        dict. Raises LaunchError (bad request), SimFault (memory fault, trap, deadlock), WatchdogError (a
-        limit passed) and KeyboardInterrupt (Ctrl-C).
+        the cycle-level model and the stats include `gpu_sim_cycle`; `regs_per_thread` (0: from ptxas or
+        estimated from the PTX, see the class) sets register occupancy. `max_cycles` / `max_warp_insts`
+        override the engine's watchdog limits for this launch (None: the engine's; 0: no limit). Returns the
+        launch statistics as a flat dict. Raises LaunchError (bad request), SimFault (memory fault, trap,
+        deadlock), WatchdogError (a limit passed) and KeyboardInterrupt (Ctrl-C).
 
         `sample` > 0 asks for sampled simulation of a large grid (docs/performance.md): waves of CTAs are
         simulated in detail until the last two agree within `sample` (relative), the middle of the grid then
@@ -162,6 +187,8 @@ class Engine:
             raise LaunchError(f"kernel must be a kernel name (str), got {kernel!r}")
         if not isinstance(timing, bool | np.bool_):
             raise LaunchError(f"timing must be True or False, got {timing!r}")
+        regs, regs_source = self._registers(kernel, bool(timing),
+                                            launch_args.integer(regs_per_thread, "regs_per_thread", 0, 255))
         stats: dict[str, float | str] = dict(
             self._eng.launch(
                 kernel,
@@ -170,7 +197,7 @@ class Engine:
                 launch_args.kernel_args(args),
                 launch_args.integer(shared_bytes, "shared_bytes"),
                 bool(timing),
-                launch_args.integer(regs_per_thread, "regs_per_thread", 0, 255),
+                regs,
                 launch_args.limit(cycles, "max_cycles"),
                 launch_args.limit(insts, "max_warp_insts"),
                 launch_args.sample_tolerance(sample),
@@ -178,6 +205,7 @@ class Engine:
         )
         if self.config is not None:
             stats["config"] = self.config
+            stats["regs_source"] = regs_source
         return stats
 
 

@@ -13,10 +13,11 @@ _HEADER = """\
 engine/stats.def (core) and by extensions in engine/ext/<name>/; formulas live in engine/stats.cc. -->
 
 `Engine.launch` returns one flat dict: these stats (names follow GPGPU-Sim where one exists) plus `config`
-(the config spec). Groups `launch` and `functional` come with every launch; the other groups only from the
-cycle-level model (an `Engine` with a config), `sampling` only from launches with `sample=...`. Kinds:
-*counter* (summed while the launch runs), *value* (set once), *formula* (computed from other stats, in one
-place). These are the columns of the network-run CSVs.
+(the config spec) and, from the cycle-level model, `regs_source` (where `regs_per_thread` came from:
+`ptxas`, `estimate` or `launch`; see `Engine`). Groups `launch` and `functional` come with every launch; the
+other groups only from the cycle-level model (an `Engine` with a config), `sampling` only from launches with
+`sample=...`. Kinds: *counter* (summed while the launch runs), *value* (set once), *formula* (computed from
+other stats, in one place). These are the columns of the network-run CSVs.
 """
 
 
