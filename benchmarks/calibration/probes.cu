@@ -50,18 +50,29 @@ extern "C" __global__ void atom_red_u64(unsigned long long* b, unsigned long lon
   atom_global<unsigned long long, false>(b, s, m, it, mode);
 }
 
-// Shared-memory atomics on mask + 1 (<= 4096) words; the CTA's bins are added to out at the end.
-extern "C" __global__ void atom_shared_u32(unsigned* out, unsigned mask, int iters, int mode) {
-  __shared__ unsigned bins[4096];
+// Shared-memory atomics on mask + 1 (<= 4096) words; the CTA's bins are added to out at the end. sm_90 has
+// no native shared add for u64 or f32: ptxas lowers those to a load + compare-and-swap loop.
+template <typename T>
+__device__ void atom_shared(T* out, unsigned mask, int iters, int mode) {
+  __shared__ T bins[4096];
   for (int i = threadIdx.x; i <= (int)mask; i += blockDim.x) bins[i] = 0;
   __syncthreads();
   unsigned x = seed(mode), lane = threadIdx.x & 31;
   for (int j = 0; j < iters; ++j) {
     x = lcg(x);
-    atomicAdd(&bins[pick(x, mask, mode, lane)], 1u);
+    atomicAdd(&bins[pick(x, mask, mode, lane)], (T)1);
   }
   __syncthreads();
   if (threadIdx.x == 0) atomicAdd(out, bins[0]);
+}
+extern "C" __global__ void atom_shared_u32(unsigned* out, unsigned mask, int iters, int mode) {
+  atom_shared<unsigned>(out, mask, iters, mode);
+}
+extern "C" __global__ void atom_shared_u64(unsigned long long* out, unsigned mask, int iters, int mode) {
+  atom_shared<unsigned long long>(out, mask, iters, mode);
+}
+extern "C" __global__ void atom_shared_f32(float* out, unsigned mask, int iters, int mode) {
+  atom_shared<float>(out, mask, iters, mode);
 }
 
 // `iters` independent loads per thread from src[0..mask] (L2: ld.global.cg, L1 bypassed), pattern as above

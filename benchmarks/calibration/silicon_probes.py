@@ -106,15 +106,18 @@ def atomics(t: Launcher) -> list[dict[str, Any]]:
                 rows.append({"bench": kernel, "bins": 1 << lg, "pattern": MODES[mode], "atomics": n_atom,
                              "ms": ms})
             del bins
-    out = cp.zeros(1, cp.uint32)
-    for lg in (0, 1, 2, 4, 6, 8, 10, 12):
-        for mode in (0, 1, 2):
-            if mode == 2 and lg < 5:
-                continue
-            args = (out, np.uint32((1 << lg) - 1), np.int32(iters * 4), np.int32(mode))
-            ms = t.ms("probes", "atom_shared_u32", GRID, BLOCK, args)
-            rows.append({"bench": "atom_shared_u32", "bins": 1 << lg, "pattern": MODES[mode],
-                         "atomics": n_atom * 4, "ms": ms})
+    for kernel, dtype, per_thread in (("atom_shared_u32", cp.uint32, iters * 4),
+                                      ("atom_shared_u64", cp.uint64, iters // 4),
+                                      ("atom_shared_f32", cp.float32, iters // 4)):
+        out = cp.zeros(1, dtype)
+        for lg in (0, 1, 2, 4, 6, 8, 10, 12):
+            for mode in (0, 1, 2):
+                if mode == 2 and lg < 5:
+                    continue
+                args = (out, np.uint32((1 << lg) - 1), np.int32(per_thread), np.int32(mode))
+                ms = t.ms("probes", kernel, GRID, BLOCK, args)
+                rows.append({"bench": kernel, "bins": 1 << lg, "pattern": MODES[mode],
+                             "atomics": GRID * BLOCK * per_thread, "ms": ms})
     n = 1 << 20
     x = cp.random.randint(0, 1 << 30, n, dtype=cp.int32)
     grid = min(-(-n // 256), SMS * 4)

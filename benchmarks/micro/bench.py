@@ -803,7 +803,7 @@ def _chase(level: str, cop: str = "") -> Callable[[str], Result]:
         else:  # dram: cold caches at launch, every node on its own line (and DRAM page)
             nodes, stride, warm = 2 * k, 4096 + line, 0
             expected = cfg["dram.latency"]
-            stats = {"l1d_hits": 0.0, "l2_misses": 1.0, "dram_read_bytes": float(cfg["l2.sector_bytes"])}
+            stats = {"l1d_hits": 0.0, "l2_misses": 1.0, "dram_read_bytes": float(cfg["l2.dram_fetch_bytes"])}
         if cop:  # PTX: .cg caches at L2 only, so the second pass should hit L2
             expected, stats = cfg["l2.hit_latency"], {"l1d_hits": 0.0, "l2_hits": 1.0}
         kw = dict(warm=warm, cop=cop, args=ring(nodes, stride))
@@ -834,7 +834,7 @@ _add(
     "chase.dram",
     "memory",
     "DRAM latency: pointer chase over cold lines (caches are cold at launch)",
-    ("dram.latency",),
+    ("dram.latency", "l2.dram_fetch_bytes"),
     "chase",
     _chase("dram"),
 )
@@ -1007,6 +1007,9 @@ _add(
 # ----------------------------------------------------------------------------------------------------------
 
 BW_TOL = 0.10
+# Every SM streaming its own L2-resident region: the hashed slice interleave (l2.slice_interleave_bytes)
+# leaves some slices idle in any window, as silicon's does: the stream gets 83-87% of slices x bandwidth.
+HASHED_BW_TOL = 0.20
 _BLOCK = 256
 
 
@@ -1132,16 +1135,18 @@ def _l2_read(config: str) -> Result:
     r1, r2 = launch(8), launch(16)
     hits = r2.stat("l2_hits") - r1.stat("l2_hits")
     bw = hits * int(cfg["l2.sector_bytes"]) / (r2.cycles - r1.cycles)
+    peak = l2_bytes_per_cycle(cfg)
     return Result(
         "bw.l2.read",
         config,
         bw,
-        l2_bytes_per_cycle(cfg),
+        peak,
         "B/cycle",
-        rel_tol=BW_TOL,
+        rel_tol=HASHED_BW_TOL,
         checks={
             "L2 hit sectors per extra pass": Check(hits / 8, footprint / int(cfg["l2.sector_bytes"])),
             "l1d_hits": Check(r2.stat("l1d_hits"), 0.0),
+            "never above the slices' peak": Check(bw, peak, at_most=True),
         },
         note=f"{footprint >> 10} KB per pass, 8 vs 16 passes (the first pass reads DRAM)",
     )
@@ -1528,8 +1533,8 @@ def _occupancy(case: OccCase) -> Callable[[str], Result]:
             )
             return r, r.engine.copy_from(r.args[0], (grid, 2), np.uint64).astype(np.int64)
 
-        one, _ = launch(nsm)
-        full, _ = launch(nsm * c)
+        one, one_clk = launch(nsm)
+        full, full_clk = launch(nsm * c)
         extra, clk = launch(nsm * (c + 1))
         first_end = int(clk[:, 1].min())
         early = int((clk[:, 0] < first_end).sum())
@@ -1540,12 +1545,14 @@ def _occupancy(case: OccCase) -> Callable[[str], Result]:
             "CTAs started before any CTA ended": Check(float(early), float(nsm * c)),
         }
         # Cycle scaling, where the working warps do not compete for the SFU (latency-bound, so a full
-        # wave takes as long as one CTA): c CTAs per SM cost T(1), the (c+1)-th a second wave.
+        # wave takes as long as one CTA): c CTAs per SM cost T(1) (the longest CTA, from its own clock: the
+        # launch also drains every CTA's final store through the L2 slices), the (c+1)-th a second wave.
         busy = working_warps_per_subcore(cfg, case.threads, c) * _ii(cfg, "sfu")
         note = f"shared {shared} B; " if shared else ""
         note += f"T(1) {one.cycles:g}, T(c/SM) {full.cycles:g}, T(c+1/SM) {extra.cycles:g}"
         if busy <= _lat(cfg, "sfu"):
-            checks["T(c per SM) = T(1)"] = Check(full.cycles, one.cycles, WAVE_TOL)
+            longest = [float((clk[:, 1] - clk[:, 0]).max()) for clk in (one_clk, full_clk)]
+            checks["T(c per SM) = T(1)"] = Check(longest[1], longest[0], WAVE_TOL)
             checks["T(c+1 per SM) = 2 T(1)"] = Check(extra.cycles, 2 * one.cycles, WAVE_TOL)
         else:
             note += " (SFU-bound: no cycle-scaling check)"

@@ -98,6 +98,11 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   c.l2_access = r.u32("l2.access_cycles");
   c.l2_slice_bytes_per_cycle = r.num("l2.slice_bytes_per_cycle");
   c.l2_slice_write_bytes_per_cycle = r.num("l2.slice_write_bytes_per_cycle");
+  c.l2_atomic_update_cycles = r.num("l2.atomic_update_cycles");
+  c.l2_atomic_rounds_per_cycle = r.num("l2.atomic_rounds_per_cycle");
+  c.l2_atomic_words_per_cycle = r.num("l2.atomic_words_per_cycle");
+  c.l2_interleave = r.u32("l2.slice_interleave_bytes");
+  c.l2_dram_fetch = r.u32("l2.dram_fetch_bytes");
   c.dram_channels = r.u32("dram.channels");
   c.dram_access = r.u32("dram.access_cycles");
   c.dram_bytes_per_cycle_per_channel = r.num("dram.bytes_per_cycle_per_channel");
@@ -109,6 +114,10 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   if (c.tensor_pipes == 0) throw std::invalid_argument("GPU config key 'tensor.pipes_per_subcore' must be >= 1");
   if (c.l1_sector == 0 || c.l1_line % c.l1_sector || c.l2_line % c.l2_sector)
     throw std::invalid_argument("GPU config: cache line sizes must be multiples of the sector size");
+  if (c.l2_dram_fetch % c.l2_sector || c.l2_dram_fetch > c.l2_line || c.l2_line % c.l2_dram_fetch)
+    throw std::invalid_argument("GPU config key 'l2.dram_fetch_bytes' must be whole sectors dividing the L2 line");
+  if (c.l2_interleave % c.l2_line)
+    throw std::invalid_argument("GPU config key 'l2.slice_interleave_bytes' must be a multiple of l2.line_bytes");
   c.record = r.read();
   return c;
 }

@@ -61,7 +61,12 @@ struct TimingConfig {
   uint32_t l1_sets = 0, l1_assoc = 0, l1_line = 0, l1_sector = 0, l1_latency = 0, l1_mshr = 0;
   // L2
   uint32_t l2_sets = 0, l2_slices = 0, l2_assoc = 0, l2_line = 0, l2_sector = 0, l2_latency = 0, l2_access = 0;
+  uint32_t l2_dram_fetch = 0;
+  uint32_t l2_interleave = 0;  // bytes mapped to one slice before the hash moves on (whole lines)  // bytes read from DRAM per L2 miss (whole sectors within one line)
   double l2_slice_bytes_per_cycle = 0, l2_slice_write_bytes_per_cycle = 0;
+  double l2_atomic_update_cycles = 0;     // per update round of one sector at the slice's atomic unit
+  double l2_atomic_rounds_per_cycle = 0;  // update rounds of all slices together per cycle (GPU-wide)
+  double l2_atomic_words_per_cycle = 0;   // a round's further distinct words, all slices together per cycle
   // DRAM
   uint32_t dram_channels = 0, dram_access = 0;
   double dram_bytes_per_cycle_per_channel = 0;

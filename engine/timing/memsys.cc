@@ -12,6 +12,7 @@ MemorySystem::MemorySystem(const TimingConfig& cfg, Stats& stats) : cfg_(cfg), s
     sms_.push_back(Sm{SectorCache(cfg.l1_sets, cfg.l1_assoc, cfg.l1_line, cfg.l1_sector), Calendar(), Calendar(), {}, {}});
   for (uint32_t i = 0; i < cfg.l2_slices; ++i) l2_.emplace_back(cfg.l2_sets, cfg.l2_assoc, cfg.l2_line, cfg.l2_sector);
   l2_port_.resize(cfg.l2_slices);
+  l2_atomic_.resize(cfg.l2_slices);
   l2_pending_.resize(cfg.l2_slices);
   dram_.resize(cfg.dram_channels);
 }
@@ -43,10 +44,18 @@ uint32_t MemorySystem::dram_channel(uint64_t addr) const {
   return static_cast<uint32_t>(((addr / 256) ^ (addr >> 14)) % cfg_.dram_channels);
 }
 
+uint32_t MemorySystem::slice_of(uint64_t sector_addr) const {
+  // A mixing hash of the interleave unit: like silicon's, it spreads a small contiguous range unevenly
+  // (balls into bins: 16 units land on about 14 slices, the busiest holding 2-3), a long stream evenly.
+  uint64_t unit = sector_addr / cfg_.l2_interleave;
+  unit = (unit ^ (unit >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  unit = (unit ^ (unit >> 27)) * 0x94d049bb133111ebULL;
+  return static_cast<uint32_t>((unit ^ (unit >> 31)) % cfg_.l2_slices);
+}
+
 uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write) {
   const TimingConfig& c = cfg_;
-  const uint64_t line = sector_addr / c.l2_line;
-  const uint32_t slice = static_cast<uint32_t>((line ^ (line >> 7) ^ (line >> 17)) % c.l2_slices);
+  const uint32_t slice = slice_of(sector_addr);
   const double arrive = static_cast<double>(t) + c.icnt_latency;
   const double per_cycle = write ? c.l2_slice_write_bytes_per_cycle : c.l2_slice_bytes_per_cycle;
   const double start = l2_port_[slice].reserve(arrive, c.l2_sector / per_cycle);
@@ -69,13 +78,19 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
       if (fill && static_cast<double>(*fill) > ready) ready = static_cast<double>(*fill);
     }
   } else {
+    // DRAM is read in blocks of l2.dram_fetch_bytes (whole sectors of the line): the block's other sectors
+    // are filled with the missing one, so a scattered sector costs the block while a stream pays once.
     st_[TStat::L2Misses] += 1;
-    st_[TStat::DramRead] += c.l2_sector;
-    const double dstart = dram_[dram_channel(sector_addr)].reserve(start, c.l2_sector / per_channel);
+    st_[TStat::DramRead] += c.l2_dram_fetch;
+    const double dstart = dram_[dram_channel(sector_addr)].reserve(start, c.l2_dram_fetch / per_channel);
     // DRAM's extra cycles, then as a hit (an uncontended miss: dram.latency)
     ready = dstart + c.dram_access + c.l2_access + c.icnt_latency + c.l1_latency;
     prune(pending, t);
-    pending.set(sector_addr, static_cast<uint64_t>(std::ceil(ready)));
+    const uint64_t filled = static_cast<uint64_t>(std::ceil(ready));
+    pending.set(sector_addr, filled);
+    const uint64_t block = sector_addr / c.l2_dram_fetch * c.l2_dram_fetch;
+    for (uint64_t s = block; s < block + c.l2_dram_fetch; s += c.l2_sector)
+      if (s != sector_addr && !l2_[slice].access(s, false, true).hit) pending.set(s, filled);
   }
   if (write) return static_cast<uint64_t>(std::ceil(start));
   const double back = sms_[sm].icnt.reserve(ready, c.l2_sector / c.icnt_bytes_per_cycle_per_sm);
@@ -135,13 +150,34 @@ uint64_t MemorySystem::store(uint32_t sm, uint64_t t, const std::vector<MemAcces
 
 uint64_t MemorySystem::atomic(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc) {
   const TimingConfig& c = cfg_;
-  sectors_of(acc, c.l1_sector, scratch_);
-  uint64_t done = t + c.l2_latency;
-  // Each lane's update is serialised at its L2 slice.
+  words_.clear();
   for (const auto& a : acc) {
     if (a.space != Space::Global) continue;
     sms_[sm].l1.invalidate(a.addr);
-    done = std::max(done, l2_path(sm, t, a.addr / c.l2_sector * c.l2_sector, false));
+    words_.push_back(a.addr);
+  }
+  std::sort(words_.begin(), words_.end());
+  uint64_t done = t + c.l2_latency;
+  // Sorted addresses: each sector's lanes are one run, each word's lanes a run inside it.
+  for (size_t i = 0; i < words_.size();) {
+    const uint64_t sector = words_[i] / c.l2_sector * c.l2_sector;
+    uint32_t rounds = 0, words = 0;
+    while (i < words_.size() && words_[i] / c.l2_sector * c.l2_sector == sector) {
+      size_t j = i;
+      while (j < words_.size() && words_[j] == words_[i]) ++j;
+      rounds = std::max(rounds, static_cast<uint32_t>(j - i));
+      ++words;
+      i = j;
+    }
+    const uint64_t ready = l2_path(sm, t, sector, false);
+    const double arrive = static_cast<double>(t) + c.icnt_latency;
+    const double busy = rounds * c.l2_atomic_update_cycles;
+    const double start = std::max(l2_atomic_[slice_of(sector)].reserve(arrive, busy),
+                                  l2_atomic_all_.reserve(arrive, rounds / c.l2_atomic_rounds_per_cycle +
+                                                                  (words - 1) / c.l2_atomic_words_per_cycle));
+    // unloaded: l2.hit_latency plus the rounds; queued behind other updates of the slice (or of all): later
+    const double updated = start + busy + (c.l2_latency - c.icnt_latency);
+    done = std::max({done, ready, static_cast<uint64_t>(std::ceil(updated))});
   }
   return done;
 }

@@ -25,7 +25,9 @@ class MemorySystem {
   uint64_t load(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, bool l1_allocate);
   // Cycle at which a global/local store issued at `t` has reached L2.
   uint64_t store(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc);
-  // Atomic read-modify-write performed at L2; returns when the old value is back.
+  // Atomic read-modify-write performed at L2; returns when the old value is back. One request per sector
+  // through its slice, then the slice's atomic unit: one update round (l2.atomic_update_cycles) per lane
+  // on the sector's most-updated word (distinct words share a round; same-address lanes serialise).
   uint64_t atomic(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc);
   // Shared-memory access at `t`: returns the completion cycle; counts wavefronts and conflicts.
   uint64_t shared(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc);
@@ -44,6 +46,7 @@ class MemorySystem {
     std::vector<uint64_t> outstanding;               // min-heap of miss completion cycles
   };
   uint64_t l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write);
+  uint32_t slice_of(uint64_t sector_addr) const;
   uint32_t dram_channel(uint64_t addr) const;
   // Drops entries of a pending-fill map that completed before `t` (bounded memory).
   static void prune(SectorMap& pending, uint64_t t);
@@ -55,8 +58,11 @@ class MemorySystem {
   std::vector<SectorCache> l2_;
   std::vector<SectorMap> l2_pending_;  // per slice: sector -> DRAM fill done
   std::vector<Calendar> l2_port_;
+  std::vector<Calendar> l2_atomic_;   // per slice: the atomic unit's update rounds
+  Calendar l2_atomic_all_;            // all slices' update rounds together (l2.atomic_rounds_per_cycle)
   std::vector<Calendar> dram_;
   std::vector<uint64_t> scratch_;
+  std::vector<uint64_t> words_;        // atomic(): the lanes' word addresses, sorted
   DistinctSet distinct_;
 };
 

@@ -172,6 +172,24 @@ TREE: dict[str, Param | Group] = {
         "slice_bytes_per_cycle": Int("Read data bandwidth of one slice", "B/cycle", _MB, hi=4096),
         "slice_write_bytes_per_cycle": Int("Write data bandwidth of one slice (stores accepted into L2)",
                                            "B/cycle", _CAL, hi=4096),
+        "slice_interleave_bytes": Int(
+            "Contiguous bytes mapped to one slice before the (hashed) interleave moves to another slice",
+            "bytes", _CAL, lo=32, hi=1 << 20, multiple_of=32),
+        "atomic_update_cycles": Float(
+            "Cycles a slice's atomic unit takes per update round of one sector: the lanes of a warp atomic "
+            "that update distinct words of a sector share a round, lanes updating the same word take one "
+            "round each (N same-address atomics cost N rounds); one unit per slice, shared by its addresses",
+            "cycles", _CAL, lo=0.01, hi=1000),
+        "atomic_rounds_per_cycle": Float(
+            "Update rounds all slices together complete per cycle when every slice is busy (a GPU-wide "
+            "limit below slices / atomic_update_cycles)", "rounds/cycle", _CAL, lo=0.01, hi=4096),
+        "atomic_words_per_cycle": Float(
+            "Further distinct words of a round (beyond its first) all slices together update per cycle when "
+            "every slice is busy: a round over w words costs 1 / atomic_rounds_per_cycle + (w - 1) / this",
+            "words/cycle", _CAL, lo=0.01, hi=1 << 20),
+        "dram_fetch_bytes": Int("Bytes an L2 miss reads from DRAM: whole sectors of the line, aligned; the "
+                                "other sectors of the block are filled too (a scattered sector costs the "
+                                "block)", "bytes", _CAL, lo=32, hi=1024, multiple_of=32),
     }),
     "dram": Group("Device memory (HBM)", {
         "channels": Int("Independent memory channels (L2 slices map evenly onto them)", "count", _DS,

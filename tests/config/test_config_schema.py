@@ -10,7 +10,7 @@ from stcsim.config.params import Int
 from stcsim.config.rules import RULES
 
 UNITS = {"text", "version", "MHz", "count", "threads", "CTAs", "registers", "bytes", "cycles", "ways",
-         "entries", "B/cycle", "GB/s", "bool", "enum"}
+         "entries", "B/cycle", "GB/s", "bool", "enum", "rounds/cycle", "words/cycle"}
 
 
 def test_declared_and_derived_keys_are_disjoint_and_documented() -> None:

@@ -108,7 +108,11 @@ for config in (None, "h100"):
 print(json.dumps(out))
 """
 
+# A shell that starts the suite in the background leaves SIGINT ignored, and Python then installs no handler:
+# the child restores the default one so that the interrupt is seen however the suite was started.
 INTERRUPT_CHILD = CHILD_PRELUDE + """
+import signal
+signal.signal(signal.SIGINT, signal.default_int_handler)
 for config in (None, "h100"):
     e = Engine(config, max_cycles=0, max_warp_insts=0)
     e.load_ptx(PTX)
