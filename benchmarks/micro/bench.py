@@ -1234,7 +1234,10 @@ def _icnt(config: str) -> Result:
         expected,
         "B/cycle",
         rel_tol=BW_TOL,
-        checks={"l1d_hits": Check(r2.stat("l1d_hits"), 0.0)},
+        # LRU over 4 x L1 misses every line, but for the few a warp running a pass ahead re-reads while the
+        # slowest warp still holds them
+        checks={"l1d hit fraction": Check(r2.stat("l1d_hits") / (r2.stat("l1d_hits") + r2.stat("l1d_misses")),
+                                          0.01, at_most=True)},
         note=f"{per_pass * block * 16 >> 10} KB footprint, 2 vs 4 passes",
     )
 

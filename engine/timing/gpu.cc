@@ -210,6 +210,24 @@ uint32_t memory_instructions(const Instr& in, const WarpRecord& rec) {
   return std::max(most, count + static_cast<uint32_t>((run_bytes + 15) / 16));
 }
 
+// SASS instructions a PTX integer instruction becomes on sm_70 and later, whose integer datapath is 32 bits
+// wide: a 64-bit add, subtract, negate, logic op, shift, compare or select is a pair (IADD3 + IADD3.X,
+// LOP3 x 2, SHF x 2, ISETP + ISETP.EX, SEL x 2), a 64-bit multiply three IMADs (mul.wide is one IMAD.WIDE).
+uint32_t integer_instructions(const Instr& in) {
+  if (in.unit != Unit::INT) return 1;
+  const auto is64 = [](DType t) { return t == DType::B64 || t == DType::U64 || t == DType::S64; };
+  if (!is64(in.type)) return 1;
+  switch (in.op) {
+    case Op::Add: case Op::Sub: case Op::Neg: case Op::And: case Op::Or: case Op::Xor: case Op::Not:
+    case Op::Shl: case Op::Shr: case Op::Setp: case Op::Selp:
+      return 2;
+    case Op::Mul: case Op::Mad:
+      return (in.flags & F_WIDE) ? 1 : 3;
+    default:
+      return 1;
+  }
+}
+
 // Whether the instruction may need an L1 MSHR: global (or generic) accesses, and cp.async, whose source
 // is global memory whatever its destination space.
 bool may_touch_global(const Instr& in) {
@@ -308,7 +326,9 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   const OpTiming ot = desc.of(rec_.work);
   if (desc.account) desc.account(stats_, ot);
   uint32_t interval = ot.interval;
+  const uint32_t sass = integer_instructions(in);
   if (in.unit == Unit::LDST) interval *= memory_instructions(in, rec_);
+  else interval *= sass;
   if (in.unit == Unit::TENSOR) {  // the earliest free pipe takes it
     auto pipe = std::min_element(sub.tensor_pipes.begin(), sub.tensor_pipes.end());
     *pipe = std::max(*pipe, t) + interval;
@@ -317,11 +337,11 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
     sub.unit_free[ui] = t + interval;
   }
   stats_.v[static_cast<size_t>(TStat::BusyINT) + std::min<size_t>(ui, 8)] += interval;
-  const uint64_t done = complete_time(in, rec_, ot, w, sm.id, t);
+  const uint64_t done = complete_time(in, rec_, ot, w, sm.id, t) + (sass - 1);  // the pair's second half
   for (int32_t r : in.dsts) w.reg_ready[static_cast<size_t>(r)] = done;
   w.last_done = std::max(w.last_done, done);
   w.after_branch = in.traits.branch;
-  w.next_issue = w.after_branch ? t + branch_latency_ : t + 1;
+  w.next_issue = w.after_branch ? t + branch_latency_ : t + sass;
   if (w.w->at_barrier && exec_.release_barriers(w.cta->cta)) {
     for (auto& s : sm.subs) s.wake = std::min(s.wake, t + 1);
   }
