@@ -138,8 +138,18 @@ void if_convert(Kernel& k) {
   compute_reconvergence(k);
 }
 
+void fold_constants(Kernel& k) {
+  std::vector<uint32_t> writes(k.regs.size(), 0);
+  for (const auto& in : k.code)
+    for (int32_t r : in.dsts) ++writes[static_cast<size_t>(r)];
+  for (auto& in : k.code)
+    in.traits.folded = in.op == Op::Mov && in.guard < 0 && in.dsts.size() == 1 && in.ops.size() == 2 &&
+                       in.ops[1].kind == OpndKind::Imm && writes[static_cast<size_t>(in.dsts[0])] == 1;
+}
+
 void schedule_loads_early(Kernel& k) {
   if_convert(k);
+  fold_constants(k);
   const size_t n = k.code.size();
   std::vector<char> leader(n + 1, 0);
   leader[0] = 1;

@@ -18,6 +18,11 @@ namespace stc {
 // checked blocks can be scheduled with their neighbours.
 void schedule_loads_early(Kernel& k);
 
+// Marks the constants ptxas folds (Traits::folded): an unguarded `mov` of an immediate into a register that
+// no other instruction of the kernel writes. ptxas propagates such a constant into its users or hoists it out
+// of the loop, so it is no SASS instruction where nvcc's PTX re-materializes it (in every loop iteration).
+void fold_constants(Kernel& k);
+
 // The if-conversion step alone (re-computes reconvergence points).
 void if_convert(Kernel& k);
 

@@ -249,7 +249,7 @@ TimingModel::Check TimingModel::check(WarpT& w, const SubCore& sub, uint32_t sm,
   // Register ready times and unit occupancy only change when this warp or its sub-core issues, and only
   // later, so a failed check is a valid lower bound until then: cache it.
   if (when > t) { w.hint = when; w.hint_reason = TStat::StallScoreboard; return {false, when, TStat::StallScoreboard}; }
-  const uint64_t uf = sub.unit_free[static_cast<size_t>(in.unit)];
+  const uint64_t uf = in.traits.folded ? t : sub.unit_free[static_cast<size_t>(in.unit)];
   if (uf > t) { w.hint = uf; w.hint_reason = TStat::StallUnit; return {false, uf, TStat::StallUnit}; }
   if (in.traits.async == AsyncKind::WaitGroup || in.traits.async == AsyncKind::WaitAll) {
     const bool all = in.traits.async == AsyncKind::WaitAll;
@@ -325,23 +325,26 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   const OpDesc& desc = *desc_[static_cast<size_t>(rec_.pc)];
   const OpTiming ot = desc.of(rec_.work);
   if (desc.account) desc.account(stats_, ot);
+  const bool folded = in.traits.folded;  // no SASS instruction: no slot, no unit, ready at once
   uint32_t interval = ot.interval;
   const uint32_t sass = integer_instructions(in);
   if (in.unit == Unit::LDST) interval *= memory_instructions(in, rec_);
   else interval *= sass;
-  if (in.unit == Unit::TENSOR) {  // the earliest free pipe takes it
+  if (folded) {
+  } else if (in.unit == Unit::TENSOR) {  // the earliest free pipe takes it
     auto pipe = std::min_element(sub.tensor_pipes.begin(), sub.tensor_pipes.end());
     *pipe = std::max(*pipe, t) + interval;
     sub.unit_free[ui] = *std::min_element(sub.tensor_pipes.begin(), sub.tensor_pipes.end());
   } else {
     sub.unit_free[ui] = t + interval;
   }
-  stats_.v[static_cast<size_t>(TStat::BusyINT) + std::min<size_t>(ui, 8)] += interval;
-  const uint64_t done = complete_time(in, rec_, ot, w, sm.id, t) + (sass - 1);  // the pair's second half
+  if (folded) stats_[TStat::FoldedInsts] += 1;
+  else stats_.v[static_cast<size_t>(TStat::BusyINT) + std::min<size_t>(ui, 8)] += interval;
+  const uint64_t done = folded ? t : complete_time(in, rec_, ot, w, sm.id, t) + (sass - 1);  // pair: 2nd half
   for (int32_t r : in.dsts) w.reg_ready[static_cast<size_t>(r)] = done;
   w.last_done = std::max(w.last_done, done);
   w.after_branch = in.traits.branch;
-  w.next_issue = w.after_branch ? t + branch_latency_ : t + sass;
+  w.next_issue = folded ? t : w.after_branch ? t + branch_latency_ : t + sass;
   if (w.w->at_barrier && exec_.release_barriers(w.cta->cta)) {
     for (auto& s : sm.subs) s.wake = std::min(s.wake, t + 1);
   }
@@ -508,19 +511,24 @@ void TimingModel::schedule(SubCore& sub, SmT& sm, uint64_t t) {
   // Visits warp w; true when the pass must end (the issue width is used, or the warp finished: its CTA
   // may be gone, and sub.warps with it).
   const auto visit = [&](WarpT* w) {
-    if (issued >= cfg_.issue_width) return true;
-    const Check ck = check(*w, sub, sm.id, t);
-    if (ck.ok) {
-      if (!cfg_.gto) sub.rr = (static_cast<size_t>(std::find(sub.warps.begin(), sub.warps.end(), w) - sub.warps.begin()) + 1) % std::max<size_t>(1, sub.warps.size());
-      sub.last = w;
-      ++issued;
-      return issue(*w, sub, sm, t);
+    while (issued < cfg_.issue_width) {
+      const Check ck = check(*w, sub, sm.id, t);
+      if (ck.ok) {
+        if (!cfg_.gto) sub.rr = (static_cast<size_t>(std::find(sub.warps.begin(), sub.warps.end(), w) - sub.warps.begin()) + 1) % std::max<size_t>(1, sub.warps.size());
+        sub.last = w;
+        const bool folded = L_.kernel->code[static_cast<size_t>(w->w->pc())].traits.folded;
+        if (!folded) ++issued;
+        if (issue(*w, sub, sm, t)) return true;
+        if (!folded) return false;
+        continue;  // a folded constant takes no slot: the warp's next instruction may issue in this cycle
+      }
+      if (ck.when < earliest || (earliest == kNever && ck.reason != TStat::StallIdle)) {
+        if (ck.when < earliest) earliest = ck.when;
+        reason = ck.reason;
+      }
+      return false;
     }
-    if (ck.when < earliest || (earliest == kNever && ck.reason != TStat::StallIdle)) {
-      if (ck.when < earliest) earliest = ck.when;
-      reason = ck.reason;
-    }
-    return false;
+    return true;
   };
   bool stop = first && visit(first);
   for (size_t i = 0; i < n && !stop; ++i) {

@@ -56,4 +56,6 @@ def test_lrr_interleaves_the_warps(tmp_path):
     end0, end1 = _ends(tmp_path, "lrr")
     # Turns: both streams end together, give or take the few INT instructions after them.
     assert abs(int(end1) - int(end0)) <= 8
-    assert min(end0, end1) >= 2 * N  # neither warp had the sub-core to itself
+    # neither warp had the sub-core to itself: the 2N adds take cycles 0 .. 2N - 1 (the constant movs are
+    # folded, as ptxas folds them, and take no issue cycle)
+    assert min(end0, end1) >= 2 * N - 1
