@@ -47,6 +47,9 @@ bool may_alias(const Instr& a, const Instr& b) {
 // True when instruction j (later) must stay after instruction i (earlier).
 bool depends(const Instr& i, Kind ki, const Instr& j, Kind kj) {
   if (ki == Kind::Barrier || kj == Kind::Barrier) return true;
+  // ptxas does not hoist a load above an earlier Tensor Core instruction: the H100 runs fragments loaded
+  // from global memory one load latency per k-step (docs/calibration.md, step 7)
+  if (i.traits.tensor_math && kj == Kind::Load) return true;
   if (intersects(i.dsts, j.srcs) || intersects(i.dsts, j.dsts) || intersects(i.srcs, j.dsts)) return true;
   const bool mi = ki != Kind::Alu, mj = kj != Kind::Alu;
   return mi && mj && (ki == Kind::Ordered || kj == Kind::Ordered) && may_alias(i, j);

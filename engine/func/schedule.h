@@ -10,8 +10,9 @@ namespace stc {
 
 // Reorders each basic block of `k` by list scheduling on its dependency graph (registers read/written,
 // guard predicates, memory order of stores/atomics/async copies, barriers, fences, clock reads and control
-// flow stay ordered): the ready instruction with the longest path to the block's end goes first, loads
-// weighing much more than other instructions, ties in program order. Block boundaries, labels and branch
+// flow stay ordered; a load stays after an earlier Tensor Core instruction, as ptxas keeps it): the ready
+// instruction with the longest path to the block's end goes first, loads weighing much more than other
+// instructions, ties in program order. Block boundaries, labels and branch
 // targets do not move, so the semantics are unchanged.
 // First if-converts short forward branches (a guarded `bra` over at most 8 straight-line instructions becomes
 // those instructions guarded by the negated predicate, as ptxas predicates them), so that loads in bounds-
