@@ -102,6 +102,7 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   c.l2_atomic_rounds_per_cycle = r.num("l2.atomic_rounds_per_cycle");
   c.l2_atomic_words_per_cycle = r.num("l2.atomic_words_per_cycle");
   c.l2_interleave = r.u32("l2.slice_interleave_bytes");
+  c.l2_slice_request_cycles = r.num("l2.slice_request_cycles");
   c.l2_dram_fetch = r.u32("l2.dram_fetch_bytes");
   c.dram_channels = r.u32("dram.channels");
   c.dram_access = r.u32("dram.access_cycles");

@@ -53,12 +53,12 @@ uint32_t MemorySystem::slice_of(uint64_t sector_addr) const {
   return static_cast<uint32_t>((unit ^ (unit >> 31)) % cfg_.l2_slices);
 }
 
-uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write) {
+uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write, double request_extra) {
   const TimingConfig& c = cfg_;
   const uint32_t slice = slice_of(sector_addr);
   const double arrive = static_cast<double>(t) + c.icnt_latency;
   const double per_cycle = write ? c.l2_slice_write_bytes_per_cycle : c.l2_slice_bytes_per_cycle;
-  const double start = l2_port_[slice].reserve(arrive, c.l2_sector / per_cycle);
+  const double start = l2_port_[slice].reserve(arrive, c.l2_sector / per_cycle + request_extra);
   const SectorCache::Result r = l2_[slice].access(sector_addr, write, true);
   const double per_channel = c.dram_bytes_per_cycle_per_channel;
   if (r.writeback_sectors) {  // dirty victim written back: DRAM write bandwidth on the victim's channel
@@ -107,7 +107,12 @@ uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess
   const double start = s.l1_port.reserve(static_cast<double>(t), waves * c.smem_cycles_per_wavefront);
   const uint64_t t0 = static_cast<uint64_t>(std::ceil(start));
   uint64_t done = t0 + c.l1_latency;
-  for (uint64_t sec : scratch_) {
+  // A warp's sectors of one line are one request to its slice: a request costs the port at least
+  // l2.slice_request_cycles, whatever few sectors it carries (a scattered sector pays the request).
+  const double sector_cycles = c.l2_sector / c.l2_slice_bytes_per_cycle;
+  uint64_t request_line = ~uint64_t{0};
+  for (size_t i = 0; i < scratch_.size(); ++i) {
+    const uint64_t sec = scratch_[i];
     // A sector allocated by an earlier miss whose data is still on its way is an MSHR hit: it waits for it.
     const uint64_t* fill = s.pending.find(sec);
     if (fill && *fill > t0) {
@@ -122,7 +127,14 @@ uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess
       continue;
     }
     st_[TStat::L1Misses] += 1;
-    const uint64_t ready = l2_path(sm, t0, sec, false);
+    double extra = 0;
+    if (sec / c.l2_line != request_line) {  // the line's first sector going to L2: the request's cost
+      request_line = sec / c.l2_line;
+      size_t n = i + 1;
+      while (n < scratch_.size() && scratch_[n] / c.l2_line == request_line) ++n;
+      extra = std::max(0.0, c.l2_slice_request_cycles - static_cast<double>(n - i) * sector_cycles);
+    }
+    const uint64_t ready = l2_path(sm, t0, sec, false, extra);
     if (l1_allocate) s.pending.set(sec, ready);
     s.outstanding.push_back(ready);
     std::push_heap(s.outstanding.begin(), s.outstanding.end(), std::greater<>());

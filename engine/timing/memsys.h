@@ -45,7 +45,9 @@ class MemorySystem {
     SectorMap pending;                               // sector -> data-ready cycle of an outstanding miss
     std::vector<uint64_t> outstanding;               // min-heap of miss completion cycles
   };
-  uint64_t l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write);
+  // `request_extra`: slice port cycles a read request for a line costs beyond its sectors' bytes (charged
+  // with the request's first sector; l2.slice_request_cycles)
+  uint64_t l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write, double request_extra = 0);
   uint32_t slice_of(uint64_t sector_addr) const;
   uint32_t dram_channel(uint64_t addr) const;
   // Drops entries of a pending-fill map that completed before `t` (bounded memory).
