@@ -173,8 +173,9 @@ TREE: dict[str, Param | Group] = {
         "slice_write_bytes_per_cycle": Int("Write data bandwidth of one slice (stores accepted into L2)",
                                            "B/cycle", _CAL, hi=4096),
         "slice_request_cycles": Float(
-            "Slice port cycles a read request (a warp's sectors of one line) takes at least, however few sectors "
-            "it carries: a scattered 32-byte sector costs this rather than sector_bytes / slice_bytes_per_cycle",
+            "Slice port cycles a read request (a warp's sectors of one line) takes at least, however few "
+            "sectors it carries: a scattered 32-byte sector costs this, not sector_bytes / "
+            "slice_bytes_per_cycle",
             "cycles", _CAL, lo=0.01, hi=1000),
         "slice_interleave_bytes": Int(
             "Contiguous bytes mapped to one slice before the (hashed) interleave moves to another slice",
