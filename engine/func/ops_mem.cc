@@ -290,6 +290,8 @@ void decode_atom(Instr& in, const Kernel& k) {
   check_address(in, k, base, in.space);
   for (size_t i = base + 1; i < in.ops.size(); ++i) check_operand(in, k, i, in.type, OK_SRC);
   imms_as(in, in.type, base + 1);
+  in.traits.cas_loop = in.sub == A_ADD && in.space == Space::Shared &&
+                       (in.type == DType::U64 || in.type == DType::S64 || in.type == DType::F32 || in.type == DType::F64);
   in.unit = Unit::LDST;
   in.fn = &ex_atom;
 }

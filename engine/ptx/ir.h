@@ -107,6 +107,8 @@ struct Traits {
   bool fragment_load = false;    // a matrix-fragment load that reads shared memory as one SASS instruction
   bool async_group = false;      // completes in the warp's open async group (wgmma.mma_async): the group's
                                  // wait (AsyncKind::WaitGroup) waits for it, no register scoreboard
+  bool cas_loop = false;         // a shared-memory atomic that ptxas lowers to a load + compare-and-swap loop
+                                 // (add of u64/s64/f32/f64 on sm_70 and later: ATOMS.CAST.SPIN)
   bool folded = false;           // a constant ptxas folds into its users (func/schedule.cc): it executes, but
                                  // takes no issue slot or unit and its value is ready at once
   // Timing class: the config group its latency and issue interval come from (see timing/op_class.h);

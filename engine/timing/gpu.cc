@@ -293,6 +293,9 @@ uint64_t TimingModel::complete_time(const Instr& in, const WarpRecord& rec, cons
       const Space s = rec.space;
       if (s == Space::Param) return t + int_latency_;
       if (s == Space::Const) return t + cfg_.const_latency;
+      if (s == Space::Shared && in.traits.cas_loop)  // LDS, add, CAS, compare, branch per update
+        return mem_.shared_cas_loop(sm, t, rec.acc, w.cta->cta.linear_id,
+                                    2 * cfg_.smem_latency + 2 * int_latency_ + branch_latency_);
       if (s == Space::Shared) return mem_.shared(sm, t, rec.acc);
       if (in.traits.mem == MemKind::Atomic) return mem_.atomic(sm, t, rec.acc);
       if (in.traits.mem == MemKind::Store) {

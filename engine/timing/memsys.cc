@@ -194,6 +194,26 @@ uint64_t MemorySystem::atomic(uint32_t sm, uint64_t t, const std::vector<MemAcce
   return done;
 }
 
+uint64_t MemorySystem::shared_cas_loop(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, uint64_t cta,
+                                       uint32_t round_trip) {
+  uint64_t done = shared(sm, t, acc);  // the first load's wavefronts
+  words_.clear();
+  for (const auto& a : acc)
+    if (a.space == Space::Shared) words_.push_back(a.addr);
+  std::sort(words_.begin(), words_.end());
+  if (cas_free_.size() > 4096)
+    for (auto it = cas_free_.begin(); it != cas_free_.end();) it = it->second < t ? cas_free_.erase(it) : std::next(it);
+  for (size_t i = 0; i < words_.size();) {
+    size_t j = i;
+    while (j < words_.size() && words_[j] == words_[i]) ++j;
+    uint64_t& free = cas_free_[cta << 32 | words_[i]];
+    free = std::max(free, t) + (j - i) * uint64_t{round_trip};
+    done = std::max(done, free);
+    i = j;
+  }
+  return done;
+}
+
 uint64_t MemorySystem::shared(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc) {
   const TimingConfig& c = cfg_;
   // Wavefronts = the largest number of distinct bank-width words any bank must deliver.
