@@ -83,6 +83,8 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   c.smem_latency = r.u32("smem.latency");
   c.smem_cycles_per_wavefront = r.u32("smem.cycles_per_wavefront");
   c.smem_wavefront_latency = r.u32("smem.wavefront_latency");
+  c.smem_cas_iteration = r.num("smem.cas_iteration_cycles");
+  c.smem_cas_address = r.num("smem.cas_address_cycles");
   c.l1_sets = r.u32("l1d.sets");
   c.l1_assoc = r.u32("l1d.assoc");
   c.l1_line = r.u32("l1d.line_bytes");

@@ -201,6 +201,24 @@ uint64_t MemorySystem::shared_cas_loop(uint32_t sm, uint64_t t, const std::vecto
   for (const auto& a : acc)
     if (a.space == Space::Shared) words_.push_back(a.addr);
   std::sort(words_.begin(), words_.end());
+  // The loop's iterations on the SM's shared pipe: iteration i updates every address that still has an i-th
+  // lane (cas_iteration_cycles + cas_address_cycles per such address).
+  std::vector<uint32_t>& lanes = cas_lanes_;
+  lanes.clear();
+  for (size_t i = 0; i < words_.size();) {
+    size_t j = i;
+    while (j < words_.size() && words_[j] == words_[i]) ++j;
+    lanes.push_back(static_cast<uint32_t>(j - i));
+    i = j;
+  }
+  double pipe = 0;
+  const uint32_t rounds = lanes.empty() ? 0 : *std::max_element(lanes.begin(), lanes.end());
+  for (uint32_t r = 1; r <= rounds; ++r) {
+    const auto pending = std::count_if(lanes.begin(), lanes.end(), [r](uint32_t n) { return n >= r; });
+    pipe += cfg_.smem_cas_iteration + cfg_.smem_cas_address * static_cast<double>(pending);
+  }
+  const double start = sms_[sm].l1_port.reserve(static_cast<double>(t), pipe);
+  done = std::max(done, static_cast<uint64_t>(std::ceil(start + pipe)) + cfg_.smem_latency);
   if (cas_free_.size() > 4096)
     for (auto it = cas_free_.begin(); it != cas_free_.end();) it = it->second < t ? cas_free_.erase(it) : std::next(it);
   for (size_t i = 0; i < words_.size();) {

@@ -30,9 +30,10 @@ class MemorySystem {
   // through its slice, then the slice's atomic unit: one update round (l2.atomic_update_cycles) per lane
   // on the sector's most-updated word (distinct words share a round; same-address lanes serialise).
   uint64_t atomic(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc);
-  // A shared-memory atomic lowered to a load + compare-and-swap loop, by the CTA `cta`: each update holds its
-  // address for one loop round trip (`round_trip` cycles), and the updates of an address, by any warp of the
-  // CTA, take turns. Returns when the warp's last update is done.
+  // A shared-memory atomic lowered to a load + compare-and-swap loop, by the CTA `cta`: its iterations take
+  // the SM's shared pipe (smem.cas_iteration_cycles + smem.cas_address_cycles per address updated), each
+  // update holds its address for one loop round trip (`round_trip` cycles), and the updates of an address,
+  // by any warp of the CTA, take turns. Returns when the warp's last update is done.
   uint64_t shared_cas_loop(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, uint64_t cta,
                            uint32_t round_trip);
   // Shared-memory access at `t`: returns the completion cycle; counts wavefronts and conflicts.
@@ -72,6 +73,7 @@ class MemorySystem {
   std::vector<uint64_t> scratch_;
   std::vector<uint64_t> words_;        // atomic(): the lanes' word addresses, sorted
   std::unordered_map<uint64_t, uint64_t> cas_free_;  // (CTA, shared address) -> when its last CAS update ends
+  std::vector<uint32_t> cas_lanes_;                  // shared_cas_loop(): lanes per address
   DistinctSet distinct_;
 };
 
