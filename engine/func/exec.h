@@ -96,27 +96,36 @@ inline typename TT<T>::V get(const ExecCtx& c, const Operand& o, int lane) {
 // mem_access for every space and for faults (out of line).
 uint8_t* mem_access_general(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int lane, bool write, uint32_t align);
 
-// Resolves an address in `space` (Generic: by window) for `lane`, checks bounds and alignment, records
-// the access and returns the host pointer. The frequent kinds are handled inline: shared memory (also
-// through the generic window) and global memory within the last allocation found, aligned (power of two)
-// and in bounds; everything else, faults included, by mem_access_general.
-inline uint8_t* mem_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int lane, bool write, uint32_t align) {
+// Host pointer of an access of the frequent kinds - shared memory (also through the generic window) and
+// global memory within the last allocation found, aligned (power of two) and in bounds - with `space` and
+// `addr` resolved; nullptr otherwise (nothing recorded, no fault raised: mem_access_general decides).
+inline uint8_t* access_fast(ExecCtx& c, Space& space, uint64_t& addr, uint32_t size, uint32_t align) {
   if (space == Space::Generic && addr - kSharedWindow < kWindowSize) {
     space = Space::Shared;
     addr -= kSharedWindow;
   }
-  if (align != 0 && (align & (align - 1)) == 0 && (addr & (align - 1)) == 0) {
-    uint8_t* p = nullptr;
-    if (space == Space::Shared) {
-      if (addr + size <= c.cta.shared.size() && addr + size >= addr) p = c.cta.shared.data() + addr;
-    } else if (space == Space::Global) {
-      p = c.L.mem->find_cached(addr, size);
-    }
-    if (p) {
-      if (c.L.record_accesses) c.rec.acc.push_back({addr, size, static_cast<uint8_t>(lane), write, space});
-      if (c.rec.space == Space::Generic) c.rec.space = space;
-      return p;
-    }
+  if (align == 0 || (align & (align - 1)) != 0 || (addr & (align - 1)) != 0) return nullptr;
+  if (space == Space::Shared)
+    return addr + size <= c.cta.shared.size() && addr + size >= addr ? c.cta.shared.data() + addr : nullptr;
+  if (space == Space::Global) return c.L.mem->find_cached(addr, size);
+  return nullptr;
+}
+
+// Records one access of `lane` for the timing model (when it records) and the instruction's resolved space.
+inline void record_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int lane, bool write) {
+  if (c.L.record_accesses) c.rec.acc.push_back({addr, size, static_cast<uint8_t>(lane), write, space});
+  if (c.rec.space == Space::Generic) c.rec.space = space;
+}
+
+// Resolves an address in `space` (Generic: by window) for `lane`, checks bounds and alignment, records
+// the access and returns the host pointer. The frequent kinds (access_fast) are handled inline; everything
+// else, faults included, by mem_access_general.
+inline uint8_t* mem_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int lane, bool write, uint32_t align) {
+  Space s = space;
+  uint64_t a = addr;
+  if (uint8_t* p = access_fast(c, s, a, size, align)) {
+    record_access(c, s, a, size, lane, write);
+    return p;
   }
   return mem_access_general(c, space, addr, size, lane, write, align);
 }

@@ -67,19 +67,35 @@ uint8_t* mem_access_general(ExecCtx& c, Space space, uint64_t addr, uint32_t siz
 
 namespace {
 
+// A vector access of one lane (n elements of `size` bytes, aligned to their total) that access_fast resolves
+// in one piece: one record for the whole vector (the timing model sees the same bytes), else nullptr and
+// the caller goes element by element (which reports any fault exactly).
+uint8_t* vector_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int n, int lane, bool write) {
+  const uint32_t bytes = size * static_cast<uint32_t>(n);
+  uint8_t* p = access_fast(c, space, addr, bytes, bytes);
+  if (p) record_access(c, space, addr, bytes, lane, write);
+  return p;
+}
+
 void ex_ld(ExecCtx& c, const Instr& in) {
   const Operand& d = in.ops[0];
   const Operand& a = in.ops[1];
   const uint32_t size = static_cast<uint32_t>(dtype_bytes(in.type));
   const bool sgn = dtype_is_signed(in.type);
   const int n = in.vec;
+  const auto put = [&](int l, int i, uint64_t v) {
+    if (sgn) v = sext(v, static_cast<int>(size));
+    set_reg(c, d.kind == OpndKind::Vec ? d.vec[static_cast<size_t>(i)] : d.reg, l, v);
+  };
   for_lanes(c.mask, [&](int l) {
     const uint64_t base = mem_addr(c, a, l);
+    if (const uint8_t* p = n > 1 ? vector_access(c, in.space, base, size, n, l, false) : nullptr) {
+      for (int i = 0; i < n; ++i) put(l, i, load_bits(p + static_cast<size_t>(i) * size, size));
+      return;
+    }
     for (int i = 0; i < n; ++i) {
       const uint8_t* p = mem_access(c, in.space, base + static_cast<uint64_t>(i) * size, size, l, false, size * (i == 0 ? n : 1));
-      uint64_t v = load_bits(p, size);
-      if (sgn) v = sext(v, static_cast<int>(size));
-      set_reg(c, d.kind == OpndKind::Vec ? d.vec[static_cast<size_t>(i)] : d.reg, l, v);
+      put(l, i, load_bits(p, size));
     }
   });
 }
@@ -89,18 +105,20 @@ void ex_st(ExecCtx& c, const Instr& in) {
   const Operand& s = in.ops[1];
   const uint32_t size = static_cast<uint32_t>(dtype_bytes(in.type));
   const int n = in.vec;
+  const auto value = [&](int l, int i) -> uint64_t {
+    if (s.kind != OpndKind::Vec) return src_bits(c, s, l);
+    const int32_t r = s.vec[static_cast<size_t>(i)];
+    return r >= 0 ? c.w.regs[static_cast<size_t>(r) * 32 + l] : r == -2 ? s.vec_imm[static_cast<size_t>(i)] : 0;
+  };
   for_lanes(c.mask, [&](int l) {
     const uint64_t base = mem_addr(c, a, l);
+    if (uint8_t* p = n > 1 ? vector_access(c, in.space, base, size, n, l, true) : nullptr) {
+      for (int i = 0; i < n; ++i) store_bits(p + static_cast<size_t>(i) * size, value(l, i), size);
+      return;
+    }
     for (int i = 0; i < n; ++i) {
       uint8_t* p = mem_access(c, in.space, base + static_cast<uint64_t>(i) * size, size, l, true, size * (i == 0 ? n : 1));
-      uint64_t v;
-      if (s.kind == OpndKind::Vec) {
-        const int32_t r = s.vec[static_cast<size_t>(i)];
-        v = r >= 0 ? c.w.regs[static_cast<size_t>(r) * 32 + l] : r == -2 ? s.vec_imm[static_cast<size_t>(i)] : 0;
-      } else {
-        v = src_bits(c, s, l);
-      }
-      store_bits(p, v, size);
+      store_bits(p, value(l, i), size);
     }
   });
 }

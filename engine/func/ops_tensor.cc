@@ -2,6 +2,7 @@
 // sparse mma.sp (m16n8k32) and ldmatrix. Fragment layouts: mma.sync, mma.sp and ldmatrix follow the PTX ISA
 // exactly; the wmma layout (which the ISA leaves unspecified) is built from the mma.sync m16n8k16 fragments
 // and documented in docs/isa.md.
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -158,6 +159,97 @@ void write_fragment(ExecCtx& c, const std::vector<int32_t>& regs, int lane, cons
   }
 }
 
+// Where a lane's fragment elements lie relative to the operand's address, for one fragment kind, layout,
+// element size and stride: runs of elements adjacent in memory (each one access), in element order.
+struct WmmaPlan {
+  uint64_t key;  // 0: unused (a real key has bit 44 set)
+  struct Run {
+    uint64_t off;  // bytes from the operand's address
+    uint8_t e;     // first element
+    uint8_t len;   // elements
+  };
+  Run runs[32][8];
+  uint8_t nruns[32];
+  uint64_t extent;  // bytes from the address to the end of the furthest element
+};
+
+// The element addresses of one lane (element (r, c) at base + (row-major ? r*stride + c : c*stride + r)).
+void wmma_element_addrs(const FragTable& ft, int lane, int nmem, bool col, uint64_t base, uint64_t stride,
+                        uint32_t esize, uint64_t (&ea)[8]) {
+  for (int e = 0; e < nmem; ++e) {
+    const uint64_t r = ft.r[lane][e], cc = ft.c[lane][e];
+    ea[e] = base + (col ? cc * stride + r : r * stride + cc) * esize;
+  }
+}
+
+// The plan for (fragment table, layout, element size, stride), from a small per-thread cache.
+const WmmaPlan& wmma_plan(const FragTable& ft, int kind, int nmem, bool col, uint32_t esize, uint64_t stride) {
+  constexpr size_t kSlots = 16;
+  thread_local WmmaPlan cache[kSlots];  // zero-initialised: no guard on each access
+  const uint64_t key = (stride & 0xffffffffu) | uint64_t{esize} << 32 | uint64_t{col} << 40 | uint64_t(kind) << 41 |
+                       uint64_t{1} << 44;
+  WmmaPlan& p = cache[(key * 0x9E3779B97F4A7C15ull) >> 60];
+  if (p.key == key) return p;
+  p.key = key;
+  p.extent = 0;
+  for (int lane = 0; lane < 32; ++lane) {
+    uint64_t ea[8];
+    wmma_element_addrs(ft, lane, nmem, col, 0, stride, esize, ea);
+    uint8_t n = 0;
+    for (int e = 0; e < nmem;) {
+      int run = 1;
+      while (e + run < nmem && ea[e + run] == ea[e] + run * esize) ++run;
+      p.runs[lane][n++] = {ea[e], static_cast<uint8_t>(e), static_cast<uint8_t>(run)};
+      p.extent = std::max(p.extent, ea[e] + uint64_t{esize} * static_cast<uint32_t>(run));
+      e += run;
+    }
+    p.nruns[lane] = n;
+  }
+  return p;
+}
+
+// Host pointer of the whole footprint [addr, addr + extent) of a warp's wmma operand when it is simple:
+// aligned to `esize`, in shared memory (also through the generic window) or inside one global allocation.
+// `space` and `addr` become the resolved space and address. nullptr: leave it to the per-element path (which
+// also reports any fault).
+uint8_t* wmma_footprint(ExecCtx& c, Space& space, uint64_t& addr, uint64_t extent, uint32_t esize) {
+  if (addr % esize != 0 || addr + extent < addr) return nullptr;
+  if (space == Space::Generic && addr - kSharedWindow < kWindowSize) {
+    space = Space::Shared;
+    addr -= kSharedWindow;
+  } else if (space == Space::Generic && addr >= kGlobalBase) {
+    space = Space::Global;
+  }
+  if (space == Space::Shared) return addr + extent <= c.cta.shared.size() ? c.cta.shared.data() + addr : nullptr;
+  if (space == Space::Global) return c.L.mem->find(addr, extent);
+  return nullptr;
+}
+
+// One wmma.load/store whose footprint `host` (at `base` in `space`) is resolved, element by element by `plan`.
+// Not inlined: with the plan a parameter, GCC cannot re-derive its thread-local address in the lane loop.
+[[gnu::noinline]] void wmma_ldst_planned(ExecCtx& c, const Instr& in, const WmmaPlan& plan, uint8_t* host,
+                                         Space space, uint64_t base, int nmem, int nelem, bool distinct) {
+  const bool store = in.sub == W_STORE_D;
+  const Operand& frag = in.ops[store ? 1 : 0];
+  const bool half = is_half(in.type);
+  const uint32_t esize = static_cast<uint32_t>(dtype_bytes(in.type));
+  const bool record = c.L.record_accesses;
+  if (c.rec.space == Space::Generic) c.rec.space = space;
+  for_lanes(c.mask, [&](int lane) {
+    uint64_t v[8];
+    for (int i = 0; i < plan.nruns[lane]; ++i) {
+      const WmmaPlan::Run& run = plan.runs[lane][i];
+      uint8_t* ptr = host + run.off;
+      if (record) c.rec.acc.push_back({base + run.off, esize * run.len, static_cast<uint8_t>(lane), store, space});
+      for (int j = run.e; j < run.e + run.len; ++j, ptr += esize) {
+        if (store) store_bits(ptr, frag_get(c, frag.vec, lane, j, half), esize);
+        else v[j] = load_bits(ptr, esize);
+      }
+    }
+    if (!store) write_fragment(c, frag.vec, lane, v, nmem, nelem, half, distinct);
+  });
+}
+
 // wmma.load / wmma.store: element (r, c) of the 16x16 operand at p + (row-major ? r*stride + c : c*stride + r).
 // Elements of one lane that are adjacent in memory form one access (e.g. the two halves of a register).
 void ex_wmma_ldst(ExecCtx& c, const Instr& in) {
@@ -172,14 +264,28 @@ void ex_wmma_ldst(ExecCtx& c, const Instr& in) {
   static const FragTable ta = make_table(8, wmma_a), tb = make_table(8, wmma_b), tc = make_table(8, wmma_c);
   const FragTable& ft = in.sub == W_LOAD_A ? ta : in.sub == W_LOAD_B ? tb : tc;
   const bool distinct = !store && distinct_regs(frag.vec, static_cast<size_t>(half ? nelem / 2 : nelem));
-  for_lanes(c.mask, [&](int lane) {
-    const uint64_t base = mem_addr(c, addr, lane);
-    const uint64_t stride = in.ops.size() > 2 ? static_cast<uint32_t>(src_bits(c, in.ops[2], lane)) : 16;
-    uint64_t ea[8];
-    for (int e = 0; e < nmem; ++e) {
-      const uint64_t r = ft.r[lane][e], cc = ft.c[lane][e];
-      ea[e] = base + (col ? cc * stride + r : r * stride + cc) * esize;
+  const auto stride_of = [&](int lane) -> uint64_t {
+    return in.ops.size() > 2 ? static_cast<uint32_t>(src_bits(c, in.ops[2], lane)) : 16;
+  };
+  if (!c.mask) return;
+  // The ISA defines wmma.load/store only when every thread gives the same address and stride (as the WMMA
+  // API does): then the footprint is checked once and the element offsets come from the plan for the stride.
+  const int first = __builtin_ctz(c.mask);
+  uint64_t base = mem_addr(c, addr, first);
+  const uint64_t stride = stride_of(first);
+  bool uniform = true;
+  for_lanes(c.mask, [&](int lane) { uniform &= mem_addr(c, addr, lane) == base && stride_of(lane) == stride; });
+  if (uniform) {
+    const WmmaPlan* plan = &wmma_plan(ft, in.sub, nmem, col, esize, stride);
+    Space space = in.space;
+    if (uint8_t* host = wmma_footprint(c, space, base, plan->extent, esize)) {
+      wmma_ldst_planned(c, in, *plan, host, space, base, nmem, nelem, distinct);
+      return;
     }
+  }
+  for_lanes(c.mask, [&](int lane) {
+    uint64_t ea[8];
+    wmma_element_addrs(ft, lane, nmem, col, mem_addr(c, addr, lane), stride_of(lane), esize, ea);
     uint64_t v[8];
     for (int e = 0; e < nmem;) {
       int run = 1;

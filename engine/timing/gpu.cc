@@ -278,7 +278,10 @@ uint64_t TimingModel::complete_time(const Instr& in, const WarpRecord& rec, cons
       return t + ot.latency;
     case MemKind::AsyncCopy: {
       if (rec.acc.empty()) return t + 1;
-      std::vector<MemAccess> global, shared;
+      std::vector<MemAccess>& global = async_global_;
+      std::vector<MemAccess>& shared = async_shared_;
+      global.clear();
+      shared.clear();
       for (const auto& a : rec.acc) (a.space == Space::Shared ? shared : global).push_back(a);
       for (const auto& a : shared) stats_[TStat::CpAsyncBytes] += a.size;
       uint64_t done = global.empty() ? t : mem_.load(sm, t, global, !(in.flags & F_CG));

@@ -79,6 +79,7 @@ class TimingModel {
   uint64_t next_cta_ = 0, total_ctas_ = 0, resident_ctas_ = 0, age_ = 0;
   uint64_t end_cycle_ = 0;
   WarpRecord rec_;
+  std::vector<MemAccess> async_global_, async_shared_;  // complete_time(): a cp.async's two sides
   WaveSampler sampler_;
   PhaseSampler phase_;
   uint64_t resident_events_ = 0;  // CTA dispatches and retirements so far (the phase sampler's windows)

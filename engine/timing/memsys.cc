@@ -15,6 +15,10 @@ MemorySystem::MemorySystem(const TimingConfig& cfg, Stats& stats) : cfg_(cfg), s
   l2_atomic_.resize(cfg.l2_slices);
   l2_pending_.resize(cfg.l2_slices);
   dram_.resize(cfg.dram_channels);
+  bank_words_.resize(static_cast<size_t>(cfg.smem_banks) * kBankSlots);
+  bank_count_.resize(cfg.smem_banks);
+  const auto pow2 = [](uint32_t v) { return v && !(v & (v - 1)); };
+  if (pow2(cfg.smem_banks) && pow2(cfg.smem_bank_bytes)) bank_shift_ = __builtin_ctz(cfg.smem_bank_bytes);
 }
 
 void MemorySystem::sectors_of(const std::vector<MemAccess>& acc, uint32_t sector, std::vector<uint64_t>& out) {
@@ -235,15 +239,19 @@ uint64_t MemorySystem::shared_cas_loop(uint32_t sm, uint64_t t, const std::vecto
 uint64_t MemorySystem::shared(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc) {
   const TimingConfig& c = cfg_;
   // Wavefronts = the largest number of distinct bank-width words any bank must deliver.
-  distinct_.clear();
-  uint32_t per_bank[256] = {};
-  uint32_t waves = 0;
-  for (const auto& a : acc) {
-    if (a.space != Space::Shared) continue;
-    for (uint64_t w = a.addr / c.smem_bank_bytes; w <= (a.addr + a.size - 1) / c.smem_bank_bytes; ++w)
-      if (distinct_.insert(w)) waves = std::max(waves, ++per_bank[w % c.smem_banks]);
+  uint32_t distinct = 0, waves = 0;
+  if (!shared_banks_fast(acc, distinct, waves)) {  // a bank with more distinct words than the fast path holds
+    distinct_.clear();
+    uint32_t per_bank[256] = {};
+    waves = 0;
+    for (const auto& a : acc) {
+      if (a.space != Space::Shared) continue;
+      for (uint64_t w = a.addr / c.smem_bank_bytes; w <= (a.addr + a.size - 1) / c.smem_bank_bytes; ++w)
+        if (distinct_.insert(w)) waves = std::max(waves, ++per_bank[w % c.smem_banks]);
+    }
+    distinct = distinct_.size();
   }
-  const uint64_t bytes = uint64_t{distinct_.size()} * c.smem_bank_bytes;
+  const uint64_t bytes = uint64_t{distinct} * c.smem_bank_bytes;
   const uint32_t ideal = static_cast<uint32_t>((bytes + c.smem_banks * c.smem_bank_bytes - 1) / (c.smem_banks * c.smem_bank_bytes));
   if (waves == 0) waves = 1;
   st_[TStat::SmemAccesses] += 1;
@@ -251,6 +259,32 @@ uint64_t MemorySystem::shared(uint32_t sm, uint64_t t, const std::vector<MemAcce
   st_[TStat::SmemBankConflicts] += waves - std::min(waves, std::max(1u, ideal));
   const double start = sms_[sm].l1_port.reserve(static_cast<double>(t), static_cast<double>(waves) * c.smem_cycles_per_wavefront);
   return static_cast<uint64_t>(std::ceil(start)) + c.smem_latency + (waves - 1) * c.smem_wavefront_latency;
+}
+
+bool MemorySystem::shared_banks_fast(const std::vector<MemAccess>& acc, uint32_t& distinct, uint32_t& waves) {
+  const TimingConfig& c = cfg_;
+  if (bank_shift_ < 0) return false;  // bank count or width not a power of two
+  const uint32_t mask = c.smem_banks - 1;
+  std::fill(bank_count_.begin(), bank_count_.end(), uint8_t{0});
+  distinct = 0;
+  waves = 0;
+  for (const auto& a : acc) {
+    if (a.space != Space::Shared) continue;
+    const uint64_t last = (a.addr + a.size - 1) >> bank_shift_;
+    for (uint64_t w = a.addr >> bank_shift_; w <= last; ++w) {
+      const uint32_t b = static_cast<uint32_t>(w) & mask;
+      uint64_t* words = &bank_words_[static_cast<size_t>(b) * kBankSlots];
+      uint8_t& n = bank_count_[b];
+      bool seen = false;
+      for (uint32_t i = 0; i < n && !seen; ++i) seen = words[i] == w;
+      if (seen) continue;
+      if (n == kBankSlots) return false;
+      words[n++] = w;
+      ++distinct;
+      waves = std::max<uint32_t>(waves, n);
+    }
+  }
+  return true;
 }
 
 uint32_t MemorySystem::mshr_in_use(uint32_t sm, uint64_t t) {

@@ -59,6 +59,9 @@ class MemorySystem {
   uint32_t dram_channel(uint64_t addr) const;
   // Drops entries of a pending-fill map that completed before `t` (bounded memory).
   static void prune(SectorMap& pending, uint64_t t);
+  // The bank conflicts of a shared-memory access with up to kBankSlots distinct words per bank, by a scan of
+  // each bank's words (no hashing): the distinct words and the wavefronts. False when a bank needs more.
+  bool shared_banks_fast(const std::vector<MemAccess>& acc, uint32_t& distinct, uint32_t& waves);
   void sectors_of(const std::vector<MemAccess>& acc, uint32_t sector, std::vector<uint64_t>& out);
 
   const TimingConfig& cfg_;
@@ -75,6 +78,10 @@ class MemorySystem {
   std::unordered_map<uint64_t, uint64_t> cas_free_;  // (CTA, shared address) -> when its last CAS update ends
   std::vector<uint32_t> cas_lanes_;                  // shared_cas_loop(): lanes per address
   DistinctSet distinct_;
+  static constexpr uint32_t kBankSlots = 8;
+  std::vector<uint64_t> bank_words_;  // shared_banks_fast(): per bank, its distinct words so far
+  std::vector<uint8_t> bank_count_;
+  int bank_shift_ = -1;               // log2 of smem.bank_width_bytes (-1: banks or width not a power of two)
 };
 
 }  // namespace stc
