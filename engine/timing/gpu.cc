@@ -558,11 +558,17 @@ void TimingModel::run() {
     more = false;
     for (auto& sm : sms_) more |= dispatch(*sm, 0);
   }
+  // The SMs the loop visits, in id order. Once every CTA is dispatched, an SM without CTAs whose sub-cores
+  // all sleep for good can never act again: it leaves the list (visiting it would change nothing).
+  std::vector<SmT*> live;
+  for (auto& sm : sms_) live.push_back(sm.get());
+  const auto dead = [this](const SmT* sm) { return sm->ctas.empty() && sm->wake == kNever && next_cta_ >= total_ctas_; };
   while (resident_ctas_ > 0) {
     watchdog_.check(L_, exec_.stats().warp_insts, t, [this] { return live_warps(); }, next_cta_ - resident_ctas_);
     if (phase_.enabled() && phase_.window_full()) phase_window(t);
     uint64_t next = kNever;
-    for (auto& smp : sms_) {
+    bool any_dead = false;
+    for (SmT* smp : live) {
       SmT& sm = *smp;
       const bool can_dispatch = next_cta_ < total_ctas_ && sm.ctas.size() < max_ctas_per_sm_;
       if (sm.wake > t && !can_dispatch) { next = std::min(next, sm.wake); continue; }  // every sub-core asleep
@@ -578,7 +584,9 @@ void TimingModel::run() {
       }
       sm.wake = kNever;
       for (const auto& sub : sm.subs) sm.wake = std::min(sm.wake, sub.wake);
+      any_dead |= dead(&sm);
     }
+    if (any_dead) live.erase(std::remove_if(live.begin(), live.end(), dead), live.end());
     if (resident_ctas_ == 0) break;
     if (next == kNever)
       throw SimFault("deadlock in kernel '" + L_.kernel->name + "': every resident warp waits at a barrier that can never complete");

@@ -6,7 +6,8 @@
 
 namespace stc {
 
-MemorySystem::MemorySystem(const TimingConfig& cfg, Stats& stats) : cfg_(cfg), st_(stats) {
+MemorySystem::MemorySystem(const TimingConfig& cfg, Stats& stats)
+    : cfg_(cfg), st_(stats), bank_memo_(uint64_t{cfg.smem_banks} * cfg.smem_bank_bytes), sector_memo_(cfg.l1_sector) {
   sms_.reserve(cfg.num_sms);
   for (uint32_t i = 0; i < cfg.num_sms; ++i)
     sms_.push_back(Sm{SectorCache(cfg.l1_sets, cfg.l1_assoc, cfg.l1_line, cfg.l1_sector), Calendar(), Calendar(), {}, {}});
@@ -23,21 +24,39 @@ MemorySystem::MemorySystem(const TimingConfig& cfg, Stats& stats) : cfg_(cfg), s
 
 void MemorySystem::sectors_of(const std::vector<MemAccess>& acc, uint32_t sector, std::vector<uint64_t>& out) {
   out.clear();
+  if (acc.empty()) return;
+  // Global sectors move with their addresses: a shape seen before at another sector-aligned base has the
+  // same sectors, moved (sector_memo_ is keyed by the L1 sector size, which every caller passes).
+  const bool memo = sector == cfg_.l1_sector;
+  const uint64_t base = memo ? sector_memo_.base(acc) : 0;
+  if (memo) {
+    if (const std::vector<uint64_t>* rel = sector_memo_.find(acc, base)) {
+      for (uint64_t r : *rel) out.push_back(base + r);
+      return;
+    }
+  }
   distinct_.clear();
   auto add = [&](uint64_t s) {
     if (distinct_.insert(s)) out.push_back(s);
   };
+  bool global_only = true;
   for (const auto& a : acc) {
     if (a.space == Space::Global) {
       for (uint64_t s = a.addr / sector; s <= (a.addr + a.size - 1) / sector; ++s) add(s * sector);
     } else if (a.space == Space::Local) {
       // Local memory is per thread and interleaved by lane: 4-byte word w of lane l lives at w * 128 + 4 * l
       // of a private region, so a warp's accesses to the same local word are contiguous.
+      global_only = false;
       for (uint64_t w = a.addr / 4; w <= (a.addr + a.size - 1) / 4; ++w)
         add(((uint64_t{1} << 62) + w * 128 + a.lane * 4u) / sector * sector);
     }
   }
   std::sort(out.begin(), out.end());  // address order: the order the sectors are requested in
+  if (memo && global_only) {  // local sectors depend on the lane and the word, not on the base: not stored
+    rel_sectors_.clear();
+    for (uint64_t s : out) rel_sectors_.push_back(s - base);
+    sector_memo_.store(acc, base, rel_sectors_);
+  }
 }
 
 void MemorySystem::prune(SectorMap& pending, uint64_t t) {
@@ -240,7 +259,14 @@ uint64_t MemorySystem::shared(uint32_t sm, uint64_t t, const std::vector<MemAcce
   const TimingConfig& c = cfg_;
   // Wavefronts = the largest number of distinct bank-width words any bank must deliver.
   uint32_t distinct = 0, waves = 0;
-  if (!shared_banks_fast(acc, distinct, waves)) {  // a bank with more distinct words than the fast path holds
+  // Banks repeat every banks x width bytes: the same shape at another such base conflicts alike.
+  const bool memo = bank_shift_ >= 0 && !acc.empty();
+  const uint64_t base = memo ? bank_memo_.base(acc) : 0;
+  const BankResult* hit = memo ? bank_memo_.find(acc, base) : nullptr;
+  if (hit) {
+    distinct = hit->distinct;
+    waves = hit->waves;
+  } else if (!shared_banks_fast(acc, distinct, waves)) {  // a bank with more distinct words than the fast path holds
     distinct_.clear();
     uint32_t per_bank[256] = {};
     waves = 0;
@@ -251,6 +277,7 @@ uint64_t MemorySystem::shared(uint32_t sm, uint64_t t, const std::vector<MemAcce
     }
     distinct = distinct_.size();
   }
+  if (memo && !hit) bank_memo_.store(acc, base, {distinct, waves});
   const uint64_t bytes = uint64_t{distinct} * c.smem_bank_bytes;
   const uint32_t ideal = static_cast<uint32_t>((bytes + c.smem_banks * c.smem_bank_bytes - 1) / (c.smem_banks * c.smem_bank_bytes));
   if (waves == 0) waves = 1;

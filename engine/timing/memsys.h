@@ -12,6 +12,7 @@
 #include "calendar.h"
 #include "distinct.h"
 #include "sector_map.h"
+#include "shape_memo.h"
 #include "config.h"
 #include "../stats.h"
 
@@ -81,6 +82,12 @@ class MemorySystem {
   static constexpr uint32_t kBankSlots = 8;
   std::vector<uint64_t> bank_words_;  // shared_banks_fast(): per bank, its distinct words so far
   std::vector<uint8_t> bank_count_;
+  struct BankResult {
+    uint32_t distinct, waves;
+  };
+  ShapeMemo<BankResult> bank_memo_;                // shared(): by shape at a base aligned to a bank row
+  ShapeMemo<std::vector<uint64_t>> sector_memo_;   // sectors_of(): global sectors relative to the base
+  std::vector<uint64_t> rel_sectors_;
   int bank_shift_ = -1;               // log2 of smem.bank_width_bytes (-1: banks or width not a power of two)
 };
 

@@ -1,0 +1,71 @@
+// A memo of per-instruction results that depend only on the shape of a warp's accesses: the records'
+// addresses relative to a base aligned to a power of two, their sizes and spaces. A warp that repeats an
+// access pattern at another aligned base (the next k-tile of a GEMM, another CTA's shared tile) gets the
+// stored result after one pass over its records that compares them with the stored shape, instead of
+// recomputing it. Exact: a hit means the records are those of the stored instruction moved by a multiple of
+// the alignment, which the caller's result must not depend on (bank and sector arithmetic does not).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "../func/state.h"
+
+namespace stc {
+
+template <class Value>
+class ShapeMemo {
+ public:
+  // `align`: the base alignment (a power of two) under which the cached results are invariant.
+  explicit ShapeMemo(uint64_t align) : align_(align), slots_(kSlots) {}
+
+  // The base of `acc` (its first address rounded down to the alignment).
+  uint64_t base(const std::vector<MemAccess>& acc) const { return acc.front().addr & ~(align_ - 1); }
+
+  // The stored value for the shape of `acc` (non-empty) at `base`, or nullptr; a miss leaves the slot
+  // ready for store().
+  const Value* find(const std::vector<MemAccess>& acc, uint64_t base) {
+    uint64_t h = acc.size();
+    for (const MemAccess& a : acc)
+      h = (h ^ (a.addr - base) ^ (uint64_t{a.size} << 40) ^ (uint64_t(a.space) << 60)) * 0x9E3779B97F4A7C15ull;
+    slot_ = &slots_[h >> (64 - kSlotBits)];
+    if (slot_->hash == h && slot_->rel.size() == acc.size() && slot_->valid) {
+      bool same = true;
+      for (size_t i = 0; i < acc.size() && same; ++i) {
+        const Rel& r = slot_->rel[i];
+        same = r.off == acc[i].addr - base && r.size == acc[i].size && r.space == acc[i].space;
+      }
+      if (same) return &slot_->value;
+    }
+    slot_->hash = h;
+    slot_->valid = false;
+    return nullptr;
+  }
+  // Stores `value` for the shape of `acc` at `base`, in the slot the last find() missed.
+  void store(const std::vector<MemAccess>& acc, uint64_t base, const Value& value) {
+    slot_->rel.clear();
+    for (const MemAccess& a : acc) slot_->rel.push_back({a.addr - base, a.size, a.space});
+    slot_->value = value;
+    slot_->valid = true;
+  }
+
+ private:
+  static constexpr uint32_t kSlotBits = 8;
+  static constexpr size_t kSlots = size_t{1} << kSlotBits;
+  struct Rel {
+    uint64_t off;
+    uint32_t size;
+    Space space;
+  };
+  struct Slot {
+    uint64_t hash = 0;
+    bool valid = false;
+    std::vector<Rel> rel;
+    Value value{};
+  };
+  uint64_t align_;
+  std::vector<Slot> slots_;
+  Slot* slot_ = nullptr;
+};
+
+}  // namespace stc
