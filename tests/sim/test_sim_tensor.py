@@ -106,6 +106,23 @@ def test_mma_sync_fragments_per_the_ptx_isa(k, rng, name, kdim, ab, ct, dt, exac
         np.testing.assert_allclose(got_v, exact_d, rtol=tol, atol=tol)
 
 
+def test_mma_decodes_every_finite_f16_pattern(k):
+    """Every finite fp16 bit pattern (normals, subnormals, zeros) reaches the fp32 product exactly: A holds
+    the patterns, B selects one column of A into each column of D."""
+    patterns = np.arange(1 << 16, dtype=np.uint32)
+    finite = patterns[(patterns & 0x7C00) != 0x7C00].astype(np.uint16)
+    chunks = np.zeros(-(-finite.size // 256) * 256, np.uint16)
+    chunks[: finite.size] = finite
+    selects = [np.eye(16, 8, -offset, dtype=np.float16).view(np.uint16) for offset in (0, 8)]
+    C = np.zeros((16, 8), np.float32)
+    for chunk in chunks.reshape(-1, 16, 16):
+        want = chunk.view(np.float16).astype(np.float32)
+        for offset, B in zip((0, 8), selects, strict=True):
+            D = np.zeros((16, 8), np.float32)
+            *_, got = k.launch("mma_m16n8k16_f16_f32", 1, 32, chunk, B, C, D)
+            np.testing.assert_array_equal(got, want[:, offset : offset + 8])
+
+
 def test_ldmatrix_every_lane_gets_the_isa_elements(k, rng):
     M = rng.integers(0, 1 << 16, size=256).astype(np.uint16)
     out = np.zeros((32, 14), np.uint32)
