@@ -238,11 +238,9 @@ bool may_touch_global(const Instr& in) {
 }  // namespace
 
 TimingModel::Check TimingModel::check(WarpT& w, const SubCore& sub, uint32_t sm, uint64_t t) {
-  // A hint is only ever set by a check that found the warp runnable, and it is not passed before the warp
-  // issues again: while it holds, the warp is not done, at a barrier or waiting (no need to look).
-  if (w.hint > t) return {false, w.hint, w.hint_reason};
   if (w.w->done()) return {false, kNever, TStat::StallIdle};
   if (w.w->at_barrier || w.w->waiting) return {false, kNever, TStat::StallBarrier};
+  if (w.hint > t) return {false, w.hint, w.hint_reason};
   if (w.next_issue > t) return {false, w.next_issue, w.after_branch ? TStat::StallControl : TStat::StallScoreboard};
   const Instr& in = L_.kernel->code[static_cast<size_t>(w.w->pc())];
   uint64_t when = t;
