@@ -182,6 +182,17 @@ void wmma_element_addrs(const FragTable& ft, int lane, int nmem, bool col, uint6
   }
 }
 
+// Calls f(first element, elements) for each run of a lane's elements that are adjacent in memory, in order.
+template <class F>
+void for_runs(const uint64_t (&ea)[8], int nmem, uint32_t esize, F f) {
+  for (int e = 0; e < nmem;) {
+    int run = 1;
+    while (e + run < nmem && ea[e + run] == ea[e] + run * esize) ++run;
+    f(e, run);
+    e += run;
+  }
+}
+
 // The plan for (fragment table, layout, element size, stride), from a small per-thread cache.
 const WmmaPlan& wmma_plan(const FragTable& ft, int kind, int nmem, bool col, uint32_t esize, uint64_t stride) {
   constexpr size_t kSlots = 16;
@@ -196,13 +207,10 @@ const WmmaPlan& wmma_plan(const FragTable& ft, int kind, int nmem, bool col, uin
     uint64_t ea[8];
     wmma_element_addrs(ft, lane, nmem, col, 0, stride, esize, ea);
     uint8_t n = 0;
-    for (int e = 0; e < nmem;) {
-      int run = 1;
-      while (e + run < nmem && ea[e + run] == ea[e] + run * esize) ++run;
+    for_runs(ea, nmem, esize, [&](int e, int run) {
       p.runs[lane][n++] = {ea[e], static_cast<uint8_t>(e), static_cast<uint8_t>(run)};
       p.extent = std::max(p.extent, ea[e] + uint64_t{esize} * static_cast<uint32_t>(run));
-      e += run;
-    }
+    });
     p.nruns[lane] = n;
   }
   return p;
@@ -287,16 +295,13 @@ void ex_wmma_ldst(ExecCtx& c, const Instr& in) {
     uint64_t ea[8];
     wmma_element_addrs(ft, lane, nmem, col, mem_addr(c, addr, lane), stride_of(lane), esize, ea);
     uint64_t v[8];
-    for (int e = 0; e < nmem;) {
-      int run = 1;
-      while (e + run < nmem && ea[e + run] == ea[e] + run * esize) ++run;
+    for_runs(ea, nmem, esize, [&](int e, int run) {
       uint8_t* ptr = mem_access(c, in.space, ea[e], esize * static_cast<uint32_t>(run), lane, store, esize);
       for (int j = 0; j < run; ++j, ptr += esize) {
         if (store) store_bits(ptr, frag_get(c, frag.vec, lane, e + j, half), esize);
         else v[e + j] = load_bits(ptr, esize);
       }
-      e += run;
-    }
+    });
     if (!store) write_fragment(c, frag.vec, lane, v, nmem, nelem, half, distinct);
   });
 }
