@@ -107,7 +107,9 @@ def run_ragged(lengths: np.ndarray, sample: float) -> tuple[np.ndarray, np.ndarr
 
 
 def test_a_loop_whose_iterations_differ_is_not_fast_forwarded():
-    lengths = np.random.default_rng().integers(1, 40, 60).astype(np.uint32)
+    # Seeded: for a few draws of random lengths (2 seeds of 0..59) three windows happen to agree and the
+    # sampler fast-forwards until the first round that differs, which is allowed but not what this tests.
+    lengths = np.random.default_rng(7).integers(1, 40, 60).astype(np.uint32)
     x, out, stats = run_ragged(lengths, TOL)
     _, _, full = run_ragged(lengths, 0.0)
     np.testing.assert_allclose(out, x * float(lengths.sum()), rtol=1e-4)
