@@ -63,11 +63,30 @@ void gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, const FragTabl
   }
 }
 
+// Register by register: a 16-bit pair is written as one 32-bit store (the high bits kept), which is what
+// frag_set does element by element, in the same order (so a register named twice ends the same).
 template <DType T>
 void scatter_t(ExecCtx& c, const std::vector<int32_t>& regs, const FragTable& ft, const float* M) {
   constexpr bool kHalf = T == DType::F16 || T == DType::BF16;
+  uint64_t* R = c.w.regs.data();
   for_lanes(c.mask, [&](int lane) {
-    for (int i = 0; i < ft.n; ++i) frag_set(c, regs, lane, i, kHalf, elem_bits(T, M[ft.at[lane][i]]));
+    const uint16_t* at = ft.at[lane];
+    if constexpr (kHalf) {
+      const int pairs = ft.n / 2;
+      for (int j = 0; j < pairs; ++j) {
+        const int32_t r = regs[static_cast<size_t>(j)];
+        if (r < 0) continue;
+        uint64_t& slot = R[static_cast<size_t>(r) * 32 + lane];
+        const uint64_t lo = elem_bits(T, M[at[2 * j]]) & 0xffff, hi = elem_bits(T, M[at[2 * j + 1]]) & 0xffff;
+        slot = (slot & ~uint64_t{0xffffffff}) | lo | hi << 16;
+      }
+      if (ft.n % 2) frag_set(c, regs, lane, ft.n - 1, true, elem_bits(T, M[at[ft.n - 1]]));
+    } else {
+      for (int i = 0; i < ft.n; ++i) {
+        const int32_t r = regs[static_cast<size_t>(i)];
+        if (r >= 0) R[static_cast<size_t>(r) * 32 + lane] = elem_bits(T, M[at[i]]);
+      }
+    }
   });
 }
 }  // namespace
