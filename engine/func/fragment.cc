@@ -1,5 +1,8 @@
 #include "fragment.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace stc {
 
 // ---- fragment maps: (lane, element) -> (row, col) of the operand matrix --------------------------
@@ -35,6 +38,25 @@ const std::vector<float> kHalfToFloat = [] {
   return v;
 }();
 
+void find_overwritten(FragTable& t) {
+  for (int per = 1; per <= 2; ++per) {
+    const int nregs = t.n / per;
+    int last[32 * 16];  // the last register gather writes each element of the (up to 32 x 16) matrix from
+    std::fill(std::begin(last), std::end(last), -1);
+    for (int j = 0; j < nregs; ++j)
+      for (int lane = 0; lane < 32; ++lane)
+        for (int q = 0; q < per; ++q) last[t.at[lane][per * j + q]] = j;
+    uint16_t dead = 0;
+    for (int j = 0; j < nregs; ++j) {
+      bool wins = false;
+      for (int lane = 0; lane < 32 && !wins; ++lane)
+        for (int q = 0; q < per; ++q) wins |= last[t.at[lane][per * j + q]] == j;
+      if (!wins) dead = static_cast<uint16_t>(dead | 1u << j);
+    }
+    t.overwritten[per - 1] = dead;
+  }
+}
+
 uint64_t elem_bits(DType t, float v) {
   switch (t) {
     case DType::F16: return double_to_half(v);
@@ -49,7 +71,9 @@ template <DType T>
 void gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, const FragTable& ft, float* M) {
   constexpr bool kHalf = T == DType::F16 || T == DType::BF16;
   const int nregs = kHalf ? ft.n / 2 : ft.n;
+  const uint16_t skip = ft.overwritten[kHalf ? 1 : 0];
   for (int j = 0; j < nregs; ++j) {
+    if (skip >> j & 1) continue;  // every element of it is overwritten by a later register: the same M
     const uint64_t* col = &c.w.regs[static_cast<size_t>(regs[static_cast<size_t>(j)]) * 32];
     for (int lane = 0; lane < 32; ++lane) {
       const uint64_t v = col[lane];

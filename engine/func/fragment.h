@@ -59,7 +59,13 @@ struct FragTable {
   uint8_t r[32][16] = {};
   uint8_t c[32][16] = {};
   uint16_t at[32][16] = {};
+  // Registers whose every element gather() would overwrite later (wmma A/B: elements 8..15 duplicate 0..7),
+  // as a bit per register, for fragments of one element per register ([0]) and two 16-bit ones ([1]).
+  uint16_t overwritten[2] = {0, 0};
 };
+// Which registers of a table's fragment gather() overwrites entirely later (it writes register by register,
+// lanes inner, so a later register's write to the same element wins).
+void find_overwritten(FragTable& t);
 template <class Map>
 FragTable make_table(int n, Map map) {
   FragTable t;
@@ -71,6 +77,7 @@ FragTable make_table(int n, Map map) {
       t.c[lane][i] = static_cast<uint8_t>(p.c);
       t.at[lane][i] = static_cast<uint16_t>(p.r * 16 + p.c);
     }
+  find_overwritten(t);
   return t;
 }
 // The wmma m16n16k16 tables: A and B with their 16 elements, C/D with 8.
