@@ -170,6 +170,7 @@ struct WmmaPlan {
   };
   Run runs[32][8];
   uint8_t nruns[32];
+  uint64_t elem[32][8];  // bytes from the operand's address to each element
   uint64_t extent;  // bytes from the address to the end of the furthest element
 };
 
@@ -206,6 +207,7 @@ const WmmaPlan& wmma_plan(const FragTable& ft, int kind, int nmem, bool col, uin
   for (int lane = 0; lane < 32; ++lane) {
     uint64_t ea[8];
     wmma_element_addrs(ft, lane, nmem, col, 0, stride, esize, ea);
+    std::copy(ea, ea + nmem, p.elem[lane]);
     uint8_t n = 0;
     for_runs(ea, nmem, esize, [&](int e, int run) {
       p.runs[lane][n++] = {ea[e], static_cast<uint8_t>(e), static_cast<uint8_t>(run)};
@@ -243,6 +245,37 @@ uint8_t* wmma_footprint(ExecCtx& c, Space& space, uint64_t& addr, uint64_t exten
   const uint32_t esize = static_cast<uint32_t>(dtype_bytes(in.type));
   const bool record = c.L.record_accesses;
   if (c.rec.space == Space::Generic) c.rec.space = space;
+  if (!store && half && distinct && nmem % 2 == 0) {
+    // 16-bit elements into distinct registers: each register's pair read as one 32-bit word when the two are
+    // adjacent in memory (low element first), written once with its duplicate (write_fragment's result).
+    const int nr = nmem / 2;
+    uint64_t* regs = c.w.regs.data();
+    const auto& reg = frag.vec;
+    for_lanes(c.mask, [&](int lane) {
+      if (record)
+        for (int i = 0; i < plan.nruns[lane]; ++i) {
+          const WmmaPlan::Run& run = plan.runs[lane][i];
+          c.rec.acc.push_back({base + run.off, esize * run.len, static_cast<uint8_t>(lane), false, space});
+        }
+      const uint64_t* off = plan.elem[lane];
+      for (int j = 0; j < nr; ++j) {
+        uint32_t word;
+        if (off[2 * j + 1] == off[2 * j] + 2) {
+          std::memcpy(&word, host + off[2 * j], 4);
+        } else {
+          uint16_t lo, hi;
+          std::memcpy(&lo, host + off[2 * j], 2);
+          std::memcpy(&hi, host + off[2 * j + 1], 2);
+          word = lo | static_cast<uint32_t>(hi) << 16;
+        }
+        for (int k = j; k < nelem / 2; k += nr) {  // the register and its duplicate (elements nmem..nelem)
+          uint64_t& slot = regs[static_cast<size_t>(reg[static_cast<size_t>(k)]) * 32 + lane];
+          slot = (slot & ~uint64_t{0xffffffff}) | word;
+        }
+      }
+    });
+    return;
+  }
   for_lanes(c.mask, [&](int lane) {
     uint64_t v[8];
     for (int i = 0; i < plan.nruns[lane]; ++i) {
