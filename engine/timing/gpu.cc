@@ -15,6 +15,13 @@ namespace {
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 constexpr size_t kUnits = static_cast<size_t>(Unit::NONE) + 1;
 uint64_t round_up(uint64_t v, uint64_t a) { return a ? (v + a - 1) / a * a : v; }
+// Whether the instruction may need an L1 MSHR: global (or generic) accesses, and cp.async, whose source
+// is global memory whatever its destination space.
+bool may_touch_global(const Instr& in) {
+  if (in.traits.mem == MemKind::AsyncCopy) return true;
+  return in.traits.mem != MemKind::None && in.space != Space::Shared && in.space != Space::Param &&
+         in.space != Space::Const;
+}
 }  // namespace
 
 struct TimingModel::WarpT {
@@ -104,6 +111,20 @@ void TimingModel::resolve_classes() {
                         (why != c.missing.end() ? why->second : "no timing class '" + name + "'"));
     }
     desc_.push_back(&it->second);
+  }
+  facts_.reserve(L_.kernel->code.size());
+  for (const Instr& in : L_.kernel->code) {
+    IssueFacts f;
+    f.reg_begin = static_cast<uint32_t>(pc_regs_.size());
+    for (const auto* regs : {&in.srcs, &in.dsts})
+      for (int32_t r : *regs)
+        if (std::find(pc_regs_.begin() + f.reg_begin, pc_regs_.end(), r) == pc_regs_.end()) pc_regs_.push_back(r);
+    f.reg_count = static_cast<uint16_t>(pc_regs_.size() - f.reg_begin);
+    f.unit = static_cast<uint8_t>(in.unit);
+    f.folded = in.traits.folded;
+    f.waits_groups = in.traits.async == AsyncKind::WaitGroup || in.traits.async == AsyncKind::WaitAll;
+    f.may_touch_global = may_touch_global(in);
+    facts_.push_back(f);
   }
   int_latency_ = c.classes.at("units.int").timing.latency;
   branch_latency_ = c.classes.at("units.branch").timing.latency;
@@ -228,13 +249,6 @@ uint32_t integer_instructions(const Instr& in) {
   }
 }
 
-// Whether the instruction may need an L1 MSHR: global (or generic) accesses, and cp.async, whose source
-// is global memory whatever its destination space.
-bool may_touch_global(const Instr& in) {
-  if (in.traits.mem == MemKind::AsyncCopy) return true;
-  return in.traits.mem != MemKind::None && in.space != Space::Shared && in.space != Space::Param &&
-         in.space != Space::Const;
-}
 }  // namespace
 
 TimingModel::Check TimingModel::check(WarpT& w, const SubCore& sub, uint32_t sm, uint64_t t) {
@@ -242,23 +256,26 @@ TimingModel::Check TimingModel::check(WarpT& w, const SubCore& sub, uint32_t sm,
   if (w.w->at_barrier || w.w->waiting) return {false, kNever, TStat::StallBarrier};
   if (w.hint > t) return {false, w.hint, w.hint_reason};
   if (w.next_issue > t) return {false, w.next_issue, w.after_branch ? TStat::StallControl : TStat::StallScoreboard};
-  const Instr& in = L_.kernel->code[static_cast<size_t>(w.w->pc())];
+  const size_t pc = static_cast<size_t>(w.w->pc());
+  const IssueFacts& f = facts_[pc];
   uint64_t when = t;
-  for (int32_t r : in.srcs) when = std::max(when, w.reg_ready[static_cast<size_t>(r)]);
-  for (int32_t r : in.dsts) when = std::max(when, w.reg_ready[static_cast<size_t>(r)]);
+  const uint64_t* ready = w.reg_ready.data();
+  for (const int32_t* r = pc_regs_.data() + f.reg_begin, *end = r + f.reg_count; r != end; ++r)
+    when = std::max(when, ready[static_cast<size_t>(*r)]);
   // Register ready times and unit occupancy only change when this warp or its sub-core issues, and only
   // later, so a failed check is a valid lower bound until then: cache it.
   if (when > t) { w.hint = when; w.hint_reason = TStat::StallScoreboard; return {false, when, TStat::StallScoreboard}; }
-  const uint64_t uf = in.traits.folded ? t : sub.unit_free[static_cast<size_t>(in.unit)];
+  const uint64_t uf = f.folded ? t : sub.unit_free[f.unit];
   if (uf > t) { w.hint = uf; w.hint_reason = TStat::StallUnit; return {false, uf, TStat::StallUnit}; }
-  if (in.traits.async == AsyncKind::WaitGroup || in.traits.async == AsyncKind::WaitAll) {
+  if (f.waits_groups) {
+    const Instr& in = L_.kernel->code[pc];
     const bool all = in.traits.async == AsyncKind::WaitAll;
     const size_t keep = all ? 0 : static_cast<size_t>(in.ops[0].imm);
     uint64_t need = all ? w.open_group : 0;
     for (size_t g = 0; g + keep < w.groups.size(); ++g) need = std::max(need, w.groups[g]);
     if (need > t) return {false, need, TStat::StallMemory};
   }
-  if (may_touch_global(in) && mem_.mshr_in_use(sm, t) >= cfg_.l1_mshr) return {false, std::max(t + 1, mem_.mshr_next_free(sm)), TStat::StallMemory};
+  if (f.may_touch_global && mem_.mshr_in_use(sm, t) >= cfg_.l1_mshr) return {false, std::max(t + 1, mem_.mshr_next_free(sm)), TStat::StallMemory};
   return {true, t, TStat::IssueCycles};
 }
 
@@ -522,7 +539,7 @@ void TimingModel::schedule(SubCore& sub, SmT& sm, uint64_t t) {
       if (ck.ok) {
         if (!cfg_.gto) sub.rr = (static_cast<size_t>(std::find(sub.warps.begin(), sub.warps.end(), w) - sub.warps.begin()) + 1) % std::max<size_t>(1, sub.warps.size());
         sub.last = w;
-        const bool folded = L_.kernel->code[static_cast<size_t>(w->w->pc())].traits.folded;
+        const bool folded = facts_[static_cast<size_t>(w->w->pc())].folded;
         if (!folded) ++issued;
         if (issue(*w, sub, sm, t)) return true;
         if (!folded) return false;

@@ -85,6 +85,19 @@ class TimingModel {
   uint64_t resident_events_ = 0;  // CTA dispatches and retirements so far (the phase sampler's windows)
   CtaState skipped_cta_;  // where skipped CTAs run
   std::vector<const OpDesc*> desc_;  // timing class of each instruction, by pc
+  // What check() needs of each instruction, by pc, in one small record (the Instr itself, with its
+  // vectors on the heap, is cold memory for a warp that only waits): the registers it reads or writes
+  // (pc_regs_[reg_begin, reg_begin + reg_count)), its unit and the kinds of wait it may need.
+  struct IssueFacts {
+    uint32_t reg_begin = 0;
+    uint16_t reg_count = 0;
+    uint8_t unit = 0;
+    bool folded = false;
+    bool waits_groups = false;   // cp.async.wait_group / wait_all
+    bool may_touch_global = false;
+  };
+  std::vector<IssueFacts> facts_;
+  std::vector<int32_t> pc_regs_;
   uint32_t int_latency_ = 1, branch_latency_ = 1;
 };
 
