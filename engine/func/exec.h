@@ -25,6 +25,30 @@ inline uint64_t src_bits(const ExecCtx& c, const Operand& o, int lane) {
   return special_value(c, o, lane);
 }
 
+// A source operand's 32 lanes resolved once per instruction: a register's column, or an immediate read by
+// every lane (index mask 0). lane_src() is false for what src_bits resolves per lane (special registers,
+// negated predicates): the caller takes its per-lane path.
+struct LaneSrc {
+  const uint64_t* p;
+  uint32_t mask;
+  uint64_t operator[](int lane) const { return p[static_cast<uint32_t>(lane) & mask]; }
+};
+inline bool lane_src(const ExecCtx& c, const Operand& o, LaneSrc& s) {
+  if (o.kind == OpndKind::Reg && o.reg >= 0 && !o.negate) {
+    s = {c.w.regs.data() + static_cast<size_t>(o.reg) * 32, 31};
+    return true;
+  }
+  if (o.kind == OpndKind::Imm) {
+    s = {&o.imm, 0};
+    return true;
+  }
+  return false;
+}
+// The destination register's 32 lanes, or nullptr for the sink `_` / a non-register operand.
+inline uint64_t* lane_dst(ExecCtx& c, const Operand& o) {
+  return o.kind == OpndKind::Reg && o.reg >= 0 ? c.w.regs.data() + static_cast<size_t>(o.reg) * 32 : nullptr;
+}
+
 inline void set_reg(ExecCtx& c, int32_t reg, int lane, uint64_t v) {
   if (reg >= 0) c.w.regs[static_cast<size_t>(reg) * 32 + lane] = v;
 }

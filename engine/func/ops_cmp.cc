@@ -1,5 +1,6 @@
 // Comparison and selection: setp set selp slct.
 #include <cmath>
+#include <type_traits>
 
 #include "decode.h"
 #include "exec.h"
@@ -109,8 +110,34 @@ inline typename TT<T>::V cmp_get(const ExecCtx& c, const Instr& in, size_t i, in
   }
 }
 
+// setp of two integer operands into one predicate, without a combining predicate: the comparison chosen once
+// and the operands resolved once (integers are never NaN, so each is the plain C++ comparison).
+template <DType T>
+bool setp_int_fast(ExecCtx& c, const Instr& in) {
+  LaneSrc a, b;
+  uint64_t* p = lane_dst(c, in.ops[0]);
+  if (!p || in.ops.size() != 3 || !lane_src(c, in.ops[1], a) || !lane_src(c, in.ops[2], b)) return false;
+  const auto run = [&](auto cmp) {
+    for_lanes(c.mask, [&](int l) { p[l] = cmp(TT<T>::get(a[l]), TT<T>::get(b[l])); });
+    return true;
+  };
+  using V = typename TT<T>::V;
+  switch (in.cmp) {
+    case Cmp::EQ: return run([](V x, V y) { return x == y; });
+    case Cmp::NE: return run([](V x, V y) { return x != y; });
+    case Cmp::LT: case Cmp::LO: return run([](V x, V y) { return x < y; });
+    case Cmp::LE: case Cmp::LS: return run([](V x, V y) { return x <= y; });
+    case Cmp::GT: case Cmp::HI: return run([](V x, V y) { return x > y; });
+    case Cmp::GE: case Cmp::HS: return run([](V x, V y) { return x >= y; });
+    default: return false;
+  }
+}
+
 template <DType T>
 void ex_setp(ExecCtx& c, const Instr& in) {
+  if constexpr (std::is_integral_v<typename TT<T>::V> && T != DType::Pred) {
+    if (setp_int_fast<T>(c, in)) return;
+  }
   const Operand& d = in.ops[0];
   const int32_t p = d.kind == OpndKind::Vec ? d.vec[0] : d.reg;
   const int32_t q = d.kind == OpndKind::Vec ? d.vec[1] : -1;

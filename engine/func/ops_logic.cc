@@ -53,6 +53,15 @@ const Form kSfuForms[] = {
 template <int BYTES>
 void ex_logic(ExecCtx& c, const Instr& in) {
   const Op op = in.op;
+  LaneSrc a, b;
+  uint64_t* d = lane_dst(c, in.ops[0]);
+  if (d && in.ops.size() == 3 && lane_src(c, in.ops[1], a) && lane_src(c, in.ops[2], b) &&
+      (op == Op::And || op == Op::Or || op == Op::Xor)) {  // the common case, operands resolved once
+    if (op == Op::And) for_lanes(c.mask, [&](int l) { d[l] = zext(a[l] & b[l], BYTES); });
+    else if (op == Op::Or) for_lanes(c.mask, [&](int l) { d[l] = zext(a[l] | b[l], BYTES); });
+    else for_lanes(c.mask, [&](int l) { d[l] = zext(a[l] ^ b[l], BYTES); });
+    return;
+  }
   for_lanes(c.mask, [&](int l) {
     const uint64_t a = src_bits(c, in.ops[1], l);
     const uint64_t b = in.ops.size() > 2 ? src_bits(c, in.ops[2], l) : 0;
@@ -72,9 +81,11 @@ void ex_logic(ExecCtx& c, const Instr& in) {
 template <int BYTES, bool SIGNED>
 void ex_shift(ExecCtx& c, const Instr& in) {
   const bool left = in.op == Op::Shl;
+  LaneSrc av, sv;
+  const bool resolved = lane_src(c, in.ops[1], av) && lane_src(c, in.ops[2], sv);
   for_lanes(c.mask, [&](int l) {
-    const uint64_t a = zext(src_bits(c, in.ops[1], l), BYTES);
-    const uint32_t s = static_cast<uint32_t>(src_bits(c, in.ops[2], l));
+    const uint64_t a = zext(resolved ? av[l] : src_bits(c, in.ops[1], l), BYTES);
+    const uint32_t s = static_cast<uint32_t>(resolved ? sv[l] : src_bits(c, in.ops[2], l));
     uint64_t r;
     if (left) r = s >= 8 * BYTES ? 0 : a << s;
     else if (SIGNED) {
@@ -91,6 +102,15 @@ template <int BYTES>
 ExecFn pick_shift(bool is_signed) { return is_signed ? &ex_shift<BYTES, true> : &ex_shift<BYTES, false>; }
 
 void ex_pred_logic(ExecCtx& c, const Instr& in) {
+  LaneSrc a, b;
+  uint64_t* d = lane_dst(c, in.ops[0]);
+  if (d && in.ops.size() == 3 && lane_src(c, in.ops[1], a) && lane_src(c, in.ops[2], b) &&
+      (in.op == Op::And || in.op == Op::Or || in.op == Op::Xor)) {  // the common case, operands resolved once
+    if (in.op == Op::And) for_lanes(c.mask, [&](int l) { d[l] = (a[l] != 0) && (b[l] != 0); });
+    else if (in.op == Op::Or) for_lanes(c.mask, [&](int l) { d[l] = (a[l] != 0) || (b[l] != 0); });
+    else for_lanes(c.mask, [&](int l) { d[l] = (a[l] != 0) != (b[l] != 0); });
+    return;
+  }
   for_lanes(c.mask, [&](int l) {
     const bool a = src_bits(c, in.ops[1], l) != 0;
     const bool b = in.ops.size() > 2 && src_bits(c, in.ops[2], l) != 0;
