@@ -9,6 +9,7 @@
 
 #include "func/executor.h"
 #include "func/numeric.h"
+#include "func/regalloc.h"
 #include "func/schedule.h"
 #include "ptx/errors.h"
 #include "ptx/parser.h"
@@ -33,6 +34,7 @@ std::vector<std::string> Engine::load_ptx(const std::string& text, const std::st
   // register pressure for latency, which a pure hoisting schedule would overstate.
   if (schedule_loads_)
     for (auto& k : m->kernels) schedule_loads_early(*k);
+  for (auto& k : m->kernels) compact_registers(*k);
   std::vector<std::string> names;
   for (auto& k : m->kernels)
     if (k->is_entry) names.push_back(k->name);  // a kernel of the same name loaded earlier is replaced

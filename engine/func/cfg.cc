@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace stc {
@@ -34,18 +35,13 @@ void successors(const Kernel& k, int pc, std::vector<int>& out) {
 
 }  // namespace
 
-uint32_t estimate_registers(const Kernel& k) {
+std::vector<uint64_t> live_in_sets(const Kernel& k, const std::function<bool(const Instr&, int32_t)>& reads,
+                                   const std::function<bool(const Instr&, int32_t)>& kills) {
   const int n = static_cast<int>(k.code.size());
-  const size_t nr = k.regs.size();
-  if (n == 0 || nr == 0) return 2;
-  const size_t words = (nr + 63) / 64;
+  const size_t words = (k.regs.size() + 63) / 64;
   std::vector<uint64_t> live_in(static_cast<size_t>(n) * words, 0);
   std::vector<int> succ;
   std::vector<uint64_t> cur(words);
-  auto width = [&](int32_t r) -> uint32_t {
-    const DType t = k.regs[static_cast<size_t>(r)].type;
-    return t == DType::Pred ? 0u : dtype_bytes(t) > 4 ? 2u : 1u;
-  };
   bool changed = true;
   while (changed) {
     changed = false;
@@ -55,14 +51,30 @@ uint32_t estimate_registers(const Kernel& k) {
       for (int s : succ)
         for (size_t w = 0; w < words; ++w) cur[w] |= live_in[static_cast<size_t>(s) * words + w];
       const Instr& in = k.code[static_cast<size_t>(pc)];
-      if (in.guard < 0)
-        for (int32_t r : in.dsts) cur[static_cast<size_t>(r) / 64] &= ~(uint64_t{1} << (r % 64));
-      for (int32_t r : in.srcs) cur[static_cast<size_t>(r) / 64] |= uint64_t{1} << (r % 64);
+      for (int32_t r : in.dsts)
+        if (kills(in, r)) cur[static_cast<size_t>(r) / 64] &= ~(uint64_t{1} << (r % 64));
+      for (const auto* regs : {&in.srcs, &in.dsts})
+        for (int32_t r : *regs)
+          if (regs == &in.srcs || reads(in, r)) cur[static_cast<size_t>(r) / 64] |= uint64_t{1} << (r % 64);
       uint64_t* dst = &live_in[static_cast<size_t>(pc) * words];
       for (size_t w = 0; w < words; ++w)
         if (dst[w] != cur[w]) { dst[w] = cur[w]; changed = true; }
     }
   }
+  return live_in;
+}
+
+uint32_t estimate_registers(const Kernel& k) {
+  const int n = static_cast<int>(k.code.size());
+  const size_t nr = k.regs.size();
+  if (n == 0 || nr == 0) return 2;
+  const size_t words = (nr + 63) / 64;
+  const std::vector<uint64_t> live_in = live_in_sets(
+      k, [](const Instr&, int32_t) { return false; }, [](const Instr& in, int32_t) { return in.guard < 0; });
+  auto width = [&](int32_t r) -> uint32_t {
+    const DType t = k.regs[static_cast<size_t>(r)].type;
+    return t == DType::Pred ? 0u : dtype_bytes(t) > 4 ? 2u : 1u;
+  };
   uint32_t peak = 0;
   for (int pc = 0; pc < n; ++pc) {
     // Live across this instruction: its live-in plus its destinations (written while sources are read).

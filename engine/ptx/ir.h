@@ -189,6 +189,8 @@ struct Kernel {
   uint32_t param_bytes = 0;
   std::vector<RegInfo> regs;
   std::map<std::string, int32_t> reg_index;
+  uint32_t reg_slots = 0;             // slots of the functional register file once compacted (func/regalloc.h:
+                                      // the operands name slots); 0: not compacted, one per register
   std::vector<Variable> locals;       // .shared / .local declared in the body
   uint64_t static_shared_bytes = 0;   // kernel-visible static shared (module + body)
   uint64_t local_bytes = 0;           // per-thread .local bytes
