@@ -111,22 +111,18 @@ inline std::pair<uint64_t, uint64_t> add_carry(uint64_t a, uint64_t b, uint64_t 
 // BYTES bytes of the result do not depend on signedness, so one instantiation serves both.
 template <int BYTES, Op O>
 void int_plain(ExecCtx& c, const Instr& in) {
-  const auto lanes_of = [&](const Operand& o, uint64_t& imm) -> const uint64_t* {
-    imm = o.imm;
-    return o.kind == OpndKind::Reg ? c.w.regs.data() + static_cast<size_t>(o.reg) * 32 : nullptr;
-  };
-  uint64_t ib = 0, ic = 0, unused = 0;
-  const uint64_t* a = lanes_of(in.ops[1], unused);
-  const uint64_t* b = lanes_of(in.ops[2], ib);
-  const uint64_t* cc = O == Op::Mad ? lanes_of(in.ops[3], ic) : nullptr;
-  uint64_t* d = c.w.regs.data() + static_cast<size_t>(in.ops[0].reg) * 32;
+  LaneSrc a{}, b{}, cc{};  // plain_int checked that each is a register or an immediate
+  lane_src(c, in.ops[1], a);
+  lane_src(c, in.ops[2], b);
+  if (O == Op::Mad) lane_src(c, in.ops[3], cc);
+  uint64_t* d = lane_dst(c, in.ops[0]);
   for_lanes(c.mask, [&](int l) {
-    const uint64_t x = a[l], y = b ? b[l] : ib;
+    const uint64_t x = a[l], y = b[l];
     uint64_t r;
     if constexpr (O == Op::Add) r = x + y;
     else if constexpr (O == Op::Sub) r = x - y;
     else if constexpr (O == Op::Mul) r = x * y;
-    else r = zext(x * y, BYTES) + (cc ? cc[l] : ic);
+    else r = zext(x * y, BYTES) + cc[l];
     d[l] = zext(r, BYTES);
   });
 }
