@@ -70,7 +70,7 @@ struct TimingModel::SmT {
 TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, double sample,
                          Stats& stats, Watchdog& watchdog)
     : cfg_(cfg), L_(launch), watchdog_(watchdog), exec_(launch), stats_(stats), mem_(cfg, stats_),
-      regs_per_thread_(regs_per_thread), sampler_(0, 1, 0), phase_(0, 0, 0, 0) {
+      regs_per_thread_(regs_per_thread), sampler_(0, 1, 0), phase_(0, 0, 0) {
   warps_per_cta_ = warps_per_cta(L_);
   total_ctas_ = static_cast<uint64_t>(L_.grid[0]) * L_.grid[1] * L_.grid[2];
   L_.num_sms = cfg.num_sms;
@@ -85,7 +85,7 @@ TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t 
   sampler_ = WaveSampler(sample, static_cast<uint64_t>(max_ctas_per_sm_) * cfg.num_sms, total_ctas_);
   if (sampler_.enabled() && sampler_.too_few_waves()) {
     const uint64_t first = std::min<uint64_t>(total_ctas_, static_cast<uint64_t>(max_ctas_per_sm_) * cfg.num_sms);
-    phase_ = PhaseSampler(sample, L_.kernel->code.size(), cfg.num_sms, first * warps_per_cta_);
+    phase_ = PhaseSampler(sample, L_.kernel->code.size(), first * warps_per_cta_);
   }
   for (uint32_t i = 0; i < cfg.num_sms; ++i) {
     auto sm = std::make_unique<SmT>();
@@ -341,7 +341,7 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   const Instr& in = *rec_.in;
   if (phase_.enabled()) {
     const bool done = w.w->done();
-    phase_.on_issue(rec_.pc, sm.id, static_cast<uint64_t>(w.cta->cta.linear_id) << 6 | w.w->warp_in_cta, t,
+    phase_.on_issue(rec_.pc, static_cast<uint64_t>(w.cta->cta.linear_id) << 6 | w.w->warp_in_cta, t,
                     backedge_taken(in, rec_.pc, done, done ? -1 : w.w->pc()), in.target);
   }
   const size_t ui = static_cast<size_t>(in.unit);
@@ -434,16 +434,19 @@ void TimingModel::fast_forward(LoopSpan loop, uint64_t t) {
     for (const auto& slot : sm->ctas)
       for (const auto& w : slot->cta.warps)
         if (!w.done() && (w.waiting || !loop.contains(w.pc()))) return;
-  // SMs that hold the same number of CTAs run them at one pace: each class's mean iteration period.
-  std::map<size_t, std::pair<double, uint64_t>> classes;
-  for (const auto& sm : sms_) {
-    if (sm->ctas.empty()) continue;
-    auto& c = classes[sm->ctas.size()];
-    c.first += phase_.period_sum(sm->id);
-    c.second += phase_.period_count(sm->id);
-  }
+  // CTAs of the same age rank on SMs holding the same number of CTAs run at one pace: each such class's mean
+  // iteration period (the scheduler favours older warps, so the older CTA of an SM runs ahead of the younger).
+  std::map<std::pair<size_t, size_t>, std::pair<double, uint64_t>> classes;
+  const auto class_of = [](const SmT& sm, size_t rank) { return std::make_pair(sm.ctas.size(), rank); };
+  for (const auto& sm : sms_)
+    for (size_t rank = 0; rank < sm->ctas.size(); ++rank) {
+      auto& c = classes[class_of(*sm, rank)];
+      const auto [sum, count] = phase_.cta_period(sm->ctas[rank]->cta.linear_id);
+      c.first += sum;
+      c.second += count;
+    }
   double fastest = std::numeric_limits<double>::infinity();
-  for (const auto& [n, c] : classes) {
+  for (const auto& [key, c] : classes) {
     if (c.second == 0) return;  // a class without a measured iteration
     fastest = std::min(fastest, c.first / static_cast<double>(c.second));
   }
@@ -456,15 +459,14 @@ void TimingModel::fast_forward(LoopSpan loop, uint64_t t) {
   std::vector<Item> items;
   const bool undoable = loop_writes_only_cta_state(*L_.kernel, loop);
   const bool one_pace = loop_has_barrier(*L_.kernel, loop);  // else its warps must do alike work
-  for (const auto& sm : sms_) {
-    if (sm->ctas.empty()) continue;
-    const auto& c = classes[sm->ctas.size()];
-    for (const auto& slot : sm->ctas) {
+  for (const auto& sm : sms_)
+    for (size_t rank = 0; rank < sm->ctas.size(); ++rank) {
+      const auto& c = classes[class_of(*sm, rank)];
+      const auto& slot = sm->ctas[rank];
       uint64_t warps = 0;
       for (const auto& w : slot->cta.warps) warps += !w.done();
       items.push_back({CtaFastForward(exec_, slot->cta, loop, undoable), fastest * static_cast<double>(c.second) / c.first, warps, 0.0});
     }
-  }
   const bool record = L_.record_accesses;
   L_.record_accesses = false;  // nothing times them
   L_.clock = t;

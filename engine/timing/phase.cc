@@ -14,15 +14,13 @@ constexpr int32_t kNoPc = std::numeric_limits<int32_t>::max();
 bool within(double a, double b, double tol) { return std::fabs(a - b) <= tol * std::max(std::fabs(a), std::fabs(b)); }
 }  // namespace
 
-PhaseSampler::PhaseSampler(double tolerance, size_t code_size, uint32_t num_sms, uint64_t warps)
+PhaseSampler::PhaseSampler(double tolerance, size_t code_size, uint64_t warps)
     : tol_(tolerance), need_(std::max<uint64_t>(1, warps)), lo_(kNoPc) {
   if (!enabled()) return;
   bbv_.assign(code_size, 0);
-  sm_period_.assign(num_sms, 0.0);
-  sm_periods_.assign(num_sms, 0);
 }
 
-void PhaseSampler::on_backedge(int32_t pc, uint32_t sm, uint64_t warp_key, uint64_t t, int32_t head) {
+void PhaseSampler::on_backedge(int32_t pc, uint64_t warp_key, uint64_t t, int32_t head) {
   if (pc > loop_.tail) {  // a loop that ends later: the one to follow (an outer loop, or the next phase's)
     loop_ = {head, pc};
     last_iter_.clear();
@@ -31,16 +29,16 @@ void PhaseSampler::on_backedge(int32_t pc, uint32_t sm, uint64_t warp_key, uint6
   ++iters_;
   auto [it, fresh] = last_iter_.try_emplace(warp_key, t);
   if (!fresh) {
-    sm_period_[sm] += static_cast<double>(t - it->second);
-    ++sm_periods_[sm];
+    auto& [sum, count] = cta_period_[warp_key >> 6];
+    sum += static_cast<double>(t - it->second);
+    ++count;
     it->second = t;
   }
 }
 
 void PhaseSampler::begin(uint64_t t, const Stats& stats, uint64_t resident_events) {
   std::fill(bbv_.begin(), bbv_.end(), 0);
-  std::fill(sm_period_.begin(), sm_period_.end(), 0.0);
-  std::fill(sm_periods_.begin(), sm_periods_.end(), 0);
+  cta_period_.clear();
   insts_ = iters_ = 0;
   lo_ = kNoPc;
   hi_ = -1;
@@ -59,14 +57,13 @@ void PhaseSampler::close_window(uint64_t t, const Stats& stats, uint64_t residen
   w.iters = iters_;
   uint64_t periods = 0;
   double period = 0;
-  for (size_t i = 0; i < sm_period_.size(); ++i) {
-    period += sm_period_[i];
-    periods += sm_periods_[i];
+  for (const auto& [cta, p] : cta_period_) {  // integer cycles: the sum is exact in any order
+    period += p.first;
+    periods += p.second;
   }
   w.period = periods ? period / static_cast<double>(periods) : 0.0;
   w.bbv = bbv_;
-  w.sm_period = sm_period_;
-  w.sm_periods = sm_periods_;
+  w.cta_period = cta_period_;
   if (!snap_.empty()) {
     const auto& defs = stat_defs();
     w.delta.assign(stats.v.size(), 0.0);
@@ -128,6 +125,17 @@ uint64_t PhaseSampler::finish(Stats& stats, uint64_t detailed_cycles) const {
   stats[TStat::SampleFfwdWarpInsts] = static_cast<double>(warp_insts_);
   stats[TStat::SampleFfwdIterations] = static_cast<double>(iterations_);
   return extra;
+}
+
+std::pair<double, uint64_t> PhaseSampler::cta_period(uint64_t cta) const {
+  std::pair<double, uint64_t> total{0.0, 0};
+  for (const Window* w : {&prev_, &last_}) {
+    auto it = w->cta_period.find(cta);
+    if (it == w->cta_period.end()) continue;
+    total.first += it->second.first;
+    total.second += it->second.second;
+  }
+  return total;
 }
 
 }  // namespace stc

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "../stats.h"
@@ -21,18 +22,18 @@ class PhaseSampler {
  public:
   // `tolerance` <= 0 disables it. `code_size`: instructions of the kernel; `warps`: warps resident at the
   // start (a window's first length).
-  PhaseSampler(double tolerance, size_t code_size, uint32_t num_sms, uint64_t warps);
+  PhaseSampler(double tolerance, size_t code_size, uint64_t warps);
 
   bool enabled() const { return tol_ > 0; }
 
-  // A warp instruction at `pc` issued at cycle `t` on SM `sm` by warp `warp_key` (unique in the launch);
-  // `backedge`: a taken back-edge to `head`.
-  void on_issue(int32_t pc, uint32_t sm, uint64_t warp_key, uint64_t t, bool backedge, int32_t head) {
+  // A warp instruction at `pc` issued at cycle `t` by warp `warp_key` (its CTA's linear id << 6 | its warp
+  // in the CTA); `backedge`: a taken back-edge to `head`.
+  void on_issue(int32_t pc, uint64_t warp_key, uint64_t t, bool backedge, int32_t head) {
     ++bbv_[static_cast<size_t>(pc)];
     ++insts_;
     if (pc < lo_) lo_ = pc;
     if (pc > hi_) hi_ = pc;
-    if (backedge) on_backedge(pc, sm, warp_key, t, head);
+    if (backedge) on_backedge(pc, warp_key, t, head);
   }
   // The current window has its length (iterations of the loop, about one per live warp).
   bool window_full() const { return iters_ >= need_; }
@@ -42,9 +43,9 @@ class PhaseSampler {
   // The loop of a steady phase (the last three windows ran only its code, with the same resident CTAs, and
   // agree pairwise within the tolerance), or an invalid span.
   LoopSpan steady_loop() const;
-  // Cycles between two iterations of one warp on SM `sm`, summed over the last two windows, and their count.
-  double period_sum(uint32_t sm) const { return prev_.sm_period[sm] + last_.sm_period[sm]; }
-  uint64_t period_count(uint32_t sm) const { return prev_.sm_periods[sm] + last_.sm_periods[sm]; }
+  // Cycles between two iterations of one warp of CTA `cta` (linear id), summed over the last two windows,
+  // and their count.
+  std::pair<double, uint64_t> cta_period(uint64_t cta) const;
   double tolerance() const { return tol_; }
   // A fast-forward of `cycles` ran `warp_insts` warp instructions, `iterations` warp-iterations, functionally:
   // adds the counters of the last two windows scaled to `cycles`; windows then start anew at `t`
@@ -64,10 +65,10 @@ class PhaseSampler {
     double period = 0;           // mean cycles per iteration of one warp (0: none measured)
     std::vector<uint32_t> bbv;   // warp instructions per pc
     std::vector<double> delta;   // counters over the window
-    std::vector<double> sm_period;     // cycles between two iterations of a warp, summed per SM
-    std::vector<uint64_t> sm_periods;  // and their number
+    // cycles between two iterations of a warp, summed per CTA (linear id), and their number
+    std::unordered_map<uint64_t, std::pair<double, uint64_t>> cta_period;
   };
-  void on_backedge(int32_t pc, uint32_t sm, uint64_t warp_key, uint64_t t, int32_t head);
+  void on_backedge(int32_t pc, uint64_t warp_key, uint64_t t, int32_t head);
   void begin(uint64_t t, const Stats& stats, uint64_t resident_events);
   bool agree(const Window& a, const Window& b) const;
 
@@ -81,8 +82,7 @@ class PhaseSampler {
   // The loop tracked: the back-edge with the highest pc seen; per warp the cycle of its last iteration.
   LoopSpan loop_;
   std::unordered_map<uint64_t, uint64_t> last_iter_;
-  std::vector<double> sm_period_;   // the current window's, as in Window
-  std::vector<uint64_t> sm_periods_;
+  std::unordered_map<uint64_t, std::pair<double, uint64_t>> cta_period_;  // the current window's, as in Window
   Window first_, prev_, last_;  // the last three windows
   // Fast-forwards so far.
   uint64_t count_ = 0, warp_insts_ = 0, iterations_ = 0;
