@@ -22,18 +22,16 @@ MemorySystem::MemorySystem(const TimingConfig& cfg, Stats& stats)
   if (pow2(cfg.smem_banks) && pow2(cfg.smem_bank_bytes)) bank_shift_ = __builtin_ctz(cfg.smem_bank_bytes);
 }
 
-void MemorySystem::sectors_of(const std::vector<MemAccess>& acc, uint32_t sector, std::vector<uint64_t>& out) {
+void MemorySystem::sectors_of(const std::vector<MemAccess>& acc, std::vector<uint64_t>& out) {
   out.clear();
   if (acc.empty()) return;
   // Global sectors move with their addresses: a shape seen before at another sector-aligned base has the
-  // same sectors, moved (sector_memo_ is keyed by the L1 sector size, which every caller passes).
-  const bool memo = sector == cfg_.l1_sector;
-  const uint64_t base = memo ? sector_memo_.base(acc) : 0;
-  if (memo) {
-    if (const std::vector<uint64_t>* rel = sector_memo_.find(acc, base)) {
-      for (uint64_t r : *rel) out.push_back(base + r);
-      return;
-    }
+  // same sectors, moved.
+  const uint64_t sector = cfg_.l1_sector;
+  const uint64_t base = sector_memo_.base(acc);
+  if (const std::vector<uint64_t>* rel = sector_memo_.find(acc, base)) {
+    for (uint64_t r : *rel) out.push_back(base + r);
+    return;
   }
   distinct_.clear();
   auto add = [&](uint64_t s) {
@@ -52,7 +50,7 @@ void MemorySystem::sectors_of(const std::vector<MemAccess>& acc, uint32_t sector
     }
   }
   std::sort(out.begin(), out.end());  // address order: the order the sectors are requested in
-  if (memo && global_only) {  // local sectors depend on the lane and the word, not on the base: not stored
+  if (global_only) {  // local sectors depend on the lane and the word, not on the base: not stored
     rel_sectors_.clear();
     for (uint64_t s : out) rel_sectors_.push_back(s - base);
     sector_memo_.store(acc, base, rel_sectors_);
@@ -123,7 +121,7 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
 uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, bool l1_allocate) {
   const TimingConfig& c = cfg_;
   Sm& s = sms_[sm];
-  sectors_of(acc, c.l1_sector, scratch_);
+  sectors_of(acc, scratch_);
   st_[TStat::GlobalLoadSectors] += static_cast<double>(scratch_.size());
   const double per_wave = static_cast<double>(c.smem_banks * c.smem_bank_bytes) / c.l1_sector;  // sectors/cycle
   const double waves = std::ceil(static_cast<double>(scratch_.size()) / per_wave);
@@ -170,7 +168,7 @@ uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess
 uint64_t MemorySystem::store(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc) {
   const TimingConfig& c = cfg_;
   Sm& s = sms_[sm];
-  sectors_of(acc, c.l1_sector, scratch_);
+  sectors_of(acc, scratch_);
   st_[TStat::GlobalStoreSectors] += static_cast<double>(scratch_.size());
   const double per_wave = static_cast<double>(c.smem_banks * c.smem_bank_bytes) / c.l1_sector;
   const double start = s.l1_port.reserve(static_cast<double>(t), std::ceil(scratch_.size() / per_wave) * c.smem_cycles_per_wavefront);

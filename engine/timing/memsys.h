@@ -63,7 +63,8 @@ class MemorySystem {
   // The bank conflicts of a shared-memory access with up to kBankSlots distinct words per bank, by a scan of
   // each bank's words (no hashing): the distinct words and the wavefronts. False when a bank needs more.
   bool shared_banks_fast(const std::vector<MemAccess>& acc, uint32_t& distinct, uint32_t& waves);
-  void sectors_of(const std::vector<MemAccess>& acc, uint32_t sector, std::vector<uint64_t>& out);
+  // The distinct L1 sectors of a warp's global/local accesses, in address order.
+  void sectors_of(const std::vector<MemAccess>& acc, std::vector<uint64_t>& out);
 
   const TimingConfig& cfg_;
   Stats& st_;
