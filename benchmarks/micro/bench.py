@@ -87,6 +87,13 @@ class Run:
         return float(self.stats[name])
 
 
+def warm_icache(config: str) -> str:
+    """`config` with the warm-icache overlay: a microbenchmark pins its unit or memory level apart from
+    instruction fetch, as silicon measures it over repeated launches (tests/timing/test_micro_icache.py pins
+    fetch)."""
+    return f"{config}+warm-icache"
+
+
 def run(
     config: str,
     template: str,
@@ -103,7 +110,7 @@ def run(
     `args(engine, out)` returns the kernel arguments (default ``[out]``, a 64-byte zeroed buffer).
     """
     ptx = render(template, **params)
-    eng = Engine(config)
+    eng = Engine(warm_icache(config))
     (name,) = eng.load_ptx(ptx)
     out = eng.malloc(64)
     argv = args(eng, out) if args else [out]

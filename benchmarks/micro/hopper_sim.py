@@ -14,6 +14,7 @@ import argparse
 import csv
 from pathlib import Path
 
+from benchmarks.micro.bench import warm_icache
 from benchmarks.micro.hopper import tma_clock_ptx, wgmma_chain_ptx
 from stcsim.sim import Engine, TensorMap
 
@@ -23,7 +24,7 @@ TMA_ROWS = (8, 16, 32, 64, 128, 256)  # box rows of 64 u16 (128 B): 1 KiB .. 32 
 
 def wgmma_clock(config: str, n: int, count: int, sparse: bool) -> int:
     """%clock64 cycles of `count` chained wgmma m64nN (k16, or k32 when sparse) to wait_group 0."""
-    eng = Engine(config)
+    eng = Engine(warm_icache(config))
     eng.load_ptx(wgmma_chain_ptx(n, count, sparse))
     out = eng.malloc(1024)
     eng.launch("chain", 1, 128, [out])
@@ -32,7 +33,7 @@ def wgmma_clock(config: str, n: int, count: int, sparse: bool) -> int:
 
 def tma_clock(config: str, rows: int) -> int:
     """%clock64 cycles from one 2D TMA load of a 64 x `rows` u16 box to its mbarrier phase completing."""
-    eng = Engine(config)
+    eng = Engine(warm_icache(config))
     eng.load_ptx(tma_clock_ptx(64 * rows * 2))
     src = eng.malloc(256 * 64 * 2)
     out = eng.malloc(64)

@@ -112,6 +112,21 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   c.icnt_latency = r.u32("icnt.latency");
   c.icnt_bytes_per_cycle_per_sm = r.num("icnt.bytes_per_cycle_per_sm");
   c.const_latency = r.u32("const_cache.hit_latency");
+  c.icache = r.flag("icache.enabled");
+  if (c.icache) {
+    c.inst_bytes = r.u32("icache.instruction_bytes");
+    c.icache_line = r.u32("icache.line_bytes");
+    const uint32_t l0 = r.u32("icache.l0_bytes"), l1 = r.u32("icache.l1_bytes"), l15 = r.u32("icache.l15_bytes");
+    for (const auto& [key, bytes] : {std::pair{"l0_bytes", l0}, {"l1_bytes", l1}, {"l15_bytes", l15}})
+      if (c.icache_line == 0 || bytes == 0 || bytes % c.icache_line)
+        throw std::invalid_argument(std::string("GPU config key 'icache.") + key + "' must be a whole, non-zero number of icache.line_bytes");
+    c.icache_l0_lines = l0 / c.icache_line;
+    c.icache_l1_lines = l1 / c.icache_line;
+    c.icache_l15_lines = l15 / c.icache_line;
+    c.icache_fill = r.num("icache.fill_cycles");
+    c.icache_l2_fill = r.num("icache.l2_fill_cycles");
+    c.icache_dram_fill = r.num("icache.dram_fill_cycles");
+  }
   c.cp_async_sync = r.has("cp_async.mode") && r.str("cp_async.mode") == "sync";
   if (c.sub_cores == 0 || c.num_sms == 0) throw std::invalid_argument("GPU config needs at least one SM and one sub-core");
   if (c.tensor_pipes == 0) throw std::invalid_argument("GPU config key 'tensor.pipes_per_subcore' must be >= 1");

@@ -76,6 +76,10 @@ struct TimingConfig {
   uint32_t icnt_latency = 0;
   double icnt_bytes_per_cycle_per_sm = 0;
   uint32_t const_latency = 0;
+  // instruction fetch (icache.*; off: every instruction issues as if fetched)
+  bool icache = false;
+  uint32_t inst_bytes = 0, icache_line = 0, icache_l0_lines = 0, icache_l1_lines = 0, icache_l15_lines = 0;
+  double icache_fill = 0, icache_l2_fill = 0, icache_dram_fill = 0;  // cycles per line filled into an L0
   bool cp_async_sync = false;  // cp.async completes at issue ("sync" mode) instead of at its wait
   FlatConfig record;           // every key read, with the value the record holds
 };

@@ -22,6 +22,7 @@ bool may_touch_global(const Instr& in) {
   return in.traits.mem != MemKind::None && in.space != Space::Shared && in.space != Space::Param &&
          in.space != Space::Const;
 }
+uint32_t integer_instructions(const Instr& in);  // below: SASS instructions of a PTX integer instruction
 }  // namespace
 
 struct TimingModel::WarpT {
@@ -35,6 +36,9 @@ struct TimingModel::WarpT {
   uint64_t open_group = 0;
   uint64_t last_done = 0;
   uint64_t hint = 0;          // the warp cannot issue before this cycle (cached result of check)
+  uint32_t line = UINT32_MAX;  // the code line in its instruction buffer (icache.*)
+  uint32_t want = UINT32_MAX;  // the line last requested for it, and when that arrives
+  double want_ready = 0;
   TStat hint_reason = TStat::StallScoreboard;
 };
 
@@ -54,6 +58,11 @@ struct TimingModel::SubCore {
   size_t rr = 0;
   uint64_t acct_t = 0;
   TStat pending = TStat::StallIdle;
+  // L0 instruction cache (icache.*), direct-mapped: line + 1 per entry (0: empty), the cycle it is filled,
+  // and when the sub-core's fetch may start the next fill
+  std::vector<uint32_t> l0_tag;
+  std::vector<double> l0_ready;
+  double fetch_free = 0;
 };
 
 struct TimingModel::SmT {
@@ -65,6 +74,9 @@ struct TimingModel::SmT {
   uint32_t resident_warps = 0;
   uint64_t occ_t = 0;
   uint64_t wake = 0;  // the earliest wake of its sub-cores (only this SM's own processing changes them)
+  std::vector<uint32_t> l1_tag;  // L1 instruction cache (icache.*), direct-mapped as the L0s
+  std::vector<double> l1_ready;
+  std::vector<uint32_t> l15_tag;  // the GPC-level instruction cache above the L1 (icache.l15_bytes), as the L1
 };
 
 TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, double sample,
@@ -91,7 +103,20 @@ TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t 
     auto sm = std::make_unique<SmT>();
     sm->id = i;
     sm->subs.resize(cfg.sub_cores);
-    for (auto& sub : sm->subs) sub.tensor_pipes.assign(cfg.tensor_pipes, 0);
+    for (auto& sub : sm->subs) {
+      sub.tensor_pipes.assign(cfg.tensor_pipes, 0);
+      if (cfg.icache) {
+        sub.l0_tag.assign(cfg.icache_l0_lines, 0);
+        sub.l0_ready.assign(cfg.icache_l0_lines, 0);
+      }
+    }
+    if (cfg.icache) {
+      sm->l1_tag.assign(cfg.icache_l1_lines, 0);
+      sm->l1_ready.assign(cfg.icache_l1_lines, 0);
+      // the level above holds the start of the code at launch (an identical launch ran before)
+      sm->l15_tag.resize(cfg.icache_l15_lines);
+      for (uint32_t i = 0; i < cfg.icache_l15_lines; ++i) sm->l15_tag[i] = i + 1;
+    }
     sms_.push_back(std::move(sm));
   }
 }
@@ -113,8 +138,13 @@ void TimingModel::resolve_classes() {
     desc_.push_back(&it->second);
   }
   facts_.reserve(L_.kernel->code.size());
+  uint64_t code_bytes = 0;  // code address of each instruction: icache.instruction_bytes per SASS instruction
   for (const Instr& in : L_.kernel->code) {
     IssueFacts f;
+    if (c.icache) {
+      f.line = static_cast<uint32_t>(code_bytes / c.icache_line);
+      if (!in.traits.folded) code_bytes += static_cast<uint64_t>(c.inst_bytes) * integer_instructions(in);
+    }
     f.reg_begin = static_cast<uint32_t>(pc_regs_.size());
     for (const auto* regs : {&in.srcs, &in.dsts})
       for (int32_t r : *regs)
@@ -125,6 +155,12 @@ void TimingModel::resolve_classes() {
     f.waits_groups = in.traits.async == AsyncKind::WaitGroup || in.traits.async == AsyncKind::WaitAll;
     f.may_touch_global = may_touch_global(in);
     facts_.push_back(f);
+  }
+  if (c.icache) {
+    code_lines_ = static_cast<uint32_t>((code_bytes + c.icache_line - 1) / c.icache_line);
+    code_in_l2_.assign(code_lines_ + 1, -1.0);
+    // what the level above the L1 holds at launch was fetched by the launch before, through L2
+    std::fill_n(code_in_l2_.begin(), std::min<size_t>(code_in_l2_.size(), c.icache_l15_lines), 0.0);
   }
   int_latency_ = c.classes.at("units.int").timing.latency;
   branch_latency_ = c.classes.at("units.branch").timing.latency;
@@ -191,6 +227,8 @@ bool TimingModel::dispatch(SmT& sm, uint64_t t) {
     w.open_group = 0;
     w.last_done = 0;
     w.hint = 0;
+    w.line = UINT32_MAX;
+    w.want = UINT32_MAX;
     SubCore& sub = sm.subs[sm.warp_slot++ % sm.subs.size()];
     sub.warps.push_back(&w);
     sub.wake = std::min(sub.wake, t);
@@ -251,13 +289,70 @@ uint32_t integer_instructions(const Instr& in) {
 
 }  // namespace
 
-TimingModel::Check TimingModel::check(WarpT& w, const SubCore& sub, uint32_t sm, uint64_t t) {
+double TimingModel::fill(SubCore& sub, SmT& sm, uint32_t line, double from) {
+  const TimingConfig& c = cfg_;
+  const double start = std::max(from, sub.fetch_free);
+  double done;
+  const size_t i1 = line % c.icache_l1_lines;
+  if (sm.l1_tag[i1] == line + 1) {
+    done = std::max(start, sm.l1_ready[i1]) + c.icache_fill;
+  } else {
+    stats_[TStat::IcacheL1Misses] += 1;
+    const size_t i15 = line % c.icache_l15_lines;
+    if (sm.l15_tag[i15] == line + 1) {
+      done = start + c.icache_fill;
+    } else if (code_in_l2_[line] < 0) {
+      done = start + c.icache_dram_fill;
+      code_in_l2_[line] = done;
+    } else {
+      done = std::max(start + c.icache_l2_fill, code_in_l2_[line]);
+    }
+    sm.l15_tag[i15] = line + 1;
+    sm.l1_tag[i1] = line + 1;
+    sm.l1_ready[i1] = done;
+  }
+  stats_[TStat::IcacheL0Misses] += 1;
+  sub.fetch_free = done;
+  const size_t i0 = line % c.icache_l0_lines;
+  sub.l0_tag[i0] = line + 1;
+  sub.l0_ready[i0] = done;
+  return done;
+}
+
+double TimingModel::fetch(WarpT& w, SubCore& sub, SmT& sm, uint32_t line, uint64_t t) {
+  const uint32_t l0 = cfg_.icache_l0_lines;
+  const double now = static_cast<double>(t);
+  // A line requested for the warp goes to its instruction buffer as well: another warp's fill that evicts
+  // it from the L0 meanwhile does not take it from this warp.
+  if (w.want != line) {
+    w.want = line;
+    w.want_ready = sub.l0_tag[line % l0] == line + 1 ? sub.l0_ready[line % l0] : fill(sub, sm, line, now);
+  }
+  const double ready = w.want_ready;
+  const uint32_t next = line + 1;
+  // The warp enters the line: the next one is requested, from the moment this one arrived if the warp
+  // was waiting for it (the fill that wakes the warp starts the next), else from now.
+  if (ready <= now && next < code_lines_ && sub.l0_tag[next % l0] != next + 1)
+    fill(sub, sm, next, now - ready < 1 ? ready : now);
+  return ready;
+}
+
+TimingModel::Check TimingModel::check(WarpT& w, SubCore& sub, uint32_t sm, uint64_t t) {
   if (w.w->done()) return {false, kNever, TStat::StallIdle};
   if (w.w->at_barrier || w.w->waiting) return {false, kNever, TStat::StallBarrier};
   if (w.hint > t) return {false, w.hint, w.hint_reason};
   if (w.next_issue > t) return {false, w.next_issue, w.after_branch ? TStat::StallControl : TStat::StallScoreboard};
   const size_t pc = static_cast<size_t>(w.w->pc());
   const IssueFacts& f = facts_[pc];
+  if (cfg_.icache && f.line != w.line) {  // the warp's next instruction is on another line: fetch it
+    const double ready = fetch(w, sub, *sms_[sm], f.line, t);
+    if (ready > static_cast<double>(t)) {
+      w.hint = static_cast<uint64_t>(std::ceil(ready));
+      w.hint_reason = TStat::StallFetch;
+      return {false, w.hint, TStat::StallFetch};
+    }
+    w.line = f.line;
+  }
   uint64_t when = t;
   const uint64_t* ready = w.reg_ready.data();
   for (const int32_t* r = pc_regs_.data() + f.reg_begin, *end = r + f.reg_count; r != end; ++r)

@@ -46,7 +46,13 @@ class TimingModel {
   // Finds the timing class of every instruction; throws LaunchError when the config has none for one.
   void resolve_classes();
   bool dispatch(SmT& sm, uint64_t t);
-  Check check(WarpT& w, const SubCore& sub, uint32_t sm, uint64_t t);
+  Check check(WarpT& w, SubCore& sub, uint32_t sm, uint64_t t);
+  // Instruction fetch (icache.*): the cycle `line` is in warp w's instruction buffer, requesting it if it is
+  // not in the sub-core's L0; a warp that enters the line requests the next one too (a next-line prefetch).
+  double fetch(WarpT& w, SubCore& sub, SmT& sm, uint32_t line, uint64_t t);
+  // Fills `line` into the sub-core's L0 (through the SM's L1), one line at a time, starting no earlier than
+  // `from`; returns when it is there (fractional cycles: fills stream at a measured non-integer rate).
+  double fill(SubCore& sub, SmT& sm, uint32_t line, double from);
   // Issues the warp's next instruction; returns true when the warp finished (and its CTA may be retired).
   bool issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t);
   void schedule(SubCore& sub, SmT& sm, uint64_t t);
@@ -95,10 +101,13 @@ class TimingModel {
     bool folded = false;
     bool waits_groups = false;   // cp.async.wait_group / wait_all
     bool may_touch_global = false;
+    uint32_t line = 0;  // the instruction cache line of its code (icache.*)
   };
   std::vector<IssueFacts> facts_;
   std::vector<int32_t> pc_regs_;
   uint32_t int_latency_ = 1, branch_latency_ = 1;
+  uint32_t code_lines_ = 0;               // lines of the kernel's code (icache.*)
+  std::vector<double> code_in_l2_;        // per code line: the cycle it is in L2 (< 0: not fetched yet)
 };
 
 }  // namespace stc

@@ -9,7 +9,7 @@ The conventions every declaration follows are in :data:`CONVENTIONS` (also rende
 from __future__ import annotations
 
 from stcsim.config.extensions import extension_groups
-from stcsim.config.params import Enum, Float, Group, Int, Param, Str, flatten_schema, group_docs
+from stcsim.config.params import Bool, Enum, Float, Group, Int, Param, Str, flatten_schema, group_docs
 
 CONVENTIONS: tuple[str, ...] = (
     "All latencies and intervals are in core cycles at `gpu.core_clock_mhz`.",
@@ -36,6 +36,8 @@ _P001_TC = f"{_P001} Sec. 4.1, Fig. 13(a)"
 _P004 = "paper 004 (Zhu & Xie, ExTensor), PhaseLat model"
 _MB = "microbenchmark literature (see each config's comments)"
 _CAL = "calibration on silicon (results/reference/)"
+_ICACHE = ("H100 silicon probe 2026-11-26 (results/reference/h100_icache_probe.csv, "
+           "benchmarks/calibration/icache_probe.py)")
 
 
 def _unit(doc: str) -> Group:
@@ -223,6 +225,31 @@ TREE: dict[str, Param | Group] = {
     }),
     "const_cache": Group("Constant cache (ld.const, kernel parameters)", {
         "hit_latency": Int("Load-to-use latency of a constant-cache hit", "cycles", _MB, hi=10_000),
+    }),
+    "icache": Group("Instruction fetch: a direct-mapped L0 per sub-core behind a direct-mapped L1 per SM; a "
+                    "sub-core fills one line at a time, the next line is requested as a warp enters one", {
+        "enabled": Bool("Model instruction fetch (off: every instruction issues as if fetched). On only "
+                        "where silicon measured it", _ICACHE, False),
+        "instruction_bytes": Int("Bytes of code per PTX instruction (one SASS instruction each; ptxas-folded "
+                                 "ones take none): a pc's code address", "bytes", _ICACHE, 16, hi=1024),
+        "line_bytes": Int("Instruction cache line (the unit fetched and filled)", "bytes", _ICACHE, 128,
+                          lo=16, hi=4096),
+        "l0_bytes": Int("Capacity of one sub-core's L0 instruction cache", "bytes", _ICACHE, 32768,
+                        lo=16, hi=1 << 24),
+        "l1_bytes": Int("Capacity of one SM's L1 instruction cache", "bytes", _ICACHE, 131072, lo=16,
+                        hi=1 << 26),
+        "fill_cycles": Float("Cycles a sub-core takes per line filled into its L0 from the SM's L1 or the "
+                             "level above it (l15_bytes)", "cycles", _ICACHE, 17.5, lo=0, hi=100_000),
+        "l15_bytes": Int("Capacity of the instruction cache above the SM's L1 (GPC level; modelled per SM, "
+                         "direct-mapped). A launch finds it holding the start of its code: the measured "
+                         "launch follows an identical one, and ncu's cache flush leaves it", "bytes",
+                         _ICACHE, 65536, lo=16, hi=1 << 30),
+        "l2_fill_cycles": Float("Cycles per line filled from L2 (a miss of the L1 and the level above it "
+                                "on a line another fetch of the launch brought into L2)", "cycles",
+                                _ICACHE, 44.3, lo=0, hi=100_000),
+        "dram_fill_cycles": Float("Cycles per line filled from device memory (the launch's first fetch of a "
+                                  "line missing in the L1 and the level above it)", "cycles", _ICACHE,
+                                  120.0, lo=0, hi=100_000),
     }),
     "cp_async": Group("cp.async (global -> shared copies); only on sm_80+", {
         "mode": Enum("async: the copy proceeds in the background and only cp.async.wait_* blocks the warp; "

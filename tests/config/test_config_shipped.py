@@ -15,7 +15,7 @@ BASES, OVERLAYS = available()
 
 def test_the_shipped_set() -> None:
     assert BASES == ["a100", "h100", "titanv", "v100"]
-    assert OVERLAYS == ["extensor", "stc", "stc-pingpong"]
+    assert OVERLAYS == ["extensor", "stc", "stc-pingpong", "warm-icache"]
 
 
 @pytest.mark.parametrize("spec", BASES + [f"{b}+{o}" for b, o in itertools.product(BASES, OVERLAYS)])

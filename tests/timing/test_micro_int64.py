@@ -42,7 +42,7 @@ def kernel(op: str, ty: str, n: int, dependent: bool) -> str:
 
 def cycles(op: str, ty: str, n: int, dependent: bool, x: int) -> tuple[float, int]:
     """Kernel cycles of one thread running the kernel on h100, and the value it stored."""
-    eng = Engine("h100")
+    eng = Engine("h100+warm-icache")  # the units apart from instruction fetch
     eng.load_ptx(kernel(op, ty, n, dependent))
     out = eng.malloc(8)
     st = eng.launch("k", 1, 1, [out, x])

@@ -40,7 +40,7 @@ def _ptx() -> str:
 def _ends(tmp_path, policy: str) -> np.ndarray:
     overlay = tmp_path / f"{policy}.yaml"
     overlay.write_text(f"sm:\n  sub_cores: 1\nsched:\n  policy: {policy}\n")
-    eng = Engine(f"h100+{overlay}")
+    eng = Engine(f"h100+warm-icache+{overlay}")  # issue order apart from instruction fetch
     eng.load_ptx(_ptx())
     out = eng.malloc(16)
     eng.launch("stream", 1, 64, [out])
