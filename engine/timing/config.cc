@@ -91,6 +91,9 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   c.l1_sector = r.u32("l1d.sector_bytes");
   c.l1_latency = r.u32("l1d.hit_latency");
   c.l1_mshr = r.u32("l1d.mshr_entries");
+  c.store_sector_cycles = r.num("l1d.store_sector_cycles");
+  if (c.store_sector_cycles > 0 && c.l1_sector != 32)
+    throw std::invalid_argument("GPU config key 'l1d.store_sector_cycles' needs l1d.sector_bytes = 32 (it prices 16-byte halves)");
   c.l2_sets = r.u32("l2.sets_per_slice");
   c.l2_slices = r.u32("l2.slices");
   c.l2_assoc = r.u32("l2.assoc");

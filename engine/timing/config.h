@@ -60,6 +60,7 @@ struct TimingConfig {
   double smem_cas_iteration = 0, smem_cas_address = 0;  // shared-pipe cycles of a CAS loop iteration
   // L1D
   uint32_t l1_sets = 0, l1_assoc = 0, l1_line = 0, l1_sector = 0, l1_latency = 0, l1_mshr = 0;
+  double store_sector_cycles = 0;  // the SM's store path per sector (0: no limit)
   // L2
   uint32_t l2_sets = 0, l2_slices = 0, l2_assoc = 0, l2_line = 0, l2_sector = 0, l2_latency = 0, l2_access = 0;
   uint32_t l2_dram_fetch = 0;

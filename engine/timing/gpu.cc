@@ -154,6 +154,7 @@ void TimingModel::resolve_classes() {
     f.folded = in.traits.folded;
     f.waits_groups = in.traits.async == AsyncKind::WaitGroup || in.traits.async == AsyncKind::WaitAll;
     f.may_touch_global = may_touch_global(in);
+    f.global_store = c.store_sector_cycles > 0 && in.traits.mem == MemKind::Store && f.may_touch_global;
     facts_.push_back(f);
   }
   if (c.icache) {
@@ -369,6 +370,11 @@ TimingModel::Check TimingModel::check(WarpT& w, SubCore& sub, uint32_t sm, uint6
     uint64_t need = all ? w.open_group : 0;
     for (size_t g = 0; g + keep < w.groups.size(); ++g) need = std::max(need, w.groups[g]);
     if (need > t) return {false, need, TStat::StallMemory};
+  }
+  if (f.global_store && mem_.store_free(sm) > static_cast<double>(t)) {
+    w.hint = static_cast<uint64_t>(std::ceil(mem_.store_free(sm)));
+    w.hint_reason = TStat::StallMemory;
+    return {false, w.hint, TStat::StallMemory};
   }
   if (f.may_touch_global && mem_.mshr_in_use(sm, t) >= cfg_.l1_mshr) return {false, std::max(t + 1, mem_.mshr_next_free(sm)), TStat::StallMemory};
   return {true, t, TStat::IssueCycles};

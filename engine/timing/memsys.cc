@@ -165,13 +165,44 @@ uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess
   return done;
 }
 
+double MemorySystem::store_path_cycles(const std::vector<MemAccess>& acc) {
+  const uint64_t sector = cfg_.l1_sector;
+  store_masks_.clear();
+  double cycles = 0;
+  for (const auto& a : acc) {
+    if (a.space != Space::Global) {  // local memory: lanes interleaved, whole sectors
+      cycles += cfg_.store_sector_cycles * ((a.size + sector - 1) / sector);
+      continue;
+    }
+    for (uint64_t b = a.addr; b < a.addr + a.size;) {  // the bytes it writes in each sector
+      const uint64_t sec = b / sector * sector, end = std::min(a.addr + a.size, sec + sector);
+      const uint32_t bits = static_cast<uint32_t>(end - b) >= 32 ? ~0u : ((1u << (end - b)) - 1) << (b - sec);
+      auto it = std::find_if(store_masks_.begin(), store_masks_.end(), [&](const auto& m) { return m.first == sec; });
+      if (it == store_masks_.end()) store_masks_.emplace_back(sec, bits);
+      else it->second |= bits;
+      b = end;
+    }
+  }
+  for (const auto& [sec, mask] : store_masks_) {
+    int partial = 0;
+    for (const uint32_t half : {mask & 0xffffu, mask >> 16}) partial += half != 0 && half != 0xffffu;
+    cycles += cfg_.store_sector_cycles * std::max(1, partial);
+  }
+  return cycles;
+}
+
 uint64_t MemorySystem::store(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc) {
   const TimingConfig& c = cfg_;
   Sm& s = sms_[sm];
   sectors_of(acc, scratch_);
   st_[TStat::GlobalStoreSectors] += static_cast<double>(scratch_.size());
+  double from = static_cast<double>(t);
+  if (c.store_sector_cycles > 0) {  // the store path: its sectors leave the SM one after another
+    from = std::max(from, s.store_free);
+    s.store_free = from + store_path_cycles(acc);
+  }
   const double per_wave = static_cast<double>(c.smem_banks * c.smem_bank_bytes) / c.l1_sector;
-  const double start = s.l1_port.reserve(static_cast<double>(t), std::ceil(scratch_.size() / per_wave) * c.smem_cycles_per_wavefront);
+  const double start = s.l1_port.reserve(from, std::ceil(scratch_.size() / per_wave) * c.smem_cycles_per_wavefront);
   const uint64_t t0 = static_cast<uint64_t>(std::ceil(start));
   uint64_t done = t0;
   for (uint64_t sec : scratch_) {

@@ -25,8 +25,12 @@ class MemorySystem {
   // Cycle at which the data of a global/local load issued at `t` on `sm` is back. `l1_allocate` false
   // bypasses L1 (ld.cg-like paths: cp.async.cg, atomics at L2).
   uint64_t load(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, bool l1_allocate);
-  // Cycle at which a global/local store issued at `t` has reached L2.
+  // Cycle at which a global/local store issued at `t` has reached L2. Its sectors leave the SM through its
+  // store path one after another: l1d.store_sector_cycles per sector, times the 16-byte halves of the sector
+  // it writes only in part (at least one).
   uint64_t store(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc);
+  // When the SM's store path takes the next store (a store waits for it to issue).
+  double store_free(uint32_t sm) const { return sms_[sm].store_free; }
   // Atomic read-modify-write performed at L2; returns when the old value is back. One request per sector
   // through its slice, then the slice's atomic unit: one update round (l2.atomic_update_cycles) per lane
   // on the sector's most-updated word (distinct words share a round; same-address lanes serialise).
@@ -52,7 +56,10 @@ class MemorySystem {
     Calendar icnt;       // response path L2 -> SM
     SectorMap pending;                               // sector -> data-ready cycle of an outstanding miss
     std::vector<uint64_t> outstanding;               // min-heap of miss completion cycles
+    double store_free = 0;                           // the store path is busy until then
   };
+  // Store-path cycles of a store's sectors (l1d.store_sector_cycles each, per partly written 16-byte half).
+  double store_path_cycles(const std::vector<MemAccess>& acc);
   // `request_extra`: slice port cycles a read request for a line costs beyond its sectors' bytes (charged
   // with the request's first sector; l2.slice_request_cycles)
   uint64_t l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write, double request_extra = 0);
@@ -76,6 +83,7 @@ class MemorySystem {
   Calendar l2_atomic_all_;            // all slices' update rounds together (l2.atomic_rounds_per_cycle)
   std::vector<Calendar> dram_;
   std::vector<uint64_t> scratch_;
+  std::vector<std::pair<uint64_t, uint32_t>> store_masks_;  // store_path_cycles(): sector -> written bytes
   std::vector<uint64_t> words_;        // atomic(): the lanes' word addresses, sorted
   std::unordered_map<uint64_t, uint64_t> cas_free_;  // (CTA, shared address) -> when its last CAS update ends
   std::vector<uint32_t> cas_lanes_;                  // shared_cas_loop(): lanes per address

@@ -172,6 +172,12 @@ TREE: dict[str, Param | Group] = {
                            hi=10_000),
         "mshr_entries": Int("Outstanding missed lines (MSHR entries) per L1D", "entries",
                             "Accel-Sim tested configs", hi=65_536),
+        "store_sector_cycles": Float(
+            "Cycles the SM's store path takes per 32-B sector a global store writes, times the sector's "
+            "16-byte halves written only in part (at least one); a store waits to issue until the path is "
+            "free. 0: no store-path limit (where not measured)",
+            "cycles", "H100 silicon probe 2026-11-26 (results/reference/h100_store_probe.csv); 0 elsewhere",
+            0.0, lo=0, hi=1024),
     }),
     "l2": Group("Shared L2 cache, split into slices (memory sub-partitions)", {
         "size_bytes": Int("Total L2 capacity", "bytes", _DS, hi=1 << 34, multiple_of=1024, used_by="derived"),
