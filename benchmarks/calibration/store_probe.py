@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +104,8 @@ LOOP:
 """
 
 
-def _launch_all(engine: Any, launch: Any) -> list[dict[str, Any]]:
+def _launch_all(launch: Callable[[int, int, int], np.ndarray]) -> list[dict[str, Any]]:
+    """Every mode x geometry through `launch(ctas, threads, mode)` (per-warp loop cycles): one row each."""
     rows = []
     for mode_id, mode in enumerate(MODES):
         for ctas, threads in GEOMETRIES:
@@ -138,7 +140,7 @@ def run(out: Path) -> None:
             cp.cuda.runtime.deviceSynchronize()
             return cp.asnumpy(clk[: ctas * threads // 32])
 
-        rows = _launch_all(None, launch)
+        rows = _launch_all(launch)
     out.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(rows).to_csv(out / "stores.csv", index=False)
 
@@ -157,7 +159,7 @@ def simulate(config: str = "h100") -> pd.DataFrame:
         eng.launch(f"st_{MODES[mode]}", ctas, threads, [buf, clk, ITERS, mode])
         return eng.copy_from(clk, ctas * threads // 32, np.int64)
 
-    return pd.DataFrame(_launch_all(eng, launch))
+    return pd.DataFrame(_launch_all(launch))
 
 
 def main(argv: list[str] | None = None) -> int:
