@@ -6,12 +6,7 @@
 # $OUT/sass_64.txt (cuobjdump of the smallest kernel). Run from the repo root:
 #   OUT=/some/dir bash benchmarks/calibration/run_icache_probe.sh
 set -euo pipefail
-OUT=${OUT:-results/gpu}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw \
-  --format=csv | tee "$OUT/meta.txt"
-nvcc --version | tail -1 >> "$OUT/meta.txt"
+source "$(dirname "$0")/device_meta.sh"
 python3 -m benchmarks.calibration.icache_probe ptx --n 64 > "$OUT/icache_64.ptx"
 ptxas -arch=sm_90 -O3 "$OUT/icache_64.ptx" -o "$OUT/icache_64.cubin" && cuobjdump -sass "$OUT/icache_64.cubin" > "$OUT/sass_64.txt" || true
 timeout 200 python3 -m benchmarks.calibration.icache_probe run --out "$OUT/plain"

@@ -15,16 +15,11 @@
 # Run from the repository root on a machine with an NVIDIA GPU, CuPy, nvcc and ncu:
 #   OUT=/some/dir bash benchmarks/calibration/run_on_gpu.sh
 set -euo pipefail
-OUT=${OUT:-results/gpu}
+source "$(dirname "$0")/device_meta.sh"
 PASS_TIMEOUT=${PASS_TIMEOUT:-240}
 BUDGET=${BUDGET:-450}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
 start=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - start ))s] $*"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw \
-  --format=csv | tee "$OUT/meta.txt"
-nvcc --version | tail -1 >> "$OUT/meta.txt"
 CMAKE_BUILD_PARALLEL_LEVEL=16 python3 -m pip install -q --no-build-isolation --no-deps -e . 2>&1 | tail -2
 stamp "engine built"
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)

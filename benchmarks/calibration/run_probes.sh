@@ -4,10 +4,5 @@
 # Writes $OUT/meta.txt and $OUT/probes/{atomics,l2_read,wmma_load,fma}.csv + sass.txt. Run from the repo root:
 #   OUT=/some/dir bash benchmarks/calibration/run_probes.sh
 set -euo pipefail
-OUT=${OUT:-results/gpu}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw \
-  --format=csv | tee "$OUT/meta.txt"
-nvcc --version | tail -1 >> "$OUT/meta.txt"
+source "$(dirname "$0")/device_meta.sh"
 timeout 400 python3 -m benchmarks.calibration.silicon_probes --out "$OUT/probes" 2>&1 | tee "$OUT/probes_stdout.txt"

@@ -3,10 +3,6 @@
 # benchmarks/calibration/timeline.py on the GPU. Writes $OUT/meta.txt and $OUT/timeline_gpu.csv; then, on any
 # machine: python -m benchmarks.calibration.timeline compare $OUT/timeline_gpu.csv --out timeline.csv
 set -euo pipefail
-OUT=${OUT:-results/gpu}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw \
-  --format=csv | tee "$OUT/meta.txt"
+source "$(dirname "$0")/device_meta.sh"
 CMAKE_BUILD_PARALLEL_LEVEL=16 python3 -m pip install -q --no-build-isolation --no-deps -e . 2>&1 | tail -2
 timeout 300 python3 -m benchmarks.calibration.timeline run --out "$OUT"
