@@ -15,9 +15,6 @@ bool ends_block(const Instr& in) { return is_control(in); }
 
 }  // namespace
 
-namespace {
-
-// Successor pcs of the instruction at pc (n = past the end, i.e. exit).
 void successors(const Kernel& k, int pc, std::vector<int>& out) {
   out.clear();
   const int n = static_cast<int>(k.code.size());
@@ -32,8 +29,6 @@ void successors(const Kernel& k, int pc, std::vector<int>& out) {
     out.push_back(pc + 1);
   }
 }
-
-}  // namespace
 
 std::vector<uint64_t> live_in_sets(const Kernel& k, const std::function<bool(const Instr&, int32_t)>& reads,
                                    const std::function<bool(const Instr&, int32_t)>& kills) {
@@ -64,6 +59,48 @@ std::vector<uint64_t> live_in_sets(const Kernel& k, const std::function<bool(con
   return live_in;
 }
 
+std::vector<char> warp_uniform_registers(const Kernel& k) {
+  std::vector<char> uniform(k.regs.size(), 1);
+  const auto uniform_operand = [&](const Operand& o) {
+    if (o.kind != OpndKind::Special) return true;
+    switch (o.sreg) {
+      case SReg::Ntid: case SReg::Ctaid: case SReg::Nctaid: case SReg::Nsmid: case SReg::Gridid:
+      case SReg::DynamicSmemSize: case SReg::TotalSmemSize:
+        return true;
+      default:
+        return false;
+    }
+  };
+  const auto uniform_writer = [&](const Instr& in) {
+    if (in.guard >= 0 && !uniform[static_cast<size_t>(in.guard)]) return false;
+    const bool reads_memory = in.traits.mem != MemKind::None;
+    if (reads_memory && !(in.traits.mem == MemKind::Load && (in.space == Space::Param || in.space == Space::Const)))
+      return false;
+    if (in.op == Op::Ext || in.traits.tensor_math) return false;
+    for (int32_t r : in.srcs)
+      if (!uniform[static_cast<size_t>(r)]) return false;
+    return std::all_of(in.ops.begin(), in.ops.end(), uniform_operand);
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& in : k.code) {
+      if (in.dsts.empty() || uniform_writer(in)) continue;
+      for (int32_t r : in.dsts)
+        if (uniform[static_cast<size_t>(r)]) {
+          uniform[static_cast<size_t>(r)] = 0;
+          changed = true;
+        }
+    }
+  }
+  if (k.carry_reg >= 0) uniform[static_cast<size_t>(k.carry_reg)] = 0;
+  return uniform;
+}
+
+uint32_t register_slots(const Kernel& k, int32_t r) {
+  const DType t = k.regs[static_cast<size_t>(r)].type;
+  return t == DType::Pred ? 0u : dtype_bytes(t) > 4 ? 2u : 1u;
+}
+
 uint32_t estimate_registers(const Kernel& k) {
   const int n = static_cast<int>(k.code.size());
   const size_t nr = k.regs.size();
@@ -71,10 +108,7 @@ uint32_t estimate_registers(const Kernel& k) {
   const size_t words = (nr + 63) / 64;
   const std::vector<uint64_t> live_in = live_in_sets(
       k, [](const Instr&, int32_t) { return false; }, [](const Instr& in, int32_t) { return in.guard < 0; });
-  auto width = [&](int32_t r) -> uint32_t {
-    const DType t = k.regs[static_cast<size_t>(r)].type;
-    return t == DType::Pred ? 0u : dtype_bytes(t) > 4 ? 2u : 1u;
-  };
+  const auto width = [&](int32_t r) { return register_slots(k, r); };
   uint32_t peak = 0;
   for (int pc = 0; pc < n; ++pc) {
     // Live across this instruction: its live-in plus its destinations (written while sources are read).

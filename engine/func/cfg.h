@@ -20,9 +20,22 @@ void compute_reconvergence(Kernel& k);
 std::vector<uint64_t> live_in_sets(const Kernel& k, const std::function<bool(const Instr&, int32_t)>& reads,
                                    const std::function<bool(const Instr&, int32_t)>& kills);
 
+// Per register: whether every value it holds is the same in all threads of a warp as far as the data says
+// (computed only from parameters, constants, immediates and %ctaid/%nctaid/%ntid-like special registers,
+// under uniform guards). ptxas keeps such values in the constant bank or in uniform registers (sm_75 and
+// later), not in the per-thread register file. Divergent control flow is not considered: an estimate for
+// register pressure, not a correctness property.
+std::vector<char> warp_uniform_registers(const Kernel& k);
+
+// 32-bit register slots a value of register r takes (64-bit: two, predicates: none).
+uint32_t register_slots(const Kernel& k, int32_t r);
+
 // Registers per thread a register allocator would need: the peak number of simultaneously live 32-bit
 // register slots (64-bit registers count two, predicates none) from a liveness analysis, plus two reserved.
 uint32_t estimate_registers(const Kernel& k);
+
+// Successor pcs of the instruction at pc (none past the end: the kernel exits).
+void successors(const Kernel& k, int pc, std::vector<int>& out);
 
 // True for instructions that set the warp's pc themselves (bra, ret, exit, trap).
 bool is_control(const Instr& in);

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cfg.h"
+#include "unroll.h"
 
 namespace stc {
 
@@ -61,7 +62,30 @@ bool convertible(const Instr& in) {
   return in.guard < 0 && kind_of(in) != Kind::Barrier && in.op != Op::Activemask;
 }
 
-void schedule_block(std::vector<Instr>& code, size_t b, size_t e) {
+// The registers the list scheduler works within: the kernel's register estimate for the PTX order (the peak
+// ptxas allocates for, estimate_registers, without its two reserved slots), and the registers holding a value
+// at the block's start and still needed after its end. ptxas hoists a load only while a register is free for
+// its value: the naive GEMM's SASS issues 14 of the 32 loads of its 16-deep loop before the first FFMA, then
+// one load per FFMA that frees registers (benchmarks/calibration/unroll_probe.py). The limit holds back global
+// (and generic) loads only: shared-memory and fragment loads keep the unlimited hoisting the Tensor Core GEMMs
+// were calibrated with (this accounting is a few registers off ptxas's - 225 estimated vs 232 allocated for
+// the 128x128 mma.sync GEMM, whose main loop has 16 slots to spare - and limiting them too put that GEMM
+// 9-10 % further from silicon; docs/calibration.md, step 13).
+struct Registers {
+  const Kernel* k = nullptr;
+  std::vector<uint32_t> slots;  // per register: 32-bit slots of the per-thread file (0: warp-uniform values)
+  uint32_t budget = 0;
+  const uint64_t* live_in = nullptr;  // bits, at the block's first pc
+  std::vector<uint64_t> live_out;     // bits, after its last instruction
+};
+
+bool global_load(const Instr& in) {
+  return in.traits.mem == MemKind::Load && (in.space == Space::Global || in.space == Space::Generic);
+}
+
+bool has_bit(const uint64_t* bits, int32_t r) { return (bits[static_cast<size_t>(r) / 64] >> (r % 64)) & 1; }
+
+void schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Registers& regs) {
   const size_t n = e - b;
   if (n < 3) return;
   std::vector<Kind> kind(n);
@@ -83,15 +107,75 @@ void schedule_block(std::vector<Instr>& code, size_t b, size_t e) {
     for (uint32_t s : succ[i]) h = std::max(h, height[s]);
     height[i] = h + (kind[i] == Kind::Load ? kLoadWeight : 1);
   }
+  // Register pressure: the slots of the registers holding a value, and each register's unscheduled readers.
+  const Kernel& k = *regs.k;
+  const uint64_t* out = regs.live_out.data();
+  std::vector<uint32_t> uses(k.regs.size(), 0);
+  for (size_t i = 0; i < n; ++i)
+    for (int32_t r : code[b + i].srcs) ++uses[static_cast<size_t>(r)];
+  std::vector<char> live(k.regs.size(), 0);
+  int64_t pressure = 0;
+  for (size_t r = 0; r < k.regs.size(); ++r)
+    if (has_bit(regs.live_in, static_cast<int32_t>(r))) {
+      live[r] = 1;
+      pressure += regs.slots[r];
+    }
+  const auto needed = [&](int32_t r) { return uses[static_cast<size_t>(r)] > 0 || has_bit(out, r); };
+  const auto change = [&](const Instr& in) {  // slots the instruction would add (its last reads free theirs)
+    int64_t d = 0;
+    for (int32_t r : in.dsts)
+      if (!live[static_cast<size_t>(r)] && needed(r)) d += regs.slots[static_cast<size_t>(r)];
+    for (int32_t r : in.srcs)
+      if (live[static_cast<size_t>(r)] && uses[static_cast<size_t>(r)] == 1 && !has_bit(out, r) &&
+          std::find(in.dsts.begin(), in.dsts.end(), r) == in.dsts.end())
+        d -= regs.slots[static_cast<size_t>(r)];
+    return d;
+  };
+  const auto commit = [&](const Instr& in) {
+    for (int32_t r : in.srcs)
+      if (--uses[static_cast<size_t>(r)] == 0 && !has_bit(out, r) && live[static_cast<size_t>(r)]) {
+        live[static_cast<size_t>(r)] = 0;
+        pressure -= regs.slots[static_cast<size_t>(r)];
+      }
+    for (int32_t r : in.dsts)
+      if (!live[static_cast<size_t>(r)] && needed(r)) {
+        live[static_cast<size_t>(r)] = 1;
+        pressure += regs.slots[static_cast<size_t>(r)];
+      }
+  };
+  // The ready instruction of greatest height that is no global load, or a global load whose value fits the
+  // registers or that stands in its PTX place (every instruction before it scheduled: the limit only holds
+  // back hoisting); when none is, the one that needs the fewest more (ties by height).
   std::vector<uint32_t> order;
   order.reserve(n);
   std::vector<char> done(n, 0);
+  // Only the copies of an unrolled loop body hoist under the limit (the evidence above); other blocks keep
+  // the unlimited schedule the suite was calibrated with, nvcc's PTX naming a register for every value.
+  const bool limited = std::any_of(code.begin() + static_cast<std::ptrdiff_t>(b),
+                                   code.begin() + static_cast<std::ptrdiff_t>(e), [](const Instr& in) { return in.unrolled; });
+  size_t first_left = 0;  // the first instruction in PTX order not scheduled yet: a load there is not hoisted
   while (order.size() < n) {
+    while (done[first_left]) ++first_left;
     size_t pick = n;
-    for (size_t i = 0; i < n; ++i)
-      if (!done[i] && !preds[i] && (pick == n || height[i] > height[pick])) pick = i;
+    bool pick_fits = false;
+    int64_t pick_change = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (done[i] || preds[i]) continue;
+      const int64_t d = change(code[b + i]);
+      const bool fits = !limited || !global_load(code[b + i]) || i == first_left ||
+                        pressure + d <= static_cast<int64_t>(regs.budget);
+      const bool better = pick == n || (fits && !pick_fits) ||
+                          (fits == pick_fits && (fits ? height[i] > height[pick]
+                                                      : d < pick_change || (d == pick_change && height[i] > height[pick])));
+      if (better) {
+        pick = i;
+        pick_fits = fits;
+        pick_change = d;
+      }
+    }
     done[pick] = 1;
     order.push_back(static_cast<uint32_t>(pick));
+    commit(code[b + pick]);
     for (uint32_t s : succ[pick]) --preds[s];
   }
   std::vector<Instr> block;
@@ -145,15 +229,35 @@ void fold_constants(Kernel& k) {
   std::vector<uint32_t> writes(k.regs.size(), 0);
   for (const auto& in : k.code)
     for (int32_t r : in.dsts) ++writes[static_cast<size_t>(r)];
-  for (auto& in : k.code)
-    in.traits.folded = in.op == Op::Mov && in.guard < 0 && in.dsts.size() == 1 && in.ops.size() == 2 &&
-                       in.ops[1].kind == OpndKind::Imm && writes[static_cast<size_t>(in.dsts[0])] == 1;
+  for (auto& in : k.code)  // the unrolling's trip checks are folded already
+    in.traits.folded = in.traits.folded ||
+                       (in.op == Op::Mov && in.guard < 0 && in.dsts.size() == 1 && in.ops.size() == 2 &&
+                        in.ops[1].kind == OpndKind::Imm && writes[static_cast<size_t>(in.dsts[0])] == 1);
 }
 
 void schedule_loads_early(Kernel& k) {
+  unroll_loops(k);
   if_convert(k);
   fold_constants(k);
   const size_t n = k.code.size();
+  const size_t words = (k.regs.size() + 63) / 64;
+  const std::vector<uint64_t> live_in = live_in_sets(
+      k, [](const Instr&, int32_t) { return false; }, [](const Instr& in, int32_t) { return in.guard < 0; });
+  Registers regs;
+  regs.k = &k;
+  const std::vector<char> uniform = warp_uniform_registers(k);
+  for (size_t r = 0; r < k.regs.size(); ++r)
+    regs.slots.push_back(uniform[r] ? 0 : register_slots(k, static_cast<int32_t>(r)));
+  regs.budget = k.regs_per_thread > 2 ? k.regs_per_thread - 2 : 0;
+  std::vector<int> next;
+  const auto block = [&](size_t start, size_t end) {  // [start, end): its live-in and live-out, then schedule
+    regs.live_in = live_in.data() + start * words;
+    regs.live_out.assign(words, 0);
+    successors(k, static_cast<int>(end) - 1, next);
+    for (int s : next)
+      for (size_t w = 0; w < words; ++w) regs.live_out[w] |= live_in[static_cast<size_t>(s) * words + w];
+    schedule_block(k.code, start, end, regs);
+  };
   std::vector<char> leader(n + 1, 0);
   leader[0] = 1;
   for (size_t pc = 0; pc < n; ++pc) {
@@ -164,7 +268,7 @@ void schedule_loads_early(Kernel& k) {
   size_t start = 0;
   for (size_t pc = 1; pc <= n; ++pc)
     if (leader[pc]) {
-      schedule_block(k.code, start, pc);
+      block(start, pc);
       start = pc;
     }
 }

@@ -162,6 +162,7 @@ struct Instr {
   uint8_t num = 0;              // ldmatrix .x1/.x2/.x4, misc counts
   int32_t target = -1;          // branch target pc
   int32_t reconv = -1;          // reconvergence pc of a divergent branch
+  bool unrolled = false;        // in a loop body func/unroll.cc unrolled (its loads are register-limited)
   std::vector<int32_t> dsts;    // registers written (for the scoreboard)
   std::vector<int32_t> srcs;    // registers read
 };
@@ -196,6 +197,7 @@ struct Kernel {
   uint64_t local_bytes = 0;           // per-thread .local bytes
   std::vector<Instr> code;
   std::map<std::string, int32_t> labels;
+  std::vector<int32_t> nounroll;      // pcs where a `.pragma "nounroll"` stood in the body (func/unroll.h)
   std::vector<SymbolRef> symbols;
   uint32_t maxntid[3] = {0, 0, 0};
   uint32_t reqntid[3] = {0, 0, 0};

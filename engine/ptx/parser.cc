@@ -101,16 +101,18 @@ class Parser {
     return static_cast<uint32_t>(v);
   }
   void skip_line(int line) { while (!at_end() && peek().line == line) next(); }
-  // `.pragma "a"{, "b"};`
-  void pragma() {
+  // `.pragma "a"{, "b"};`: returns the strings
+  std::vector<std::string> pragma() {
     next();
+    std::vector<std::string> strings;
     while (true) {
       if (peek().kind != Tok::Str) fail(peek(), "expected a string");
-      next();
+      strings.push_back(next().s);
       if (!is(",")) break;
       next();
     }
     expect(";");
+    return strings;
   }
 
   // ---- module level -------------------------------------------------------------------------
@@ -479,7 +481,11 @@ class Parser {
     const std::string d = t.s;
     if (d == ".reg" || d.rfind(".reg.", 0) == 0) { reg_decl(); return; }
     if (d == ".loc" || d == ".file") { skip_line(t.line); return; }
-    if (d == ".pragma") { pragma(); return; }
+    if (d == ".pragma") {  // "nounroll" marks the loop it stands in (func/unroll.h)
+      for (const std::string& s : pragma())
+        if (s == "nounroll") k_->nounroll.push_back(static_cast<int32_t>(k_->code.size()));
+      return;
+    }
     if (d == ".shared" || d == ".local" || d == ".global" || d == ".const") {
       if (d == ".global" || d == ".const") fail(t, "function-scope .global/.const is not supported");
       Variable v = variable(false);
