@@ -235,6 +235,25 @@ uint8_t* wmma_footprint(ExecCtx& c, Space& space, uint64_t& addr, uint64_t exten
   return nullptr;
 }
 
+// The warp's access records of a planned wmma.load/store (one per run of a lane's adjacent elements, as the
+// per-element path makes them), written in one pass, and their shape: the plan's key, the space and the lanes
+// fix every record relative to the first.
+void record_planned(ExecCtx& c, const WmmaPlan& plan, uint64_t base, Space space, bool store, uint32_t esize) {
+  c.rec.shape = {plan.key | uint64_t(space) << 48, c.mask};
+  std::vector<MemAccess>& acc = c.rec.acc;
+  const size_t first = acc.size();
+  size_t n = first;
+  for_lanes(c.mask, [&](int lane) { n += plan.nruns[lane]; });
+  acc.resize(n);
+  MemAccess* out = acc.data() + first;
+  for_lanes(c.mask, [&](int lane) {
+    for (int i = 0; i < plan.nruns[lane]; ++i, ++out) {
+      const WmmaPlan::Run& run = plan.runs[lane][i];
+      *out = {base + run.off, esize * run.len, static_cast<uint8_t>(lane), store, space};
+    }
+  });
+}
+
 // One wmma.load/store whose footprint `host` (at `base` in `space`) is resolved, element by element by `plan`.
 // Not inlined: with the plan a parameter, GCC cannot re-derive its thread-local address in the lane loop.
 [[gnu::noinline]] void wmma_ldst_planned(ExecCtx& c, const Instr& in, const WmmaPlan& plan, uint8_t* host,
@@ -243,8 +262,8 @@ uint8_t* wmma_footprint(ExecCtx& c, Space& space, uint64_t& addr, uint64_t exten
   const Operand& frag = in.ops[store ? 1 : 0];
   const bool half = is_half(in.type);
   const uint32_t esize = static_cast<uint32_t>(dtype_bytes(in.type));
-  const bool record = c.L.record_accesses;
   if (c.rec.space == Space::Generic) c.rec.space = space;
+  if (c.L.record_accesses) record_planned(c, plan, base, space, store, esize);
   if (!store && half && distinct && nmem % 2 == 0) {
     // 16-bit elements into distinct registers: each register's pair read as one 32-bit word when the two are
     // adjacent in memory (low element first), written once with its duplicate (write_fragment's result).
@@ -252,11 +271,6 @@ uint8_t* wmma_footprint(ExecCtx& c, Space& space, uint64_t& addr, uint64_t exten
     uint64_t* regs = c.w.regs.data();
     const auto& reg = frag.vec;
     for_lanes(c.mask, [&](int lane) {
-      if (record)
-        for (int i = 0; i < plan.nruns[lane]; ++i) {
-          const WmmaPlan::Run& run = plan.runs[lane][i];
-          c.rec.acc.push_back({base + run.off, esize * run.len, static_cast<uint8_t>(lane), false, space});
-        }
       const uint64_t* off = plan.elem[lane];
       for (int j = 0; j < nr; ++j) {
         uint32_t word;
@@ -281,7 +295,6 @@ uint8_t* wmma_footprint(ExecCtx& c, Space& space, uint64_t& addr, uint64_t exten
     for (int i = 0; i < plan.nruns[lane]; ++i) {
       const WmmaPlan::Run& run = plan.runs[lane][i];
       uint8_t* ptr = host + run.off;
-      if (record) c.rec.acc.push_back({base + run.off, esize * run.len, static_cast<uint8_t>(lane), store, space});
       for (int j = run.e; j < run.e + run.len; ++j, ptr += esize) {
         if (store) store_bits(ptr, frag_get(c, frag.vec, lane, j, half), esize);
         else v[j] = load_bits(ptr, esize);

@@ -417,14 +417,14 @@ uint64_t TimingModel::complete_time(const Instr& in, const WarpRecord& rec, cons
       if (s == Space::Shared && in.traits.cas_loop)  // LDS, add, CAS, compare, branch per update
         return mem_.shared_cas_loop(sm, t, rec.acc, w.cta->cta.linear_id,
                                     2 * cfg_.smem_latency + 2 * int_latency_ + branch_latency_);
-      if (s == Space::Shared) return mem_.shared(sm, t, rec.acc);
+      if (s == Space::Shared) return mem_.shared(sm, t, rec.acc, rec.shape);
       if (in.traits.mem == MemKind::Atomic) return mem_.atomic(sm, t, rec.acc);
       if (in.traits.mem == MemKind::Store) {
-        const uint64_t done = mem_.store(sm, t, rec.acc);
+        const uint64_t done = mem_.store(sm, t, rec.acc, rec.shape);
         w.last_done = std::max(w.last_done, done);
         return t + 1;
       }
-      return mem_.load(sm, t, rec.acc, !(in.flags & F_CG));
+      return mem_.load(sm, t, rec.acc, !(in.flags & F_CG), rec.shape);
     }
   }
   return t + ot.latency;

@@ -23,12 +23,14 @@ class MemorySystem {
   MemorySystem(const TimingConfig& cfg, Stats& stats);
 
   // Cycle at which the data of a global/local load issued at `t` on `sm` is back. `l1_allocate` false
-  // bypasses L1 (ld.cg-like paths: cp.async.cg, atomics at L2).
-  uint64_t load(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, bool l1_allocate);
+  // bypasses L1 (ld.cg-like paths: cp.async.cg, atomics at L2). `shape`: the records' named pattern, if any
+  // (WarpRecord::shape; here and below).
+  uint64_t load(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, bool l1_allocate,
+                const AccessShape& shape = {});
   // Cycle at which a global/local store issued at `t` has reached L2. Its sectors leave the SM through its
   // store path one after another: l1d.store_sector_cycles per sector, times the 16-byte halves of the sector
   // it writes only in part (at least one).
-  uint64_t store(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc);
+  uint64_t store(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, const AccessShape& shape = {});
   // When the SM's store path takes the next store (a store waits for it to issue).
   double store_free(uint32_t sm) const { return sms_[sm].store_free; }
   // Atomic read-modify-write performed at L2; returns when the old value is back. One request per sector
@@ -42,7 +44,7 @@ class MemorySystem {
   uint64_t shared_cas_loop(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, uint64_t cta,
                            uint32_t round_trip);
   // Shared-memory access at `t`: returns the completion cycle; counts wavefronts and conflicts.
-  uint64_t shared(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc);
+  uint64_t shared(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, const AccessShape& shape = {});
   // Outstanding L1 misses of `sm` at `t` (MSHR occupancy) and the cycle the earliest one completes.
   uint32_t mshr_in_use(uint32_t sm, uint64_t t);
   uint64_t mshr_next_free(uint32_t sm) const;
@@ -71,7 +73,7 @@ class MemorySystem {
   // each bank's words (no hashing): the distinct words and the wavefronts. False when a bank needs more.
   bool shared_banks_fast(const std::vector<MemAccess>& acc, uint32_t& distinct, uint32_t& waves);
   // The distinct L1 sectors of a warp's global/local accesses, in address order.
-  void sectors_of(const std::vector<MemAccess>& acc, std::vector<uint64_t>& out);
+  void sectors_of(const std::vector<MemAccess>& acc, const AccessShape& shape, std::vector<uint64_t>& out);
 
   const TimingConfig& cfg_;
   Stats& st_;
