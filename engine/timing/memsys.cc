@@ -61,6 +61,16 @@ void MemorySystem::prune(SectorMap& pending, uint64_t t) {
   if (pending.size() >= 8192) pending.prune(t);
 }
 
+// An L1 fill done by `t` is never waited for again (loads issue in time order, and one waits only for fills
+// after its own start), so dropping it is invisible. Pruning whenever the map doubled keeps it near the size
+// of the misses in flight, and so in the host cache: held to the L2 maps' 8192 entries, every SM's map grew
+// to 400 KB and nearly every lookup of a load missed the host's caches.
+void MemorySystem::prune_l1(Sm& s, uint64_t t) {
+  if (s.pending.size() < s.prune_at) return;
+  s.pending.prune(t);
+  s.prune_at = std::max(kL1PruneMin, 2 * s.pending.size());
+}
+
 uint32_t MemorySystem::dram_channel(uint64_t addr) const {
   return static_cast<uint32_t>(((addr / 256) ^ (addr >> 14)) % cfg_.dram_channels);
 }
@@ -162,7 +172,7 @@ uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess
     std::push_heap(s.outstanding.begin(), s.outstanding.end(), std::greater<>());
     done = std::max(done, ready);
   }
-  prune(s.pending, t);
+  prune_l1(s, t);
   return done;
 }
 

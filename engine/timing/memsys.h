@@ -59,6 +59,7 @@ class MemorySystem {
     SectorMap pending;                               // sector -> data-ready cycle of an outstanding miss
     std::vector<uint64_t> outstanding;               // min-heap of miss completion cycles
     double store_free = 0;                           // the store path is busy until then
+    size_t prune_at = kL1PruneMin;                   // pending's size that triggers its next prune
   };
   // Store-path cycles of a store's sectors (l1d.store_sector_cycles each, per partly written 16-byte half).
   double store_path_cycles(const std::vector<MemAccess>& acc);
@@ -67,8 +68,11 @@ class MemorySystem {
   uint64_t l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write, double request_extra = 0);
   uint32_t slice_of(uint64_t sector_addr) const;
   uint32_t dram_channel(uint64_t addr) const;
-  // Drops entries of a pending-fill map that completed before `t` (bounded memory).
+  // Drops entries of an L2 pending-fill map that completed before `t` (bounded memory).
   static void prune(SectorMap& pending, uint64_t t);
+  // The same for an SM's L1 map, as soon as it doubled since its last prune (see load()).
+  static void prune_l1(Sm& s, uint64_t t);
+  static constexpr size_t kL1PruneMin = 256;
   // The bank conflicts of a shared-memory access with up to kBankSlots distinct words per bank, by a scan of
   // each bank's words (no hashing): the distinct words and the wavefronts. False when a bank needs more.
   bool shared_banks_fast(const std::vector<MemAccess>& acc, uint32_t& distinct, uint32_t& waves);
