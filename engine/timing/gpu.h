@@ -55,6 +55,11 @@ class TimingModel {
   double fill(SubCore& sub, SmT& sm, uint32_t line, double from);
   // Issues the warp's next instruction; returns true when the warp finished (and its CTA may be retired).
   bool issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t);
+  // When the registers the warp's next instruction reads or writes are ready. Only the warp's own issue
+  // changes its registers' ready times or its pc, so issue() computes this once for the next instruction
+  // (fast_forward() too, having moved the pcs) and check() reads the one value: a warp is checked about
+  // twice per instruction it issues, at up to a dozen scoreboard entries each, all cold in the host cache.
+  uint64_t operands_ready(const WarpT& w) const;
   void schedule(SubCore& sub, SmT& sm, uint64_t t);
   uint64_t complete_time(const Instr& in, const WarpRecord& rec, const OpTiming& ot, WarpT& w, uint32_t sm,
                          uint64_t t);
