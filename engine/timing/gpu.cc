@@ -429,6 +429,13 @@ uint64_t TimingModel::complete_time(const Instr& in, const WarpRecord& rec, cons
   return t + ot.latency;
 }
 
+uint32_t TimingModel::memory_instructions_named(const Instr& in, const WarpRecord& rec) {
+  if (!rec.shape.key) return memory_instructions(in, rec);
+  NamedCount& e = mem_insts_[(rec.shape.key * 0x9E3779B97F4A7C15ull ^ rec.shape.lanes) >> (64 - kNamedCountBits)];
+  if (!(e.shape == rec.shape)) e = {rec.shape, memory_instructions(in, rec)};
+  return e.count;
+}
+
 bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   L_.clock = t;
   exec_.step(w.cta->cta, *w.w, rec_, sm.id);
@@ -451,7 +458,7 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   const bool folded = in.traits.folded;  // no SASS instruction: no slot, no unit, ready at once
   uint32_t interval = ot.interval;
   const uint32_t sass = integer_instructions(in);
-  if (in.unit == Unit::LDST) interval *= memory_instructions(in, rec_);
+  if (in.unit == Unit::LDST) interval *= memory_instructions_named(in, rec_);
   else interval *= sass;
   if (folded) {
   } else if (in.unit == Unit::TENSOR) {  // the earliest free pipe takes it
