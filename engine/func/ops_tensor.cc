@@ -279,9 +279,9 @@ void record_planned(ExecCtx& c, WmmaPlan& plan, uint64_t base, Space space, bool
   if (!store && half && distinct && nmem % 2 == 0) {
     // 16-bit elements into distinct registers: each register's pair read as one 32-bit word when the two are
     // adjacent in memory (low element first), written once with its duplicate (write_fragment's result).
-    const int nr = nmem / 2;
-    uint64_t* regs = c.w.regs.data();
-    const auto& reg = frag.vec;
+    const int nr = nmem / 2, nregs = nelem / 2;
+    uint64_t* lanes_of[8];  // each register's 32 lanes
+    for (int k = 0; k < nregs; ++k) lanes_of[k] = c.w.regs.data() + static_cast<size_t>(frag.vec[static_cast<size_t>(k)]) * 32;
     for_lanes(c.mask, [&](int lane) {
       const uint64_t* off = plan.elem[lane];
       for (int j = 0; j < nr; ++j) {
@@ -294,8 +294,8 @@ void record_planned(ExecCtx& c, WmmaPlan& plan, uint64_t base, Space space, bool
           std::memcpy(&hi, host + off[2 * j + 1], 2);
           word = lo | static_cast<uint32_t>(hi) << 16;
         }
-        for (int k = j; k < nelem / 2; k += nr) {  // the register and its duplicate (elements nmem..nelem)
-          uint64_t& slot = regs[static_cast<size_t>(reg[static_cast<size_t>(k)]) * 32 + lane];
+        for (int k = j; k < nregs; k += nr) {  // the register and its duplicate (elements nmem..nelem)
+          uint64_t& slot = lanes_of[k][lane];
           slot = (slot & ~uint64_t{0xffffffff}) | word;
         }
       }
