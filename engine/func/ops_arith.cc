@@ -332,10 +332,15 @@ uint64_t f64_nan_result(Op op, const ExecCtx& c, const Instr& in, int lane, size
 __attribute__((target_clones("fma", "default")))
 #endif
 void fma_f32_lanes(uint64_t* d, const uint64_t* a, const uint64_t* b, const uint64_t* cc, uint32_t mask) {
-  for_lanes(mask, [&](int l) {
+  const auto lane = [&](int l) {
     const float r = __builtin_fmaf(f32_from_bits(a[l]), f32_from_bits(b[l]), f32_from_bits(cc[l]));
     d[l] = std::isnan(r) ? kCanonicalNaN32 : bits_from_f32(r);
-  });
+  };
+  if (mask == ~0u) {  // every lane: a plain loop, which the compiler vectorises
+    for (int l = 0; l < 32; ++l) lane(l);
+  } else {
+    for_lanes(mask, lane);
+  }
 }
 
 // f32 add / sub / mul / fma on plain register operands, without a directed rounding mode, .ftz or .sat:
@@ -351,14 +356,19 @@ void f32_on_regs(ExecCtx& c, const Instr& in) {
   if constexpr (O == Op::Fma) {
     fma_f32_lanes(d, a, b, cc, c.mask);
   } else {
-    for_lanes(c.mask, [&](int l) {
+    const auto lane = [&](int l) {
       const float x = f32_from_bits(a[l]), y = f32_from_bits(b[l]);
       float r;
       if constexpr (O == Op::Add) r = x + y;
       else if constexpr (O == Op::Sub) r = x - y;
       else r = x * y;
       d[l] = std::isnan(r) ? kCanonicalNaN32 : bits_from_f32(r);
-    });
+    };
+    if (c.mask == ~0u) {  // every lane: a plain loop, which the compiler vectorises
+      for (int l = 0; l < 32; ++l) lane(l);
+    } else {
+      for_lanes(c.mask, lane);
+    }
   }
 }
 
