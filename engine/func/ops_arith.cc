@@ -116,7 +116,7 @@ void int_plain(ExecCtx& c, const Instr& in) {
   lane_src(c, in.ops[2], b);
   if (O == Op::Mad) lane_src(c, in.ops[3], cc);
   uint64_t* d = lane_dst(c, in.ops[0]);
-  for_lanes(c.mask, [&](int l) {
+  const auto lane = [&](int l) {
     const uint64_t x = a[l], y = b[l];
     uint64_t r;
     if constexpr (O == Op::Add) r = x + y;
@@ -124,7 +124,12 @@ void int_plain(ExecCtx& c, const Instr& in) {
     else if constexpr (O == Op::Mul) r = x * y;
     else r = zext(x * y, BYTES) + cc[l];
     d[l] = zext(r, BYTES);
-  });
+  };
+  if (c.mask == ~0u) {  // every lane: a plain loop (see f32_on_regs)
+    for (int l = 0; l < 32; ++l) lane(l);
+  } else {
+    for_lanes(c.mask, lane);
+  }
 }
 
 // Whether ex_int may take int_plain: add, sub, mul.lo or mad.lo without other flags, the destination and
