@@ -252,6 +252,16 @@ namespace {
 uint32_t memory_instructions(const Instr& in, const WarpRecord& rec) {
   if (rec.acc.empty()) return 1;
   if (in.traits.fragment_load && rec.space == Space::Shared) return 1;
+  // The common case in one cheap pass: at most one record of at most 16 bytes per lane (records come in
+  // lane order) is one instruction.
+  bool one = true;
+  int prev = -1;
+  for (const MemAccess& a : rec.acc) {
+    if (a.space != rec.space && rec.space != Space::Generic) continue;
+    one &= a.lane > prev && a.size <= 16;
+    prev = a.lane;
+  }
+  if (one) return 1;
   uint32_t most = 1, count = 0;
   int lane = -1;
   uint64_t run_end = 0, run_bytes = 0;
