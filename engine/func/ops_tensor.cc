@@ -16,41 +16,30 @@ namespace {
 
 enum WmmaSub : uint8_t { W_LOAD_A, W_LOAD_B, W_LOAD_C, W_STORE_D, W_MMA };
 
-// D = C + A * B over the rows of an M x N x K tile (N a multiple of 8): each element is C's value plus
-// the products A[m][k] * B[k][n] in k order, each an fp32 multiply then an fp32 add (fp16 x fp16 products
-// are exact in fp32). Eight columns at a time in a vector (GCC/Clang vector extension); the columns are
-// independent, so the result is bit-identical to the scalar loop. The AVX2 clone (chosen by the loader on
-// hosts that have it) does the eight in one instruction instead of two SSE halves; neither clone may fuse
-// the multiply and add (AVX2 does not imply FMA, and the default target has none).
-template <int M, int N, int K>
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-void mma_rows(const float (*A)[16], const float (*B)[16], const float (*C)[16], float (*D)[16]) {
-  using F8 = float __attribute__((vector_size(32)));
-  F8 Bv[K][N / 8];
-  for (int k = 0; k < K; ++k) std::memcpy(Bv[k], B[k], sizeof(Bv[k]));
-  for (int m = 0; m < M; ++m) {
-    F8 acc[N / 8];
-    std::memcpy(acc, C[m], sizeof(acc));
-    for (int k = 0; k < K; ++k) {
-      const float a = A[m][k];
-      const F8 av = {a, a, a, a, a, a, a, a};
-      for (int q = 0; q < N / 8; ++q) acc[q] += av * Bv[k][q];
-    }
-    std::memcpy(D[m], acc, sizeof(acc));
-  }
-}
-
 // D = A * B + C for an M x N x K warp tile with fp32 accumulation of exact fp16/bf16 products, summed in k order.
+// Four columns at a time in a vector of four floats (GCC/Clang vector extension): the columns are
+// independent and each is still the same fp32 multiply and add in k order, so the result is bit-identical
+// to the scalar loop.
 template <int M, int N, int K>
 void warp_mma(ExecCtx& c, const Instr& in, const FragTable& ta, const FragTable& tb, const FragTable& tc) {
-  static_assert(N % 8 == 0, "mma_rows goes eight columns at a time");
+  using F4 = float __attribute__((vector_size(16)));
+  static_assert(N % 4 == 0, "the n loop goes four columns at a time");
   float A[16][16], B[16][16], C[16][16], D[16][16];
   gather(c, in.ops[1].vec, in.types[1], ta, A);
   gather(c, in.ops[2].vec, in.types[2], tb, B);
   gather(c, in.ops[3].vec, in.types[3], tc, C);
-  mma_rows<M, N, K>(A, B, C, D);
+  F4 Bv[K][N / 4];
+  for (int k = 0; k < K; ++k) std::memcpy(Bv[k], B[k], sizeof(Bv[k]));
+  for (int m = 0; m < M; ++m) {
+    F4 acc[N / 4];
+    std::memcpy(acc, C[m], sizeof(acc));
+    for (int k = 0; k < K; ++k) {
+      const float a = A[m][k];
+      const F4 av = {a, a, a, a};
+      for (int q = 0; q < N / 4; ++q) acc[q] += av * Bv[k][q];  // fp16 x fp16 products are exact in fp32
+    }
+    std::memcpy(D[m], acc, sizeof(acc));
+  }
   scatter(c, in.ops[0].vec, in.types[0], tc, D);
 }
 
