@@ -82,10 +82,15 @@ void ex_ld(ExecCtx& c, const Instr& in) {
   const Operand& a = in.ops[1];
   const uint32_t size = static_cast<uint32_t>(dtype_bytes(in.type));
   const bool sgn = dtype_is_signed(in.type);
-  const int n = in.vec;
+  const int n = in.vec;  // 1, 2 or 4 (the parser knows .v2 and .v4)
+  // Each destination's 32 lanes, found once for the warp (nullptr: a sink, `_`).
+  uint64_t* dst[4];
+  for (int i = 0; i < n; ++i) {
+    const int32_t r = d.kind == OpndKind::Vec ? d.vec[static_cast<size_t>(i)] : d.reg;
+    dst[i] = r >= 0 ? c.w.regs.data() + static_cast<size_t>(r) * 32 : nullptr;
+  }
   const auto put = [&](int l, int i, uint64_t v) {
-    if (sgn) v = sext(v, static_cast<int>(size));
-    set_reg(c, d.kind == OpndKind::Vec ? d.vec[static_cast<size_t>(i)] : d.reg, l, v);
+    if (dst[i]) dst[i][l] = sgn ? sext(v, static_cast<int>(size)) : v;
   };
   for_lanes(c.mask, [&](int l) {
     const uint64_t base = mem_addr(c, a, l);
@@ -104,11 +109,20 @@ void ex_st(ExecCtx& c, const Instr& in) {
   const Operand& a = in.ops[0];
   const Operand& s = in.ops[1];
   const uint32_t size = static_cast<uint32_t>(dtype_bytes(in.type));
-  const int n = in.vec;
+  const int n = in.vec;  // 1, 2 or 4
+  // A vector source's elements, found once for the warp: a register's 32 lanes, else the immediate (-2) or
+  // zero (a sink) every lane stores.
+  const uint64_t* src[4] = {};
+  uint64_t imm[4] = {};
+  if (s.kind == OpndKind::Vec)
+    for (int i = 0; i < n; ++i) {
+      const int32_t r = s.vec[static_cast<size_t>(i)];
+      if (r >= 0) src[i] = c.w.regs.data() + static_cast<size_t>(r) * 32;
+      else if (r == -2) imm[i] = s.vec_imm[static_cast<size_t>(i)];
+    }
   const auto value = [&](int l, int i) -> uint64_t {
     if (s.kind != OpndKind::Vec) return src_bits(c, s, l);
-    const int32_t r = s.vec[static_cast<size_t>(i)];
-    return r >= 0 ? c.w.regs[static_cast<size_t>(r) * 32 + l] : r == -2 ? s.vec_imm[static_cast<size_t>(i)] : 0;
+    return src[i] ? src[i][l] : imm[i];
   };
   for_lanes(c.mask, [&](int l) {
     const uint64_t base = mem_addr(c, a, l);

@@ -172,6 +172,12 @@ struct WmmaPlan {
   uint8_t nruns[32];
   uint64_t elem[32][8];  // bytes from the operand's address to each element
   uint64_t extent;  // bytes from the address to the end of the furthest element
+  // The access records of the last use (record_planned), relative to the operand's address, and the lanes
+  // and space they were made for (lanes 0: none yet).
+  MemAccess records[32 * 8];
+  uint32_t nrecords;
+  uint32_t records_lanes;
+  Space records_space;
 };
 
 // The element addresses of one lane (element (r, c) at base + (row-major ? r*stride + c : c*stride + r)).
@@ -195,7 +201,7 @@ void for_runs(const uint64_t (&ea)[8], int nmem, uint32_t esize, F f) {
 }
 
 // The plan for (fragment table, layout, element size, stride), from a small per-thread cache.
-const WmmaPlan& wmma_plan(const FragTable& ft, int kind, int nmem, bool col, uint32_t esize, uint64_t stride) {
+WmmaPlan& wmma_plan(const FragTable& ft, int kind, int nmem, bool col, uint32_t esize, uint64_t stride) {
   constexpr size_t kSlots = 16;
   thread_local WmmaPlan cache[kSlots];  // zero-initialised: no guard on each access
   const uint64_t key = (stride & 0xffffffffu) | uint64_t{esize} << 32 | uint64_t{col} << 40 | uint64_t(kind) << 41 |
@@ -204,6 +210,7 @@ const WmmaPlan& wmma_plan(const FragTable& ft, int kind, int nmem, bool col, uin
   if (p.key == key) return p;
   p.key = key;
   p.extent = 0;
+  p.records_lanes = 0;
   for (int lane = 0; lane < 32; ++lane) {
     uint64_t ea[8];
     wmma_element_addrs(ft, lane, nmem, col, 0, stride, esize, ea);
@@ -235,28 +242,47 @@ uint8_t* wmma_footprint(ExecCtx& c, Space& space, uint64_t& addr, uint64_t exten
   return nullptr;
 }
 
+// The warp's access records of a planned wmma.load/store (one per run of a lane's adjacent elements, as the
+// per-element path makes them), and their shape: the plan's key, the space and the lanes fix every record
+// relative to the operand's address, so the plan keeps them for the next use by the same lanes (a GEMM's
+// every use) and they are copied and moved to the address.
+void record_planned(ExecCtx& c, WmmaPlan& plan, uint64_t base, Space space, bool store, uint32_t esize) {
+  c.rec.shape = {plan.key | uint64_t(space) << 48, c.mask};
+  if (plan.records_lanes != c.mask || plan.records_space != space) {
+    MemAccess* out = plan.records;
+    for_lanes(c.mask, [&](int lane) {
+      for (int i = 0; i < plan.nruns[lane]; ++i) {
+        const WmmaPlan::Run& run = plan.runs[lane][i];
+        *out++ = {run.off, esize * run.len, static_cast<uint8_t>(lane), store, space};
+      }
+    });
+    plan.nrecords = static_cast<uint32_t>(out - plan.records);
+    plan.records_lanes = c.mask;
+    plan.records_space = space;
+  }
+  std::vector<MemAccess>& acc = c.rec.acc;
+  const size_t first = acc.size();
+  acc.insert(acc.end(), plan.records, plan.records + plan.nrecords);
+  for (auto it = acc.begin() + static_cast<std::ptrdiff_t>(first); it != acc.end(); ++it) it->addr += base;
+}
+
 // One wmma.load/store whose footprint `host` (at `base` in `space`) is resolved, element by element by `plan`.
 // Not inlined: with the plan a parameter, GCC cannot re-derive its thread-local address in the lane loop.
-[[gnu::noinline]] void wmma_ldst_planned(ExecCtx& c, const Instr& in, const WmmaPlan& plan, uint8_t* host,
+[[gnu::noinline]] void wmma_ldst_planned(ExecCtx& c, const Instr& in, WmmaPlan& plan, uint8_t* host,
                                          Space space, uint64_t base, int nmem, int nelem, bool distinct) {
   const bool store = in.sub == W_STORE_D;
   const Operand& frag = in.ops[store ? 1 : 0];
   const bool half = is_half(in.type);
   const uint32_t esize = static_cast<uint32_t>(dtype_bytes(in.type));
-  const bool record = c.L.record_accesses;
   if (c.rec.space == Space::Generic) c.rec.space = space;
+  if (c.L.record_accesses) record_planned(c, plan, base, space, store, esize);
   if (!store && half && distinct && nmem % 2 == 0) {
     // 16-bit elements into distinct registers: each register's pair read as one 32-bit word when the two are
     // adjacent in memory (low element first), written once with its duplicate (write_fragment's result).
-    const int nr = nmem / 2;
-    uint64_t* regs = c.w.regs.data();
-    const auto& reg = frag.vec;
+    const int nr = nmem / 2, nregs = nelem / 2;
+    uint64_t* lanes_of[8];  // each register's 32 lanes
+    for (int k = 0; k < nregs; ++k) lanes_of[k] = c.w.regs.data() + static_cast<size_t>(frag.vec[static_cast<size_t>(k)]) * 32;
     for_lanes(c.mask, [&](int lane) {
-      if (record)
-        for (int i = 0; i < plan.nruns[lane]; ++i) {
-          const WmmaPlan::Run& run = plan.runs[lane][i];
-          c.rec.acc.push_back({base + run.off, esize * run.len, static_cast<uint8_t>(lane), false, space});
-        }
       const uint64_t* off = plan.elem[lane];
       for (int j = 0; j < nr; ++j) {
         uint32_t word;
@@ -268,8 +294,8 @@ uint8_t* wmma_footprint(ExecCtx& c, Space& space, uint64_t& addr, uint64_t exten
           std::memcpy(&hi, host + off[2 * j + 1], 2);
           word = lo | static_cast<uint32_t>(hi) << 16;
         }
-        for (int k = j; k < nelem / 2; k += nr) {  // the register and its duplicate (elements nmem..nelem)
-          uint64_t& slot = regs[static_cast<size_t>(reg[static_cast<size_t>(k)]) * 32 + lane];
+        for (int k = j; k < nregs; k += nr) {  // the register and its duplicate (elements nmem..nelem)
+          uint64_t& slot = lanes_of[k][lane];
           slot = (slot & ~uint64_t{0xffffffff}) | word;
         }
       }
@@ -281,7 +307,6 @@ uint8_t* wmma_footprint(ExecCtx& c, Space& space, uint64_t& addr, uint64_t exten
     for (int i = 0; i < plan.nruns[lane]; ++i) {
       const WmmaPlan::Run& run = plan.runs[lane][i];
       uint8_t* ptr = host + run.off;
-      if (record) c.rec.acc.push_back({base + run.off, esize * run.len, static_cast<uint8_t>(lane), store, space});
       for (int j = run.e; j < run.e + run.len; ++j, ptr += esize) {
         if (store) store_bits(ptr, frag_get(c, frag.vec, lane, j, half), esize);
         else v[j] = load_bits(ptr, esize);
@@ -317,7 +342,7 @@ void ex_wmma_ldst(ExecCtx& c, const Instr& in) {
   bool uniform = true;
   for_lanes(c.mask, [&](int lane) { uniform &= mem_addr(c, addr, lane) == base && stride_of(lane) == stride; });
   if (uniform) {
-    const WmmaPlan* plan = &wmma_plan(ft, in.sub, nmem, col, esize, stride);
+    WmmaPlan* plan = &wmma_plan(ft, in.sub, nmem, col, esize, stride);
     Space space = in.space;
     if (uint8_t* host = wmma_footprint(c, space, base, plan->extent, esize)) {
       wmma_ldst_planned(c, in, *plan, host, space, base, nmem, nelem, distinct);

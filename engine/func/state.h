@@ -29,6 +29,16 @@ struct WorkSummary {
   std::array<uint8_t, 1024> bytes{};
 };
 
+// Names the pattern of a warp's accesses where the instruction knows it from a few parameters (a wmma.load
+// or store: fragment kind, layout, element size, stride, space and lanes): two records of one non-zero
+// shape have equal accesses relative to their first access. The timing model keys results that do not
+// depend on where the pattern lies (modulo an alignment) by it, instead of comparing the records.
+struct AccessShape {
+  uint64_t key = 0;    // 0: no shape (the records are all there is)
+  uint64_t lanes = 0;
+  bool operator==(const AccessShape& o) const { return key == o.key && lanes == o.lanes; }
+};
+
 // What executing one warp instruction did: the timing model's view of it.
 struct WarpRecord {
   const Instr* in = nullptr;
@@ -36,9 +46,10 @@ struct WarpRecord {
   uint32_t active = 0;          // lanes that executed (active and guard true)
   Space space = Space::Generic; // resolved space of the memory accesses (Generic: none)
   std::vector<MemAccess> acc;
+  AccessShape shape;            // the pattern of `acc`, where the instruction names one
   WorkSummary work;             // data-dependent work (size 0: none reported)
   void reset(const Instr* i, int32_t p, uint32_t mask) {
-    in = i; pc = p; active = mask; space = Space::Generic; acc.clear(); work.size = 0;
+    in = i; pc = p; active = mask; space = Space::Generic; acc.clear(); shape = {}; work.size = 0;
   }
 };
 

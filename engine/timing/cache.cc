@@ -6,45 +6,101 @@ namespace stc {
 
 SectorCache::SectorCache(uint32_t sets, uint32_t assoc, uint32_t line_bytes, uint32_t sector_bytes)
     : sets_(std::max(1u, sets)), assoc_(std::max(1u, assoc)), line_(line_bytes), sector_(sector_bytes) {
+  const auto pow2 = [](uint64_t v) { return v && !(v & (v - 1)); };
+  if (pow2(line_)) line_shift_ = __builtin_ctz(line_);
+  if (pow2(sets_)) sets_mask_ = sets_ - 1;
   lines_.resize(static_cast<size_t>(sets_) * assoc_);
+  set_state_.resize(sets_);
+  if (assoc_ <= kIndexedWays) return;
+  size_t cap = 16;
+  while (cap < 2 * lines_.size()) cap *= 2;
+  index_.assign(cap, Slot{0, kNone});
+  index_mask_ = cap - 1;
+}
+
+uint32_t SectorCache::find(uint64_t line_addr, uint32_t set) const {
+  if (index_.empty()) {
+    const uint32_t first = set * assoc_, end = first + set_state_[set].used;
+    for (uint32_t i = first; i < end; ++i)
+      if (lines_[i].tag == line_addr) return i;
+    return kNone;
+  }
+  for (size_t h = slot_of(line_addr);; h = (h + 1) & index_mask_) {
+    const Slot& s = index_[h];
+    if (s.line == kNone || s.key == line_addr) return s.line;
+  }
+}
+
+void SectorCache::index_insert(uint64_t line_addr, uint32_t line) {
+  if (index_.empty()) return;
+  size_t h = slot_of(line_addr);
+  while (index_[h].line != kNone) h = (h + 1) & index_mask_;
+  index_[h] = {line_addr, line};
+}
+
+void SectorCache::index_erase(uint64_t line_addr) {
+  if (index_.empty()) return;
+  size_t h = slot_of(line_addr);
+  while (index_[h].key != line_addr || index_[h].line == kNone) h = (h + 1) & index_mask_;
+  // Backward-shift deletion: move later entries of the probe run into the hole where their probe starts allow.
+  for (size_t next = (h + 1) & index_mask_;; next = (next + 1) & index_mask_) {
+    if (index_[next].line == kNone) break;
+    const size_t home = slot_of(index_[next].key);
+    if (((next - home) & index_mask_) >= ((next - h) & index_mask_)) {
+      index_[h] = index_[next];
+      h = next;
+    }
+  }
+  index_[h].line = kNone;
+}
+
+void SectorCache::touch(Set& s, uint32_t i, bool listed) {
+  Line& l = lines_[i];
+  if (listed) {
+    if (s.newest == i) return;
+    (l.older == kNone ? s.oldest : lines_[l.older].newer) = l.newer;
+    lines_[l.newer].older = l.older;  // not the newest: it has a newer neighbour
+  }
+  l.older = s.newest;
+  l.newer = kNone;
+  (s.newest == kNone ? s.oldest : lines_[s.newest].newer) = i;
+  s.newest = i;
 }
 
 SectorCache::Result SectorCache::access(uint64_t addr, bool write, bool allocate) {
-  const uint64_t line_addr = addr / line_;
-  const uint32_t set = static_cast<uint32_t>(line_addr % sets_);
-  const uint32_t bit = 1u << ((addr % line_) / sector_);
-  Line* base = &lines_[static_cast<size_t>(set) * assoc_];
+  const uint64_t line_addr = line_of(addr);
+  const uint32_t set = set_of(line_addr);
+  const uint32_t bit = sector_bit(addr);
+  Set& s = set_state_[set];
   Result r;
-  ++tick_;
-  Line* victim = base;
-  for (uint32_t w = 0; w < assoc_; ++w) {
-    Line& l = base[w];
-    if (l.tag == line_addr) {
-      l.lru = tick_;
-      r.hit = (l.valid & bit) != 0;
-      if (!r.hit && allocate) l.valid |= bit;
-      if (write && (r.hit || allocate)) l.dirty |= bit;
-      return r;
-    }
-    if (l.lru < victim->lru) victim = &l;
+  if (const uint32_t i = find(line_addr, set); i != kNone) {
+    Line& l = lines_[i];
+    touch(s, i, true);
+    r.hit = (l.valid & bit) != 0;
+    if (!r.hit && allocate) l.valid |= bit;
+    if (write && (r.hit || allocate)) l.dirty |= bit;
+    return r;
   }
   if (!allocate) return r;
-  r.writeback_sectors = static_cast<uint32_t>(__builtin_popcount(victim->dirty));
-  r.victim_addr = victim->tag * line_;
-  victim->tag = line_addr;
-  victim->valid = bit;
-  victim->dirty = write ? bit : 0;
-  victim->lru = tick_;
+  const bool fill = s.used < assoc_;  // an empty way left: the next one in way order
+  const uint32_t i = fill ? set * assoc_ + s.used++ : s.oldest;
+  Line& victim = lines_[i];
+  if (!fill) {
+    r.writeback_sectors = static_cast<uint32_t>(__builtin_popcount(victim.dirty));
+    r.victim_addr = victim.tag * line_;
+    index_erase(victim.tag);
+  }
+  victim.tag = line_addr;
+  victim.valid = bit;
+  victim.dirty = write ? bit : 0;
+  index_insert(line_addr, i);
+  touch(s, i, !fill);
   return r;
 }
 
 void SectorCache::invalidate(uint64_t addr) {
-  const uint64_t line_addr = addr / line_;
-  const uint32_t set = static_cast<uint32_t>(line_addr % sets_);
-  const uint32_t bit = 1u << ((addr % line_) / sector_);
-  Line* base = &lines_[static_cast<size_t>(set) * assoc_];
-  for (uint32_t w = 0; w < assoc_; ++w)
-    if (base[w].tag == line_addr) base[w].valid &= ~bit;
+  const uint64_t line_addr = line_of(addr);
+  if (const uint32_t i = find(line_addr, set_of(line_addr)); i != kNone) lines_[i].valid &= ~sector_bit(addr);
 }
 
 uint64_t SectorCache::dirty_sectors() const {

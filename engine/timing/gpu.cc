@@ -32,6 +32,7 @@ struct TimingModel::WarpT {
   uint64_t next_issue = 0;
   bool after_branch = false;
   std::vector<uint64_t> reg_ready;
+  uint64_t operands_ready = 0;  // when the registers of its next instruction are ready (see issue())
   std::vector<uint64_t> groups;  // completion cycle of each committed cp.async group, oldest first
   uint64_t open_group = 0;
   uint64_t last_done = 0;
@@ -224,6 +225,7 @@ bool TimingModel::dispatch(SmT& sm, uint64_t t) {
     w.next_issue = t;
     w.after_branch = false;
     w.reg_ready.assign(nregs, 0);
+    w.operands_ready = 0;
     w.groups.clear();
     w.open_group = 0;
     w.last_done = 0;
@@ -250,6 +252,16 @@ namespace {
 uint32_t memory_instructions(const Instr& in, const WarpRecord& rec) {
   if (rec.acc.empty()) return 1;
   if (in.traits.fragment_load && rec.space == Space::Shared) return 1;
+  // The common case in one cheap pass: at most one record of at most 16 bytes per lane (records come in
+  // lane order) is one instruction.
+  bool one = true;
+  int prev = -1;
+  for (const MemAccess& a : rec.acc) {
+    if (a.space != rec.space && rec.space != Space::Generic) continue;
+    one &= a.lane > prev && a.size <= 16;
+    prev = a.lane;
+  }
+  if (one) return 1;
   uint32_t most = 1, count = 0;
   int lane = -1;
   uint64_t run_end = 0, run_bytes = 0;
@@ -354,10 +366,7 @@ TimingModel::Check TimingModel::check(WarpT& w, SubCore& sub, uint32_t sm, uint6
     }
     w.line = f.line;
   }
-  uint64_t when = t;
-  const uint64_t* ready = w.reg_ready.data();
-  for (const int32_t* r = pc_regs_.data() + f.reg_begin, *end = r + f.reg_count; r != end; ++r)
-    when = std::max(when, ready[static_cast<size_t>(*r)]);
+  const uint64_t when = std::max(t, w.operands_ready);
   // Register ready times and unit occupancy only change when this warp or its sub-core issues, and only
   // later, so a failed check is a valid lower bound until then: cache it.
   if (when > t) { w.hint = when; w.hint_reason = TStat::StallScoreboard; return {false, when, TStat::StallScoreboard}; }
@@ -417,17 +426,24 @@ uint64_t TimingModel::complete_time(const Instr& in, const WarpRecord& rec, cons
       if (s == Space::Shared && in.traits.cas_loop)  // LDS, add, CAS, compare, branch per update
         return mem_.shared_cas_loop(sm, t, rec.acc, w.cta->cta.linear_id,
                                     2 * cfg_.smem_latency + 2 * int_latency_ + branch_latency_);
-      if (s == Space::Shared) return mem_.shared(sm, t, rec.acc);
+      if (s == Space::Shared) return mem_.shared(sm, t, rec.acc, rec.shape);
       if (in.traits.mem == MemKind::Atomic) return mem_.atomic(sm, t, rec.acc);
       if (in.traits.mem == MemKind::Store) {
-        const uint64_t done = mem_.store(sm, t, rec.acc);
+        const uint64_t done = mem_.store(sm, t, rec.acc, rec.shape);
         w.last_done = std::max(w.last_done, done);
         return t + 1;
       }
-      return mem_.load(sm, t, rec.acc, !(in.flags & F_CG));
+      return mem_.load(sm, t, rec.acc, !(in.flags & F_CG), rec.shape);
     }
   }
   return t + ot.latency;
+}
+
+uint32_t TimingModel::memory_instructions_named(const Instr& in, const WarpRecord& rec) {
+  if (!rec.shape.key) return memory_instructions(in, rec);
+  NamedCount& e = mem_insts_[(rec.shape.key * 0x9E3779B97F4A7C15ull ^ rec.shape.lanes) >> (64 - kNamedCountBits)];
+  if (!(e.shape == rec.shape)) e = {rec.shape, memory_instructions(in, rec)};
+  return e.count;
 }
 
 bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
@@ -452,7 +468,7 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   const bool folded = in.traits.folded;  // no SASS instruction: no slot, no unit, ready at once
   uint32_t interval = ot.interval;
   const uint32_t sass = integer_instructions(in);
-  if (in.unit == Unit::LDST) interval *= memory_instructions(in, rec_);
+  if (in.unit == Unit::LDST) interval *= memory_instructions_named(in, rec_);
   else interval *= sass;
   if (folded) {
   } else if (in.unit == Unit::TENSOR) {  // the earliest free pipe takes it
@@ -466,6 +482,7 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   else stats_.v[static_cast<size_t>(TStat::BusyINT) + std::min<size_t>(ui, 8)] += interval;
   const uint64_t done = folded ? t : complete_time(in, rec_, ot, w, sm.id, t) + (sass - 1);  // pair: 2nd half
   for (int32_t r : in.dsts) w.reg_ready[static_cast<size_t>(r)] = done;
+  if (!w.w->done()) w.operands_ready = operands_ready(w);
   w.last_done = std::max(w.last_done, done);
   w.after_branch = in.traits.branch;
   w.next_issue = folded ? t : w.after_branch ? t + branch_latency_ : t + sass;
@@ -478,6 +495,15 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
     for (auto& s : sm.subs) s.wake = std::min(s.wake, t + 1);
   }
   return true;
+}
+
+uint64_t TimingModel::operands_ready(const WarpT& w) const {
+  const IssueFacts& f = facts_[static_cast<size_t>(w.w->pc())];
+  const uint64_t* ready = w.reg_ready.data();
+  uint64_t when = 0;
+  for (const int32_t* r = pc_regs_.data() + f.reg_begin, *end = r + f.reg_count; r != end; ++r)
+    when = std::max(when, ready[static_cast<size_t>(*r)]);
+  return when;
 }
 
 void TimingModel::retire_cta(SmT& sm, CtaSlot& cta, uint64_t t) {
@@ -609,7 +635,10 @@ void TimingModel::fast_forward(LoopSpan loop, uint64_t t) {
   std::vector<std::pair<SmT*, CtaSlot*>> finished;
   for (auto& sm : sms_) {
     for (auto& slot : sm->ctas) {
-      for (auto& w : slot->warps) w.hint = 0;
+      for (auto& w : slot->warps) {
+        w.hint = 0;
+        if (!w.w->done()) w.operands_ready = operands_ready(w);
+      }
       exec_.release_barriers(slot->cta);
       slot->cta.woken = false;
       slot->live = 0;

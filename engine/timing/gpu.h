@@ -55,7 +55,17 @@ class TimingModel {
   double fill(SubCore& sub, SmT& sm, uint32_t line, double from);
   // Issues the warp's next instruction; returns true when the warp finished (and its CTA may be retired).
   bool issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t);
+  // When the registers the warp's next instruction reads or writes are ready. Only the warp's own issue
+  // changes its registers' ready times or its pc, so issue() computes this once for the next instruction
+  // (fast_forward() too, having moved the pcs) and check() reads the one value: a warp is checked about
+  // twice per instruction it issues, at up to a dozen scoreboard entries each, all cold in the host cache.
+  uint64_t operands_ready(const WarpT& w) const;
   void schedule(SubCore& sub, SmT& sm, uint64_t t);
+  // The SASS memory instructions of a memory instruction (gpu.cc: memory_instructions), kept by name for
+  // records that name their shape: the count depends only on the records relative to each other (and on
+  // whether the instruction loads a fragment, which the name's wmma kind fixes), and a global wmma.load
+  // would walk 256 of them.
+  uint32_t memory_instructions_named(const Instr& in, const WarpRecord& rec);
   uint64_t complete_time(const Instr& in, const WarpRecord& rec, const OpTiming& ot, WarpT& w, uint32_t sm,
                          uint64_t t);
   void account(SubCore& sub, uint64_t t);
@@ -106,6 +116,12 @@ class TimingModel {
   };
   std::vector<IssueFacts> facts_;
   std::vector<int32_t> pc_regs_;
+  struct NamedCount {
+    AccessShape shape;
+    uint32_t count = 0;
+  };
+  static constexpr uint32_t kNamedCountBits = 6;
+  std::array<NamedCount, size_t{1} << kNamedCountBits> mem_insts_{};  // memory_instructions_named()
   uint32_t int_latency_ = 1, branch_latency_ = 1;
   uint32_t code_lines_ = 0;               // lines of the kernel's code (icache.*)
   std::vector<double> code_in_l2_;        // per code line: the cycle it is in L2 (< 0: not fetched yet)

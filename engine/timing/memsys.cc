@@ -22,14 +22,14 @@ MemorySystem::MemorySystem(const TimingConfig& cfg, Stats& stats)
   if (pow2(cfg.smem_banks) && pow2(cfg.smem_bank_bytes)) bank_shift_ = __builtin_ctz(cfg.smem_bank_bytes);
 }
 
-void MemorySystem::sectors_of(const std::vector<MemAccess>& acc, std::vector<uint64_t>& out) {
+void MemorySystem::sectors_of(const std::vector<MemAccess>& acc, const AccessShape& shape, std::vector<uint64_t>& out) {
   out.clear();
   if (acc.empty()) return;
   // Global sectors move with their addresses: a shape seen before at another sector-aligned base has the
   // same sectors, moved.
   const uint64_t sector = cfg_.l1_sector;
   const uint64_t base = sector_memo_.base(acc);
-  if (const std::vector<uint64_t>* rel = sector_memo_.find(acc, base)) {
+  if (const std::vector<uint64_t>* rel = sector_memo_.find(acc, base, shape)) {
     for (uint64_t r : *rel) out.push_back(base + r);
     return;
   }
@@ -59,6 +59,16 @@ void MemorySystem::sectors_of(const std::vector<MemAccess>& acc, std::vector<uin
 
 void MemorySystem::prune(SectorMap& pending, uint64_t t) {
   if (pending.size() >= 8192) pending.prune(t);
+}
+
+// An L1 fill done by `t` is never waited for again (loads issue in time order, and one waits only for fills
+// after its own start), so dropping it is invisible. Pruning whenever the map doubled keeps it near the size
+// of the misses in flight, and so in the host cache: held to the L2 maps' 8192 entries, every SM's map grew
+// to 400 KB and nearly every lookup of a load missed the host's caches.
+void MemorySystem::prune_l1(Sm& s, uint64_t t) {
+  if (s.pending.size() < s.prune_at) return;
+  s.pending.prune(t);
+  s.prune_at = std::max(kL1PruneMin, 2 * s.pending.size());
 }
 
 uint32_t MemorySystem::dram_channel(uint64_t addr) const {
@@ -118,10 +128,11 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
   return static_cast<uint64_t>(std::ceil(back));
 }
 
-uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, bool l1_allocate) {
+uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, bool l1_allocate,
+                           const AccessShape& shape) {
   const TimingConfig& c = cfg_;
   Sm& s = sms_[sm];
-  sectors_of(acc, scratch_);
+  sectors_of(acc, shape, scratch_);
   st_[TStat::GlobalLoadSectors] += static_cast<double>(scratch_.size());
   const double per_wave = static_cast<double>(c.smem_banks * c.smem_bank_bytes) / c.l1_sector;  // sectors/cycle
   const double waves = std::ceil(static_cast<double>(scratch_.size()) / per_wave);
@@ -161,7 +172,7 @@ uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess
     std::push_heap(s.outstanding.begin(), s.outstanding.end(), std::greater<>());
     done = std::max(done, ready);
   }
-  prune(s.pending, t);
+  prune_l1(s, t);
   return done;
 }
 
@@ -191,10 +202,10 @@ double MemorySystem::store_path_cycles(const std::vector<MemAccess>& acc) {
   return cycles;
 }
 
-uint64_t MemorySystem::store(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc) {
+uint64_t MemorySystem::store(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, const AccessShape& shape) {
   const TimingConfig& c = cfg_;
   Sm& s = sms_[sm];
-  sectors_of(acc, scratch_);
+  sectors_of(acc, shape, scratch_);
   st_[TStat::GlobalStoreSectors] += static_cast<double>(scratch_.size());
   double from = static_cast<double>(t);
   if (c.store_sector_cycles > 0) {  // the store path: its sectors leave the SM one after another
@@ -284,14 +295,14 @@ uint64_t MemorySystem::shared_cas_loop(uint32_t sm, uint64_t t, const std::vecto
   return done;
 }
 
-uint64_t MemorySystem::shared(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc) {
+uint64_t MemorySystem::shared(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, const AccessShape& shape) {
   const TimingConfig& c = cfg_;
   // Wavefronts = the largest number of distinct bank-width words any bank must deliver.
   uint32_t distinct = 0, waves = 0;
   // Banks repeat every banks x width bytes: the same shape at another such base conflicts alike.
   const bool memo = bank_shift_ >= 0 && !acc.empty();
   const uint64_t base = memo ? bank_memo_.base(acc) : 0;
-  const BankResult* hit = memo ? bank_memo_.find(acc, base) : nullptr;
+  const BankResult* hit = memo ? bank_memo_.find(acc, base, shape) : nullptr;
   if (hit) {
     distinct = hit->distinct;
     waves = hit->waves;

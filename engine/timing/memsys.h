@@ -23,12 +23,14 @@ class MemorySystem {
   MemorySystem(const TimingConfig& cfg, Stats& stats);
 
   // Cycle at which the data of a global/local load issued at `t` on `sm` is back. `l1_allocate` false
-  // bypasses L1 (ld.cg-like paths: cp.async.cg, atomics at L2).
-  uint64_t load(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, bool l1_allocate);
+  // bypasses L1 (ld.cg-like paths: cp.async.cg, atomics at L2). `shape`: the records' named pattern, if any
+  // (WarpRecord::shape; here and below).
+  uint64_t load(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, bool l1_allocate,
+                const AccessShape& shape = {});
   // Cycle at which a global/local store issued at `t` has reached L2. Its sectors leave the SM through its
   // store path one after another: l1d.store_sector_cycles per sector, times the 16-byte halves of the sector
   // it writes only in part (at least one).
-  uint64_t store(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc);
+  uint64_t store(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, const AccessShape& shape = {});
   // When the SM's store path takes the next store (a store waits for it to issue).
   double store_free(uint32_t sm) const { return sms_[sm].store_free; }
   // Atomic read-modify-write performed at L2; returns when the old value is back. One request per sector
@@ -42,7 +44,7 @@ class MemorySystem {
   uint64_t shared_cas_loop(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, uint64_t cta,
                            uint32_t round_trip);
   // Shared-memory access at `t`: returns the completion cycle; counts wavefronts and conflicts.
-  uint64_t shared(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc);
+  uint64_t shared(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, const AccessShape& shape = {});
   // Outstanding L1 misses of `sm` at `t` (MSHR occupancy) and the cycle the earliest one completes.
   uint32_t mshr_in_use(uint32_t sm, uint64_t t);
   uint64_t mshr_next_free(uint32_t sm) const;
@@ -57,6 +59,7 @@ class MemorySystem {
     SectorMap pending;                               // sector -> data-ready cycle of an outstanding miss
     std::vector<uint64_t> outstanding;               // min-heap of miss completion cycles
     double store_free = 0;                           // the store path is busy until then
+    size_t prune_at = kL1PruneMin;                   // pending's size that triggers its next prune
   };
   // Store-path cycles of a store's sectors (l1d.store_sector_cycles each, per partly written 16-byte half).
   double store_path_cycles(const std::vector<MemAccess>& acc);
@@ -65,13 +68,16 @@ class MemorySystem {
   uint64_t l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write, double request_extra = 0);
   uint32_t slice_of(uint64_t sector_addr) const;
   uint32_t dram_channel(uint64_t addr) const;
-  // Drops entries of a pending-fill map that completed before `t` (bounded memory).
+  // Drops entries of an L2 pending-fill map that completed before `t` (bounded memory).
   static void prune(SectorMap& pending, uint64_t t);
+  // The same for an SM's L1 map, as soon as it doubled since its last prune (see load()).
+  static void prune_l1(Sm& s, uint64_t t);
+  static constexpr size_t kL1PruneMin = 256;
   // The bank conflicts of a shared-memory access with up to kBankSlots distinct words per bank, by a scan of
   // each bank's words (no hashing): the distinct words and the wavefronts. False when a bank needs more.
   bool shared_banks_fast(const std::vector<MemAccess>& acc, uint32_t& distinct, uint32_t& waves);
   // The distinct L1 sectors of a warp's global/local accesses, in address order.
-  void sectors_of(const std::vector<MemAccess>& acc, std::vector<uint64_t>& out);
+  void sectors_of(const std::vector<MemAccess>& acc, const AccessShape& shape, std::vector<uint64_t>& out);
 
   const TimingConfig& cfg_;
   Stats& st_;

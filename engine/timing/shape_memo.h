@@ -23,8 +23,10 @@ class ShapeMemo {
   uint64_t base(const std::vector<MemAccess>& acc) const { return acc.front().addr & ~(align_ - 1); }
 
   // The stored value for the shape of `acc` (non-empty) at `base`, or nullptr; a miss leaves the slot
-  // ready for store().
-  const Value* find(const std::vector<MemAccess>& acc, uint64_t base) {
+  // ready for store(). With a non-zero `named` shape (WarpRecord::shape) the lookup is by that name and the
+  // first access's offset from the base, which together fix every record relative to the base.
+  const Value* find(const std::vector<MemAccess>& acc, uint64_t base, const AccessShape& named = {}) {
+    if (named.key) return find_named(named, acc.front().addr - base);
     uint64_t h = acc.size();
     for (const MemAccess& a : acc)
       h = (h ^ (a.addr - base) ^ (uint64_t{a.size} << 40) ^ (uint64_t(a.space) << 60)) * 0x9E3779B97F4A7C15ull;
@@ -38,6 +40,7 @@ class ShapeMemo {
       if (same) return &slot_->value;
     }
     slot_->hash = h;
+    slot_->named = {};
     slot_->valid = false;
     return nullptr;
   }
@@ -50,6 +53,18 @@ class ShapeMemo {
   }
 
  private:
+  const Value* find_named(const AccessShape& named, uint64_t first_off) {
+    const uint64_t h = ((named.key * 0x9E3779B97F4A7C15ull ^ named.lanes) * 0xbf58476d1ce4e5b9ULL ^ first_off) *
+                       0x94d049bb133111ebULL;
+    slot_ = &slots_[h >> (64 - kSlotBits)];
+    if (slot_->valid && slot_->named == named && slot_->first_off == first_off) return &slot_->value;
+    slot_->hash = h;
+    slot_->named = named;
+    slot_->first_off = first_off;
+    slot_->valid = false;
+    return nullptr;
+  }
+
   static constexpr uint32_t kSlotBits = 8;
   static constexpr size_t kSlots = size_t{1} << kSlotBits;
   struct Rel {
@@ -60,6 +75,8 @@ class ShapeMemo {
   struct Slot {
     uint64_t hash = 0;
     bool valid = false;
+    AccessShape named;       // the name it was stored under (key 0: stored by its records only)
+    uint64_t first_off = 0;  // with `named`: the first access's offset from the base
     std::vector<Rel> rel;
     Value value{};
   };
