@@ -1026,10 +1026,12 @@ def dram_bytes_per_cycle(cfg: Flat) -> float:
 
 
 def l2_copy_bytes_per_cycle(cfg: Flat) -> float:
-    """Whole-GPU bytes per cycle a copy reads when each read sector and each written one pass an L2 slice
-    port (at l2.slice_bytes_per_cycle and l2.slice_write_bytes_per_cycle)."""
+    """Whole-GPU bytes per cycle a copy of data in DRAM reads when each read sector, each written one and
+    each byte DRAM fills into L2 pass an L2 slice port (at l2.slice_bytes_per_cycle,
+    l2.slice_write_bytes_per_cycle and l2.slice_fill_bytes_per_cycle; a fill rate of 0 takes no port time)."""
     read, write = float(cfg["l2.slice_bytes_per_cycle"]), float(cfg["l2.slice_write_bytes_per_cycle"])
-    return int(cfg["l2.slices"]) / (1 / read + 1 / write)
+    fill = float(cfg["l2.slice_fill_bytes_per_cycle"])
+    return int(cfg["l2.slices"]) / (1 / read + 1 / write + (1 / fill if fill else 0.0))
 
 
 def dram_peak_bytes_per_cycle(cfg: Flat) -> float:
@@ -1285,8 +1287,9 @@ _add(
     "bw.copy.in_l2",
     "bandwidth",
     "streaming copy, footprint < L2: DRAM read bytes/cycle (writes stay in the write-back L2; the least of "
-    "the sustained DRAM bandwidth and the L2 slices' read + write time), at most the peak",
-    ("dram.sustained_bandwidth_gbps", "dram.bandwidth_gbps", "l2.slice_write_bytes_per_cycle"),
+    "the sustained DRAM bandwidth and the L2 slices' read + fill + write time), at most the peak",
+    ("dram.sustained_bandwidth_gbps", "dram.bandwidth_gbps", "l2.slice_write_bytes_per_cycle",
+     "l2.slice_fill_bytes_per_cycle"),
     "stream_copy",
     _copy(False),
 )

@@ -103,6 +103,7 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   c.l2_access = r.u32("l2.access_cycles");
   c.l2_slice_bytes_per_cycle = r.num("l2.slice_bytes_per_cycle");
   c.l2_slice_write_bytes_per_cycle = r.num("l2.slice_write_bytes_per_cycle");
+  c.l2_slice_fill_bytes_per_cycle = r.num("l2.slice_fill_bytes_per_cycle");
   c.l2_atomic_update_cycles = r.num("l2.atomic_update_cycles");
   c.l2_atomic_rounds_per_cycle = r.num("l2.atomic_rounds_per_cycle");
   c.l2_atomic_words_per_cycle = r.num("l2.atomic_words_per_cycle");

@@ -66,6 +66,7 @@ struct TimingConfig {
   uint32_t l2_dram_fetch = 0;
   uint32_t l2_interleave = 0;  // bytes mapped to one slice before the hash moves on (whole lines)  // bytes read from DRAM per L2 miss (whole sectors within one line)
   double l2_slice_bytes_per_cycle = 0, l2_slice_write_bytes_per_cycle = 0;
+  double l2_slice_fill_bytes_per_cycle = 0;  // 0: DRAM fills take no slice-port time
   double l2_slice_request_cycles = 0;  // a read request (one line's sectors) costs the slice port at least this
   double l2_atomic_update_cycles = 0;     // per update round of one sector at the slice's atomic unit
   double l2_atomic_rounds_per_cycle = 0;  // update rounds of all slices together per cycle (GPU-wide)

@@ -114,8 +114,12 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
     st_[TStat::L2Misses] += 1;
     st_[TStat::DramRead] += c.l2_dram_fetch;
     const double dstart = dram_[dram_channel(sector_addr)].reserve(start, c.l2_dram_fetch / per_channel);
-    // DRAM's extra cycles, then as a hit (an uncontended miss: dram.latency)
-    ready = dstart + c.dram_access + c.l2_access + c.icnt_latency + c.l1_latency;
+    // DRAM's extra cycles; the block is written into the slice through its port
+    // (l2.slice_fill_bytes_per_cycle), then as a hit (an uncontended miss: dram.latency)
+    double filled_at = dstart + c.dram_access;
+    if (c.l2_slice_fill_bytes_per_cycle > 0)
+      filled_at = l2_port_[slice].reserve(filled_at, c.l2_dram_fetch / c.l2_slice_fill_bytes_per_cycle);
+    ready = filled_at + c.l2_access + c.icnt_latency + c.l1_latency;
     prune(pending, t);
     const uint64_t filled = static_cast<uint64_t>(std::ceil(ready));
     pending.set(sector_addr, filled);

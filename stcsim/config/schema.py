@@ -188,6 +188,13 @@ TREE: dict[str, Param | Group] = {
         "slice_bytes_per_cycle": Int("Read data bandwidth of one slice", "B/cycle", _MB, hi=4096),
         "slice_write_bytes_per_cycle": Int("Write data bandwidth of one slice (stores accepted into L2)",
                                            "B/cycle", _CAL, hi=4096),
+        "slice_fill_bytes_per_cycle": Float(
+            "Rate at which a DRAM fill writes its block into the slice's data array, on the same port the "
+            "slice serves SM reads and writes on (a fill holds the port block bytes / this). 0: fills take "
+            "no port time (where not measured)",
+            "B/cycle", "H100: the data array's read rate (l2.slice_bytes_per_cycle, ld.cg read loop); that "
+            "fills take the port: the 16 MiB stream_copy on silicon (tuning half) runs in about its DRAM "
+            "read time plus its L2 write time; 0 elsewhere", 0.0, lo=0, hi=4096),
         "slice_request_cycles": Float(
             "Slice port cycles a read request (a warp's sectors of one line) takes at least, however few "
             "sectors it carries: a scattered 32-byte sector costs this, not sector_bytes / "
