@@ -235,10 +235,21 @@ void fold_constants(Kernel& k) {
                         in.ops[1].kind == OpndKind::Imm && writes[static_cast<size_t>(in.dsts[0])] == 1);
 }
 
+void mark_unused_results(Kernel& k) {
+  std::vector<char> read(k.regs.size(), 0);
+  for (const auto& in : k.code)
+    for (int32_t r : in.srcs) read[static_cast<size_t>(r)] = 1;
+  for (auto& in : k.code)
+    in.traits.result_unused = in.traits.mem == MemKind::Atomic && !in.dsts.empty() &&
+                              std::none_of(in.dsts.begin(), in.dsts.end(),
+                                           [&](int32_t r) { return read[static_cast<size_t>(r)]; });
+}
+
 void schedule_loads_early(Kernel& k) {
   unroll_loops(k);
   if_convert(k);
   fold_constants(k);
+  mark_unused_results(k);
   const size_t n = k.code.size();
   const size_t words = (k.regs.size() + 63) / 64;
   const std::vector<uint64_t> live_in = live_in_sets(

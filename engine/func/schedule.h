@@ -27,6 +27,11 @@ void schedule_loads_early(Kernel& k);
 // iteration). Marks already set (the unrolling's trip checks) stay.
 void fold_constants(Kernel& k);
 
+// Marks the atomics whose result no instruction of the kernel reads (Traits::result_unused): ptxas issues
+// them as RED, without a destination (the SASS of histogram_atomic: `atom.global.add.u32 %r13, ...` with
+// %r13 never read is `REDG.E.ADD`, results/reference/h100_sass_atomics.txt), so the timing model's scoreboard does not wait for them.
+void mark_unused_results(Kernel& k);
+
 // The if-conversion step alone (re-computes reconvergence points).
 void if_convert(Kernel& k);
 

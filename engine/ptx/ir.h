@@ -111,6 +111,8 @@ struct Traits {
                                  // (add of u64/s64/f32/f64 on sm_70 and later: ATOMS.CAST.SPIN)
   bool folded = false;           // a constant ptxas folds into its users (func/schedule.cc): it executes, but
                                  // takes no issue slot or unit and its value is ready at once
+  bool result_unused = false;    // an atom whose result no instruction reads: ptxas issues it as a RED
+                                 // (func/schedule.cc), so the scoreboard does not wait for its destination
   // Timing class: the config group its latency and issue interval come from (see timing/op_class.h);
   // empty: the default class of its unit ("units.int", ...).
   std::string op_class;

@@ -148,7 +148,7 @@ void TimingModel::resolve_classes() {
     }
     f.reg_begin = static_cast<uint32_t>(pc_regs_.size());
     for (const auto* regs : {&in.srcs, &in.dsts})
-      for (int32_t r : *regs)
+      for (int32_t r : regs == &in.dsts && in.traits.result_unused ? std::vector<int32_t>{} : *regs)
         if (std::find(pc_regs_.begin() + f.reg_begin, pc_regs_.end(), r) == pc_regs_.end()) pc_regs_.push_back(r);
     f.reg_count = static_cast<uint16_t>(pc_regs_.size() - f.reg_begin);
     f.unit = static_cast<uint8_t>(in.unit);
@@ -481,7 +481,8 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   if (folded) stats_[TStat::FoldedInsts] += 1;
   else stats_.v[static_cast<size_t>(TStat::BusyINT) + std::min<size_t>(ui, 8)] += interval;
   const uint64_t done = folded ? t : complete_time(in, rec_, ot, w, sm.id, t) + (sass - 1);  // pair: 2nd half
-  for (int32_t r : in.dsts) w.reg_ready[static_cast<size_t>(r)] = done;
+  if (!in.traits.result_unused)  // a RED in SASS: nothing waits for its destination
+    for (int32_t r : in.dsts) w.reg_ready[static_cast<size_t>(r)] = done;
   if (!w.w->done()) w.operands_ready = operands_ready(w);
   w.last_done = std::max(w.last_done, done);
   w.after_branch = in.traits.branch;
