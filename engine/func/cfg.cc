@@ -96,6 +96,10 @@ std::vector<char> warp_uniform_registers(const Kernel& k) {
   return uniform;
 }
 
+bool global_load(const Instr& in) {
+  return in.traits.mem == MemKind::Load && (in.space == Space::Global || in.space == Space::Generic);
+}
+
 uint32_t register_slots(const Kernel& k, int32_t r) {
   const DType t = k.regs[static_cast<size_t>(r)].type;
   return t == DType::Pred ? 0u : dtype_bytes(t) > 4 ? 2u : 1u;

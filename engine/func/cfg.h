@@ -37,6 +37,9 @@ uint32_t estimate_registers(const Kernel& k);
 // Successor pcs of the instruction at pc (none past the end: the kernel exits).
 void successors(const Kernel& k, int pc, std::vector<int>& out);
 
+// True for a load that may read global memory (its space global, or generic: resolved per lane).
+bool global_load(const Instr& in);
+
 // True for instructions that set the warp's pc themselves (bra, ret, exit, trap).
 bool is_control(const Instr& in);
 

@@ -79,10 +79,6 @@ struct Registers {
   std::vector<uint64_t> live_out;     // bits, after its last instruction
 };
 
-bool global_load(const Instr& in) {
-  return in.traits.mem == MemKind::Load && (in.space == Space::Global || in.space == Space::Generic);
-}
-
 bool has_bit(const uint64_t* bits, int32_t r) { return (bits[static_cast<size_t>(r) / 64] >> (r % 64)) & 1; }
 
 void schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Registers& regs) {

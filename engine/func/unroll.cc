@@ -53,7 +53,7 @@ std::optional<Loop> unrollable(const Kernel& k, size_t end, const std::vector<ui
   for (size_t pc = L.head; pc < end; ++pc) {
     const Instr& in = k.code[pc];
     if (is_control(in) || (pc > L.head && entries[pc])) return {};  // one basic block
-    if (in.traits.mem == MemKind::Load && (in.space == Space::Global || in.space == Space::Generic)) ++loads;
+    if (global_load(in)) ++loads;
     if (has(in.srcs, p)) return {};
     if (has(in.dsts, p)) {
       ++tests;
