@@ -1542,9 +1542,9 @@ def _occupancy(case: OccCase) -> Callable[[str], Result]:
                 block=case.threads,
                 shared_bytes=shared,
                 regs_per_thread=case.regs,
-                args=lambda e, out: [e.malloc(16 * grid)],
+                args=lambda e, out: [e.malloc(256 * grid)],
             )
-            return r, r.engine.copy_from(r.args[0], (grid, 2), np.uint64).astype(np.int64)
+            return r, r.engine.copy_from(r.args[0], (grid, 32), np.uint64)[:, :2].astype(np.int64)
 
         one, one_clk = launch(nsm)
         full, full_clk = launch(nsm * c)

@@ -140,6 +140,11 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
     throw std::invalid_argument("GPU config key 'l2.dram_fetch_bytes' must be whole sectors dividing the L2 line");
   if (c.l2_interleave % c.l2_line)
     throw std::invalid_argument("GPU config key 'l2.slice_interleave_bytes' must be a multiple of l2.line_bytes");
+  c.l2_slice_map = find_l2_slice_map(r.str("l2.slice_map"));
+  if (c.l2_slice_map && (c.l2_slice_map->slices != c.l2_slices || c.l2_slice_map->unit_bytes != c.l2_interleave))
+    throw std::invalid_argument("GPU config key 'l2.slice_map' names a map of " + std::to_string(c.l2_slice_map->slices) +
+                                " slices in units of " + std::to_string(c.l2_slice_map->unit_bytes) +
+                                " bytes: it needs l2.slices and l2.slice_interleave_bytes to match");
   c.record = r.read();
   return c;
 }

@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "../ptx/ir.h"
+#include "l2_slice_map.h"
 #include "op_class.h"
 
 namespace stc {
@@ -63,8 +64,9 @@ struct TimingConfig {
   double store_sector_cycles = 0;  // the SM's store path per sector (0: no limit)
   // L2
   uint32_t l2_sets = 0, l2_slices = 0, l2_assoc = 0, l2_line = 0, l2_sector = 0, l2_latency = 0, l2_access = 0;
-  uint32_t l2_dram_fetch = 0;
-  uint32_t l2_interleave = 0;  // bytes mapped to one slice before the hash moves on (whole lines)  // bytes read from DRAM per L2 miss (whole sectors within one line)
+  uint32_t l2_dram_fetch = 0;  // bytes read from DRAM per L2 miss (whole sectors within one line)
+  uint32_t l2_interleave = 0;  // bytes mapped to one slice before the hash moves on (whole lines)
+  const L2SliceMap* l2_slice_map = nullptr;  // measured map of units to slices (l2.slice_map); null: the hash
   double l2_slice_bytes_per_cycle = 0, l2_slice_write_bytes_per_cycle = 0;
   double l2_slice_fill_bytes_per_cycle = 0;  // 0: DRAM fills take no slice-port time
   double l2_slice_request_cycles = 0;  // a read request (one line's sectors) costs the slice port at least this

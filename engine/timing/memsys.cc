@@ -14,6 +14,20 @@ MemorySystem::MemorySystem(const TimingConfig& cfg, Stats& stats)
   for (uint32_t i = 0; i < cfg.l2_slices; ++i) l2_.emplace_back(cfg.l2_sets, cfg.l2_assoc, cfg.l2_line, cfg.l2_sector);
   l2_port_.resize(cfg.l2_slices);
   l2_atomic_.resize(cfg.l2_slices);
+  l2_atomic_group_.assign(cfg.l2_slices, 0);
+  if (cfg.l2_slice_map && cfg.l2_slice_map->buddy) {  // one calendar per buddy pair
+    uint32_t pairs = 0;
+    std::vector<int64_t> pair_of(cfg.l2_slices, -1);
+    for (uint32_t s = 0; s < cfg.l2_slices; ++s) {
+      const uint32_t b = cfg.l2_slice_map->buddy[s];
+      if (pair_of[s] < 0) pair_of[s] = pair_of[b] = pairs++;
+      l2_atomic_group_[s] = static_cast<uint32_t>(pair_of[s]);
+    }
+    l2_atomic_share_ = 2.0 / cfg.l2_slices;
+    l2_atomic_shared_.resize(pairs);
+  } else {
+    l2_atomic_shared_.resize(1);
+  }
   l2_pending_.resize(cfg.l2_slices);
   dram_.resize(cfg.dram_channels);
   bank_words_.resize(static_cast<size_t>(cfg.smem_banks) * kBankSlots);
@@ -76,6 +90,7 @@ uint32_t MemorySystem::dram_channel(uint64_t addr) const {
 }
 
 uint32_t MemorySystem::slice_of(uint64_t sector_addr) const {
+  if (cfg_.l2_slice_map) return cfg_.l2_slice_map->slice(sector_addr);
   // A mixing hash of the interleave unit: like silicon's, it spreads a small contiguous range unevenly
   // (balls into bins: 16 units land on about 14 slices, the busiest holding 2-3), a long stream evenly.
   uint64_t unit = sector_addr / cfg_.l2_interleave;
@@ -251,9 +266,11 @@ uint64_t MemorySystem::atomic(uint32_t sm, uint64_t t, const std::vector<MemAcce
     const uint64_t ready = l2_path(sm, t, sector, false);
     const double arrive = static_cast<double>(t) + c.icnt_latency;
     const double busy = rounds * c.l2_atomic_update_cycles;
-    const double start = std::max(l2_atomic_[slice_of(sector)].reserve(arrive, busy),
-                                  l2_atomic_all_.reserve(arrive, rounds / c.l2_atomic_rounds_per_cycle +
-                                                                  (words - 1) / c.l2_atomic_words_per_cycle));
+    const uint32_t slice = slice_of(sector);
+    const double shared = (rounds / c.l2_atomic_rounds_per_cycle + (words - 1) / c.l2_atomic_words_per_cycle) /
+                          l2_atomic_share_;
+    const double start = std::max(l2_atomic_[slice].reserve(arrive, busy),
+                                  l2_atomic_shared_[l2_atomic_group_[slice]].reserve(arrive, shared));
     // unloaded: l2.hit_latency plus the rounds; queued behind other updates of the slice (or of all): later
     const double updated = start + busy + (c.l2_latency - c.icnt_latency);
     done = std::max({done, ready, static_cast<uint64_t>(std::ceil(updated))});

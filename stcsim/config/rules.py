@@ -59,6 +59,10 @@ RULES: tuple[Rule, ...] = (
          _divides("l2.slices", "l2.size_bytes", "l2.assoc", "l2.line_bytes")),
     Rule(("l2.line_bytes", "l2.sector_bytes"), "an L2 line is a whole number of sectors",
          _divides("l2.sector_bytes", "l2.line_bytes")),
+    Rule(("l2.slice_map", "l2.slices", "l2.slice_interleave_bytes"),
+         "the measured h100 slice map needs the slices and unit it was measured with (80 slices, 256 bytes)",
+         lambda v, _: v["l2.slice_map"] != "h100"
+         or (_i(v, "l2.slices") == 80 and _i(v, "l2.slice_interleave_bytes") == 256)),
     Rule(("l2.slices", "dram.channels"), "L2 slices map evenly onto DRAM channels",
          _divides("dram.channels", "l2.slices")),
     Rule(("tensor.cores_per_subcore", "tensor.cores_per_warp_op"),

@@ -203,17 +203,29 @@ TREE: dict[str, Param | Group] = {
         "slice_interleave_bytes": Int(
             "Contiguous bytes mapped to one slice before the (hashed) interleave moves to another slice",
             "bytes", _CAL, lo=32, hi=1 << 20, multiple_of=32),
+        "slice_map": Enum(
+            "Which slice an address lives on. hash: a mixing hash of the interleave unit (balls into bins: "
+            "a small contiguous range lands unevenly). h100: the H100's map measured on silicon, the slice "
+            "of each 256-byte unit of four 2 MiB pages (an address's page number modulo 4 picks the page; "
+            "needs 80 slices and a 256-byte interleave), with each slice's buddy: the slice it shares atomic "
+            "throughput with (l2.atomic_rounds_per_cycle)", ("hash", "h100"),
+            "H100: silicon 2026-11-26, atomic contention between unit pairs "
+            "(results/reference/h100_l2_slice_map.csv; benchmarks/calibration/slice_map_probe.py); "
+            "hash elsewhere (not measured)", "hash"),
         "atomic_update_cycles": Float(
             "Cycles a slice's atomic unit takes per update round of one sector: the lanes of a warp atomic "
             "that update distinct words of a sector share a round, lanes updating the same word take one "
             "round each (N same-address atomics cost N rounds); one unit per slice, shared by its addresses",
             "cycles", _CAL, lo=0.01, hi=1000),
         "atomic_rounds_per_cycle": Float(
-            "Update rounds all slices together complete per cycle when every slice is busy (a GPU-wide "
-            "limit below slices / atomic_update_cycles)", "rounds/cycle", _CAL, lo=0.01, hi=4096),
+            "Update rounds all slices together complete per cycle when every slice is busy (a limit below "
+            "slices / atomic_update_cycles): GPU-wide, or, where l2.slice_map pairs the slices into buddies "
+            "(h100: two slices that contend partly), each pair at 2 / slices of it",
+            "rounds/cycle", _CAL, lo=0.01, hi=4096),
         "atomic_words_per_cycle": Float(
             "Further distinct words of a round (beyond its first) all slices together update per cycle when "
-            "every slice is busy: a round over w words costs 1 / atomic_rounds_per_cycle + (w - 1) / this",
+            "every slice is busy: a round over w words costs 1 / atomic_rounds_per_cycle + (w - 1) / this "
+            "(shared like atomic_rounds_per_cycle)",
             "words/cycle", _CAL, lo=0.01, hi=1 << 20),
         "dram_fetch_bytes": Int("Bytes an L2 miss reads from DRAM: whole sectors of the line, aligned; the "
                                 "other sectors of the block are filled too (a scattered sector costs the "
