@@ -236,7 +236,7 @@ void mark_unused_results(Kernel& k) {
   for (const auto& in : k.code)
     for (int32_t r : in.srcs) read[static_cast<size_t>(r)] = 1;
   for (auto& in : k.code)
-    in.traits.result_unused = in.traits.mem == MemKind::Atomic && !in.dsts.empty() &&
+    in.traits.result_unused = in.traits.mem == MemKind::Atomic && !in.traits.cas_loop && !in.dsts.empty() &&
                               std::none_of(in.dsts.begin(), in.dsts.end(),
                                            [&](int32_t r) { return read[static_cast<size_t>(r)]; });
 }

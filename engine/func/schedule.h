@@ -30,6 +30,7 @@ void fold_constants(Kernel& k);
 // Marks the atomics whose result no instruction of the kernel reads (Traits::result_unused): ptxas issues
 // them as RED, without a destination (the SASS of histogram_atomic: `atom.global.add.u32 %r13, ...` with
 // %r13 never read is `REDG.E.ADD`, results/reference/h100_sass_atomics.txt), so the timing model's scoreboard does not wait for them.
+// Not a shared-memory add that ptxas lowers to a compare-and-swap loop (Traits::cas_loop): the warp runs that loop.
 void mark_unused_results(Kernel& k);
 
 // The if-conversion step alone (re-computes reconvergence points).

@@ -487,6 +487,7 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   w.last_done = std::max(w.last_done, done);
   w.after_branch = in.traits.branch;
   w.next_issue = folded ? t : w.after_branch ? t + branch_latency_ : t + sass;
+  if (in.traits.cas_loop) w.next_issue = std::max(w.next_issue, done);  // the warp itself runs the loop
   if (w.w->at_barrier && exec_.release_barriers(w.cta->cta)) {
     for (auto& s : sm.subs) s.wake = std::min(s.wake, t + 1);
   }

@@ -10,6 +10,7 @@ each waits for the one before (write after write on the register), as does a cha
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from stcsim.sim.engine import Engine
 
@@ -60,3 +61,47 @@ def test_unread_atomic_results_do_not_stall_the_warp():
     # waiting for each result costs at least an L2 round trip per atomic; not waiting, far less
     assert cycles_atom - cycles_red > N * 100
     assert cycles_waw - cycles_red > N * 100
+
+
+SHARED_PTX = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out)
+{{
+  .shared .align 8 .b64 total;
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<{regs}>;
+  mov.u64 %rd1, total;
+  st.shared.u64 [%rd1], 0;
+  mov.u32 %r1, 1;
+{body}
+  ld.shared.u64 %rd0, [%rd1];
+  cvt.u64.u32 %rd2, %r1;
+  add.u64 %rd0, %rd0, %rd2;
+  ld.param.u64 %rd2, [out];
+  st.global.u64 [%rd2], %rd0;
+  ret;
+}}
+"""
+ALU = 64  # dependent integer adds after the atomics
+
+
+def shared_cycles(atomics: int, alu: int) -> int:
+    body = ["  atom.shared.add.u64 %rd3, [%rd1], 1;"] * atomics
+    body += ["  add.u32 %r1, %r1, %r1;"] * alu
+    eng = Engine("h100")
+    eng.load_ptx(SHARED_PTX.format(regs=4, body="\n".join(body)))
+    out = eng.malloc(8)
+    stats = eng.launch("k", 1, 32, [out])
+    assert int(eng.copy_from(out, 1, np.uint64)[0]) == 32 * atomics + (1 << alu) % (1 << 64) % (1 << 32)
+    return int(stats["gpu_sim_cycle"])
+
+
+def test_a_compare_and_swap_loop_holds_the_warp():
+    """A shared u64 add is a load + compare-and-swap loop in SASS (ATOMS.CAST.SPIN) that the warp runs
+    itself: its result unread, it is still no RED, and the warp's next instructions wait for the loop."""
+    alone = shared_cycles(0, ALU) - shared_cycles(0, 0)
+    after_atomics = shared_cycles(N, ALU) - shared_cycles(N, 0)
+    assert alone > ALU * 2  # the chain costs its latency per add
+    assert after_atomics == pytest.approx(alone, rel=0.1)
