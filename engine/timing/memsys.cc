@@ -91,8 +91,9 @@ uint32_t MemorySystem::dram_channel(uint64_t addr) const {
 
 uint32_t MemorySystem::slice_of(uint64_t sector_addr) const {
   if (cfg_.l2_slice_map) return cfg_.l2_slice_map->slice(sector_addr);
-  // A mixing hash of the interleave unit: like silicon's, it spreads a small contiguous range unevenly
-  // (balls into bins: 16 units land on about 14 slices, the busiest holding 2-3), a long stream evenly.
+  // Without a measured map: a mixing hash of the interleave unit. It spreads a long stream evenly but a small
+  // contiguous range as balls fall into bins (16 units on about 14 slices, the busiest holding 2-3), where
+  // the H100's measured map keeps a 16 KiB range to at most 2 units per slice at most offsets.
   uint64_t unit = sector_addr / cfg_.l2_interleave;
   unit = (unit ^ (unit >> 30)) * 0xbf58476d1ce4e5b9ULL;
   unit = (unit ^ (unit >> 27)) * 0x94d049bb133111ebULL;
@@ -271,7 +272,8 @@ uint64_t MemorySystem::atomic(uint32_t sm, uint64_t t, const std::vector<MemAcce
                           l2_atomic_share_;
     const double start = std::max(l2_atomic_[slice].reserve(arrive, busy),
                                   l2_atomic_shared_[l2_atomic_group_[slice]].reserve(arrive, shared));
-    // unloaded: l2.hit_latency plus the rounds; queued behind other updates of the slice (or of all): later
+    // unloaded: l2.hit_latency plus the rounds; queued behind other updates of the slice (or of its pair, or
+    // of all slices): later
     const double updated = start + busy + (c.l2_latency - c.icnt_latency);
     done = std::max({done, ready, static_cast<uint64_t>(std::ceil(updated))});
   }
