@@ -311,7 +311,10 @@ uint64_t MemorySystem::shared_cas_loop(uint32_t sm, uint64_t t, const std::vecto
     size_t j = i;
     while (j < words_.size() && words_[j] == words_[i]) ++j;
     uint64_t& free = cas_free_[cta << 32 | words_[i]];
-    free = std::max(free, t) + (j - i) * uint64_t{round_trip};
+    // another warp's updates of the word still in flight: each of this warp's first attempts read a value
+    // they change, fails, and takes one more loop round trip
+    const uint64_t attempts = free > t ? 2 : 1;
+    free = std::max(free, t) + (j - i) * attempts * uint64_t{round_trip};
     done = std::max(done, free);
     i = j;
   }
