@@ -85,6 +85,8 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   c.smem_wavefront_latency = r.u32("smem.wavefront_latency");
   c.smem_cas_iteration = r.num("smem.cas_iteration_cycles");
   c.smem_cas_address = r.num("smem.cas_address_cycles");
+  c.smem_cas_iteration_b32 = r.num("smem.cas_iteration_cycles_b32");
+  c.smem_cas_address_b32 = r.num("smem.cas_address_cycles_b32");
   c.l1_sets = r.u32("l1d.sets");
   c.l1_assoc = r.u32("l1d.assoc");
   c.l1_line = r.u32("l1d.line_bytes");

@@ -58,7 +58,8 @@ struct TimingConfig {
   // shared memory
   uint32_t smem_banks = 0, smem_bank_bytes = 0, smem_latency = 0, smem_cycles_per_wavefront = 0,
            smem_wavefront_latency = 0;
-  double smem_cas_iteration = 0, smem_cas_address = 0;  // shared-pipe cycles of a CAS loop iteration
+  double smem_cas_iteration = 0, smem_cas_address = 0;  // shared-pipe cycles of a CAS loop iteration (64-bit words)
+  double smem_cas_iteration_b32 = 0, smem_cas_address_b32 = 0;  // the same for 32-bit words
   // L1D
   uint32_t l1_sets = 0, l1_assoc = 0, l1_line = 0, l1_sector = 0, l1_latency = 0, l1_mshr = 0;
   double store_sector_cycles = 0;  // the SM's store path per sector (0: no limit)

@@ -288,7 +288,7 @@ uint64_t MemorySystem::shared_cas_loop(uint32_t sm, uint64_t t, const std::vecto
     if (a.space == Space::Shared) words_.push_back(a.addr);
   std::sort(words_.begin(), words_.end());
   // The loop's iterations on the SM's shared pipe: iteration i updates every address that still has an i-th
-  // lane (cas_iteration_cycles + cas_address_cycles per such address).
+  // lane (cas_iteration_cycles + cas_address_cycles per such address; the _b32 keys for 32-bit words).
   std::vector<uint32_t>& lanes = cas_lanes_;
   lanes.clear();
   for (size_t i = 0; i < words_.size();) {
@@ -298,10 +298,13 @@ uint64_t MemorySystem::shared_cas_loop(uint32_t sm, uint64_t t, const std::vecto
     i = j;
   }
   double pipe = 0;
+  const bool narrow = std::all_of(acc.begin(), acc.end(), [](const MemAccess& a) { return a.size <= 4; });
+  const double iteration = narrow ? cfg_.smem_cas_iteration_b32 : cfg_.smem_cas_iteration;
+  const double per_address = narrow ? cfg_.smem_cas_address_b32 : cfg_.smem_cas_address;
   const uint32_t rounds = lanes.empty() ? 0 : *std::max_element(lanes.begin(), lanes.end());
   for (uint32_t r = 1; r <= rounds; ++r) {
     const auto pending = std::count_if(lanes.begin(), lanes.end(), [r](uint32_t n) { return n >= r; });
-    pipe += cfg_.smem_cas_iteration + cfg_.smem_cas_address * static_cast<double>(pending);
+    pipe += iteration + per_address * static_cast<double>(pending);
   }
   const double start = sms_[sm].l1_port.reserve(static_cast<double>(t), pipe);
   done = std::max(done, static_cast<uint64_t>(std::ceil(start + pipe)) + cfg_.smem_latency);

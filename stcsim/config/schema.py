@@ -156,13 +156,19 @@ TREE: dict[str, Param | Group] = {
         "wavefront_latency": Int("Cycles each wavefront beyond the first adds to an access's latency (bank-"
                                  "conflict replays, vector and ldmatrix passes)", "cycles", _MB, 1, hi=64),
         "cas_iteration_cycles": Float(
-            "SM shared-pipe cycles one iteration of a warp's compare-and-swap loop takes (the loop ptxas "
-            "emits for a shared atomic add of u64/s64/f32/f64), besides cas_address_cycles per address it "
-            "updates",
+            "SM shared-pipe cycles one iteration of a warp's compare-and-swap loop on 64-bit words takes "
+            "(the loop ptxas emits for a shared atomic add of u64/s64/f64: ATOMS.CAST.SPIN.64), besides "
+            "cas_address_cycles per address it updates",
             "cycles", _CAL, lo=0, hi=1000),
         "cas_address_cycles": Float(
-            "SM shared-pipe cycles a compare-and-swap loop iteration takes per distinct address it updates",
+            "SM shared-pipe cycles a compare-and-swap loop iteration on 64-bit words takes per distinct "
+            "address it updates",
             "cycles", _CAL, lo=0, hi=1000),
+        "cas_iteration_cycles_b32": Float(
+            "As cas_iteration_cycles, for the loop on 32-bit words (a shared atomic add of f32: "
+            "ATOMS.CAST.SPIN)", "cycles", _CAL, lo=0, hi=1000),
+        "cas_address_cycles_b32": Float(
+            "As cas_address_cycles, for the loop on 32-bit words", "cycles", _CAL, lo=0, hi=1000),
     }),
     "l1d": Group("L1 data cache of each SM (sectored, caches global loads)", {
         "size_bytes": Int("L1D capacity modelled (must fit beside the shared carve-out in the unified SRAM)",

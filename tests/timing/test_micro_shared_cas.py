@@ -40,7 +40,7 @@ def kernel(ty: str, n: int, spread: bool) -> str:
   ld.global.{ty} %v, [%q];
   mov.u64 %a, buf;
   {"add.u64 %a, %a, %w;" if spread else ""}
-  st.shared.{ty} [%a], 0;
+  st.shared.{ty} [%a], {"0f00000000" if ty == "f32" else "0"};
   bar.sync 0;
 {adds}
   bar.sync 0;
@@ -55,8 +55,8 @@ def kernel(ty: str, n: int, spread: bool) -> str:
 
 def run(ty: str, n: int, spread: bool, rng: np.random.Generator) -> float:
     """Kernel cycles of one 64-thread CTA on h100, after checking the sums against numpy."""
-    dtype = {"u64": np.uint64, "u32": np.uint32}[ty]
-    vals = rng.integers(1, 1 << 20, 64).astype(dtype)
+    dtype = {"u64": np.uint64, "u32": np.uint32, "f32": np.float32}[ty]
+    vals = rng.integers(1, 1 << 20, 64).astype(dtype)  # integers: exact sums in f32 too
     eng = Engine("h100")
     eng.load_ptx(kernel(ty, n, spread))
     out, pv = eng.malloc(64 * 8), eng.malloc(vals.nbytes)
@@ -111,6 +111,15 @@ def test_distinct_addresses_take_the_pipe_not_turns(rng: np.random.Generator) ->
     pipe = 2 * (float(flat["smem.cas_iteration_cycles"]) + 32 * float(flat["smem.cas_address_cycles"]))
     per_atom = (run("u64", 3, True, rng) - run("u64", 1, True, rng)) / 2
     assert pipe > round_trip()
+    assert per_atom == pytest.approx(pipe, rel=0.05)
+
+
+def test_a_32_bit_loop_takes_the_pipe_at_its_own_rate(rng: np.random.Generator) -> None:
+    # an f32 add is the loop on 32-bit words (ATOMS.CAST.SPIN), cheaper per iteration than the 64-bit one
+    flat = {k: float(v) for k, v in load_config("h100").flat().items() if k.startswith("smem.cas_")}
+    pipe = 2 * (flat["smem.cas_iteration_cycles_b32"] + 32 * flat["smem.cas_address_cycles_b32"])
+    per_atom = (run("f32", 3, True, rng) - run("f32", 1, True, rng)) / 2
+    assert pipe < 2 * (flat["smem.cas_iteration_cycles"] + 32 * flat["smem.cas_address_cycles"])
     assert per_atom == pytest.approx(pipe, rel=0.05)
 
 
