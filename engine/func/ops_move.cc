@@ -262,6 +262,21 @@ void ex_cvt(ExecCtx& c, const Instr& in) {
   });
 }
 
+// cvt between integer types without .sat (the address arithmetic's cvt.u64.u32 / cvt.s64.s32): what ex_cvt
+// computes through to_int (truncation, sign or zero extension), with the widths resolved once per
+// instruction. Special registers (read per lane) take ex_cvt.
+void ex_cvt_int(ExecCtx& c, const Instr& in) {
+  uint64_t* d = lane_dst(c, in.ops[0]);
+  LaneSrc a;
+  if (!d || !lane_src(c, in.ops[1], a)) return ex_cvt(c, in);
+  const int sb = dtype_bytes(in.type2), db = dtype_bytes(in.type);
+  const bool ss = dtype_is_signed(in.type2), ds = dtype_is_signed(in.type);
+  for_lanes(c.mask, [&](int l) {
+    const uint64_t r = zext(ss ? sext(a[l], sb) : zext(a[l], sb), db);
+    d[l] = ds ? sext(r, db) : r;
+  });
+}
+
 // cvt.rn{.relu}.f16x2.f32 / .bf16x2.f32 d, a, b: d = {a -> upper half, b -> lower half}.
 void ex_cvt_pack(ExecCtx& c, const Instr& in) {
   const bool bf = in.type == DType::BF16x2;
@@ -336,7 +351,7 @@ void decode_cvt(Instr& in, const Kernel& k) {
   const bool ints = !dtype_is_float(in.type) && !dtype_is_float(in.type2);  // special registers: int -> int only
   check_operand(in, k, 1, in.type2, OK_SRC | (ints ? uint32_t{OK_SREG} : 0u), Fit::Relaxed);
   imm_as(in.ops[1], in.type2);
-  in.fn = &ex_cvt;
+  in.fn = ints && !(in.flags & F_SAT) ? &ex_cvt_int : &ex_cvt;
 }
 
 void decode_cvta(Instr& in, const Kernel& k) {

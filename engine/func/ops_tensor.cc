@@ -178,6 +178,10 @@ struct WmmaPlan {
   uint32_t nrecords;
   uint32_t records_lanes;
   Space records_space;
+  // The 16-bit pairs of a load into distinct registers, register-major: pair j of each lane (its two
+  // elements' offsets), and whether every pair is adjacent in memory (low element first).
+  uint64_t pair_lo[4][32], pair_hi[4][32];
+  bool pairs_adjacent;
 };
 
 // The element addresses of one lane (element (r, c) at base + (row-major ? r*stride + c : c*stride + r)).
@@ -222,6 +226,13 @@ WmmaPlan& wmma_plan(const FragTable& ft, int kind, int nmem, bool col, uint32_t 
     });
     p.nruns[lane] = n;
   }
+  p.pairs_adjacent = true;
+  for (int j = 0; j < nmem / 2 && j < 4; ++j)
+    for (int lane = 0; lane < 32; ++lane) {
+      p.pair_lo[j][lane] = p.elem[lane][2 * j];
+      p.pair_hi[j][lane] = p.elem[lane][2 * j + 1];
+      p.pairs_adjacent &= p.pair_hi[j][lane] == p.pair_lo[j][lane] + 2;
+    }
   return p;
 }
 
@@ -276,30 +287,36 @@ void record_planned(ExecCtx& c, WmmaPlan& plan, uint64_t base, Space space, bool
   const uint32_t esize = static_cast<uint32_t>(dtype_bytes(in.type));
   if (c.rec.space == Space::Generic) c.rec.space = space;
   if (c.L.record_accesses) record_planned(c, plan, base, space, store, esize);
-  if (!store && half && distinct && nmem % 2 == 0) {
-    // 16-bit elements into distinct registers: each register's pair read as one 32-bit word when the two are
-    // adjacent in memory (low element first), written once with its duplicate (write_fragment's result).
+  if (!store && half && distinct && nmem % 2 == 0 && nmem <= 8) {
+    // 16-bit elements into distinct registers, register by register: each lane's pair read as one 32-bit word
+    // when the two are adjacent in memory (low element first), written with its duplicate (elements
+    // nmem..nelem), the high bits kept: write_fragment's result, in an order that does not matter (the
+    // registers are distinct).
     const int nr = nmem / 2, nregs = nelem / 2;
-    uint64_t* lanes_of[8];  // each register's 32 lanes
-    for (int k = 0; k < nregs; ++k) lanes_of[k] = c.w.regs.data() + static_cast<size_t>(frag.vec[static_cast<size_t>(k)]) * 32;
-    for_lanes(c.mask, [&](int lane) {
-      const uint64_t* off = plan.elem[lane];
-      for (int j = 0; j < nr; ++j) {
-        uint32_t word;
-        if (off[2 * j + 1] == off[2 * j] + 2) {
-          std::memcpy(&word, host + off[2 * j], 4);
-        } else {
-          uint16_t lo, hi;
-          std::memcpy(&lo, host + off[2 * j], 2);
-          std::memcpy(&hi, host + off[2 * j + 1], 2);
-          word = lo | static_cast<uint32_t>(hi) << 16;
-        }
-        for (int k = j; k < nregs; k += nr) {  // the register and its duplicate (elements nmem..nelem)
-          uint64_t& slot = lanes_of[k][lane];
-          slot = (slot & ~uint64_t{0xffffffff}) | word;
-        }
+    for (int j = 0; j < nr; ++j) {
+      uint64_t* lanes[2];  // the register and its duplicate
+      int n = 0;
+      for (int k = j; k < nregs; k += nr) lanes[n++] = c.w.regs.data() + static_cast<size_t>(frag.vec[static_cast<size_t>(k)]) * 32;
+      const uint64_t* lo = plan.pair_lo[j];
+      const uint64_t* hi = plan.pair_hi[j];
+      const auto put = [&](int lane, uint32_t word) {
+        for (int q = 0; q < n; ++q) lanes[q][lane] = (lanes[q][lane] & ~uint64_t{0xffffffff}) | word;
+      };
+      if (plan.pairs_adjacent) {
+        for_lanes(c.mask, [&](int lane) {
+          uint32_t word;
+          std::memcpy(&word, host + lo[lane], 4);
+          put(lane, word);
+        });
+      } else {
+        for_lanes(c.mask, [&](int lane) {
+          uint16_t l16, h16;
+          std::memcpy(&l16, host + lo[lane], 2);
+          std::memcpy(&h16, host + hi[lane], 2);
+          put(lane, l16 | static_cast<uint32_t>(h16) << 16);
+        });
       }
-    });
+    }
     return;
   }
   for_lanes(c.mask, [&](int lane) {

@@ -15,10 +15,26 @@ enum class DType : uint8_t {
   F16, F16x2, BF16, BF16x2, F32, F64, TF32, U16x2, S16x2
 };
 
-// Size in bytes of one value of the type (Pred counts as 1).
-int dtype_bytes(DType t);
-bool dtype_is_float(DType t);
-bool dtype_is_signed(DType t);
+// Size in bytes of one value of the type (Pred counts as 1). Inline: the semantic functions ask per lane.
+inline int dtype_bytes(DType t) {
+  switch (t) {
+    case DType::Pred: case DType::B8: case DType::U8: case DType::S8: return 1;
+    case DType::B16: case DType::U16: case DType::S16: case DType::F16: case DType::BF16: return 2;
+    case DType::B32: case DType::U32: case DType::S32: case DType::F32: case DType::F16x2:
+    case DType::BF16x2: case DType::TF32: case DType::U16x2: case DType::S16x2: return 4;
+    case DType::B64: case DType::U64: case DType::S64: case DType::F64: return 8;
+    case DType::B128: return 16;
+    case DType::None: return 0;
+  }
+  return 0;
+}
+inline bool dtype_is_float(DType t) {
+  return t == DType::F16 || t == DType::F16x2 || t == DType::BF16 || t == DType::BF16x2 || t == DType::F32 ||
+         t == DType::F64 || t == DType::TF32;
+}
+inline bool dtype_is_signed(DType t) {
+  return t == DType::S8 || t == DType::S16 || t == DType::S32 || t == DType::S64 || t == DType::S16x2;
+}
 const char* dtype_name(DType t);
 // Parses "f32", "u64", ... (without the dot); returns DType::None when unknown.
 DType dtype_from_name(const std::string& s);

@@ -351,9 +351,12 @@ double TimingModel::fetch(WarpT& w, SubCore& sub, SmT& sm, uint32_t line, uint64
 }
 
 TimingModel::Check TimingModel::check(WarpT& w, SubCore& sub, uint32_t sm, uint64_t t) {
+  // A hint is only set below, past the tests of finished and blocked warps, and a warp only finishes or
+  // blocks when it issues (at or after its hint): a pending hint implies neither, and spares the host a
+  // read of the warp's functional state.
+  if (w.hint > t) return {false, w.hint, w.hint_reason};
   if (w.w->done()) return {false, kNever, TStat::StallIdle};
   if (w.w->at_barrier || w.w->waiting) return {false, kNever, TStat::StallBarrier};
-  if (w.hint > t) return {false, w.hint, w.hint_reason};
   if (w.next_issue > t) return {false, w.next_issue, w.after_branch ? TStat::StallControl : TStat::StallScoreboard};
   const size_t pc = static_cast<size_t>(w.w->pc());
   const IssueFacts& f = facts_[pc];
