@@ -57,32 +57,68 @@ void find_overwritten(FragTable& t) {
   }
 }
 
-uint64_t elem_bits(DType t, float v) {
-  switch (t) {
-    case DType::F16: return double_to_half(v);
-    case DType::F32: return bits_from_f32(v);
-    default: return 0;
-  }
+void find_forms(FragTable& t) {
+  for (int per = 1; per <= 2; ++per)
+    for (int j = 0; j < t.n / per; ++j) {
+      const int base = t.at[0][per * j];
+      const auto matches = [&](auto index) {
+        for (int lane = 0; lane < 32; ++lane)
+          for (int q = 0; q < per; ++q)
+            if (t.at[lane][per * j + q] != base + index(lane >> 2, lane & 3, q)) return false;
+        return true;
+      };
+      FragTable::Form f = FragTable::Other;
+      if (matches([](int g, int tt, int q) { return 16 * g + 2 * tt + q; })) f = FragTable::Row;
+      else if (per == 2 && matches([](int g, int tt, int q) { return 16 * (2 * tt + q) + g; })) f = FragTable::Col;
+      t.form[per - 1][j] = f;
+      t.base[per - 1][j] = static_cast<uint16_t>(base);
+    }
 }
+
 namespace {
 
-// Register-major, lanes inner; the element type is a template argument so that the decode is inlined.
+// Register-major, lanes inner; the element type is a template argument so that the decode is inlined. A
+// register in quad form is read without the table: its lanes' elements go to fixed places of eight rows.
 template <DType T>
 void gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, const FragTable& ft, float* M) {
   constexpr bool kHalf = T == DType::F16 || T == DType::BF16;
-  const int nregs = kHalf ? ft.n / 2 : ft.n;
-  const uint16_t skip = ft.overwritten[kHalf ? 1 : 0];
+  constexpr int kPer = kHalf ? 2 : 1;
+  const int nregs = ft.n / kPer;
+  const uint16_t skip = ft.overwritten[kPer - 1];
   for (int j = 0; j < nregs; ++j) {
     if (skip >> j & 1) continue;  // every element of it is overwritten by a later register: the same M
     const uint64_t* col = &c.w.regs[static_cast<size_t>(regs[static_cast<size_t>(j)]) * 32];
-    for (int lane = 0; lane < 32; ++lane) {
-      const uint64_t v = col[lane];
-      if constexpr (kHalf) {
-        M[ft.at[lane][2 * j]] = elem_value(T, static_cast<uint32_t>(v));
-        M[ft.at[lane][2 * j + 1]] = elem_value(T, static_cast<uint32_t>(v >> 16));
-      } else {
-        M[ft.at[lane][j]] = elem_value(T, static_cast<uint32_t>(v));
-      }
+    float* m = M + ft.base[kPer - 1][j];
+    switch (ft.form[kPer - 1][j]) {
+      case FragTable::Row:
+        for (int g = 0; g < 8; ++g, col += 4, m += 16)
+          for (int t = 0; t < 4; ++t) {
+            if constexpr (kHalf) {
+              m[2 * t] = elem_value(T, static_cast<uint32_t>(col[t]));
+              m[2 * t + 1] = elem_value(T, static_cast<uint32_t>(col[t] >> 16));
+            } else {
+              m[2 * t] = elem_value(T, static_cast<uint32_t>(col[t]));
+            }
+          }
+        break;
+      case FragTable::Col:  // 16-bit pairs only
+        for (int t = 0; t < 4; ++t)
+          for (int q = 0; q < kPer; ++q) {
+            float* row = m + 16 * (2 * t + q);
+            for (int g = 0; g < 8; ++g) row[g] = elem_value(T, static_cast<uint32_t>(col[4 * g + t] >> (16 * q)));
+          }
+        break;
+      case FragTable::Other:
+        for (int lane = 0; lane < 32; ++lane) {
+          const uint64_t v = col[lane];
+          if constexpr (kHalf) {
+            M[ft.at[lane][2 * j]] = elem_value(T, static_cast<uint32_t>(v));
+            M[ft.at[lane][2 * j + 1]] = elem_value(T, static_cast<uint32_t>(v >> 16));
+          } else {
+            M[ft.at[lane][j]] = elem_value(T, static_cast<uint32_t>(v));
+          }
+        }
+        break;
     }
   }
 }
@@ -93,6 +129,23 @@ template <DType T>
 void scatter_t(ExecCtx& c, const std::vector<int32_t>& regs, const FragTable& ft, const float* M) {
   constexpr bool kHalf = T == DType::F16 || T == DType::BF16;
   uint64_t* R = c.w.regs.data();
+  if (!kHalf && c.mask == 0xffffffffu) {
+    // Every lane, one element per register: register by register (a register named twice ends with the
+    // later element, as below), quad-form registers without the table.
+    for (int i = 0; i < ft.n; ++i) {
+      const int32_t r = regs[static_cast<size_t>(i)];
+      if (r < 0) continue;
+      uint64_t* col = R + static_cast<size_t>(r) * 32;
+      if (ft.form[0][i] == FragTable::Row) {
+        const float* m = M + ft.base[0][i];
+        for (int g = 0; g < 8; ++g, col += 4, m += 16)
+          for (int t = 0; t < 4; ++t) col[t] = elem_bits(T, m[2 * t]);
+      } else {
+        for (int lane = 0; lane < 32; ++lane) col[lane] = elem_bits(T, M[ft.at[lane][i]]);
+      }
+    }
+    return;
+  }
   for_lanes(c.mask, [&](int lane) {
     const uint16_t* at = ft.at[lane];
     if constexpr (kHalf) {

@@ -49,7 +49,14 @@ inline float elem_value(DType t, uint32_t bits) {
     default: return 0.0f;
   }
 }
-uint64_t elem_bits(DType t, float v);
+// Element encode: fp16 rounded to nearest even; bf16 and other types: 0 (as elem_value decodes them).
+inline uint64_t elem_bits(DType t, float v) {
+  switch (t) {
+    case DType::F16: return double_to_half(v);
+    case DType::F32: return bits_from_f32(v);
+    default: return 0;
+  }
+}
 inline bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
 
 // A fragment map as a table: (lane, element) -> (row, col), and the element's flat index row * 16 + col
@@ -62,10 +69,19 @@ struct FragTable {
   // Registers whose every element gather() would overwrite later (wmma A/B: elements 8..15 duplicate 0..7),
   // as a bit per register, for fragments of one element per register ([0]) and two 16-bit ones ([1]).
   uint16_t overwritten[2] = {0, 0};
+  // Every mma/wmma fragment register covers an 8 x 8 quad of the matrix, lane 4g + t at row g (Row: element
+  // q at column 2t + q) or at column g (Col: element q at row 2t + q), from the element `base`; as above,
+  // for one element per register ([0]: Row only, at column 2t) and two ([1]). Other: gather/scatter index
+  // `at` element by element.
+  enum Form : uint8_t { Other, Row, Col };
+  Form form[2][16] = {};
+  uint16_t base[2][16] = {};
 };
 // Which registers of a table's fragment gather() overwrites entirely later (it writes register by register,
 // lanes inner, so a later register's write to the same element wins).
 void find_overwritten(FragTable& t);
+// Each register's quad form (FragTable::form) where it has one.
+void find_forms(FragTable& t);
 template <class Map>
 FragTable make_table(int n, Map map) {
   FragTable t;
@@ -78,6 +94,7 @@ FragTable make_table(int n, Map map) {
       t.at[lane][i] = static_cast<uint16_t>(p.r * 16 + p.c);
     }
   find_overwritten(t);
+  find_forms(t);
   return t;
 }
 // The wmma m16n16k16 tables: A and B with their 16 elements, C/D with 8.

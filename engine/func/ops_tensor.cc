@@ -293,28 +293,28 @@ void record_planned(ExecCtx& c, WmmaPlan& plan, uint64_t base, Space space, bool
     // nmem..nelem), the high bits kept: write_fragment's result, in an order that does not matter (the
     // registers are distinct).
     const int nr = nmem / 2, nregs = nelem / 2;
+    const uint32_t mask = c.mask;
     for (int j = 0; j < nr; ++j) {
-      uint64_t* lanes[2];  // the register and its duplicate
-      int n = 0;
-      for (int k = j; k < nregs; k += nr) lanes[n++] = c.w.regs.data() + static_cast<size_t>(frag.vec[static_cast<size_t>(k)]) * 32;
       const uint64_t* lo = plan.pair_lo[j];
       const uint64_t* hi = plan.pair_hi[j];
-      const auto put = [&](int lane, uint32_t word) {
-        for (int q = 0; q < n; ++q) lanes[q][lane] = (lanes[q][lane] & ~uint64_t{0xffffffff}) | word;
-      };
+      uint32_t words[32];
       if (plan.pairs_adjacent) {
-        for_lanes(c.mask, [&](int lane) {
-          uint32_t word;
-          std::memcpy(&word, host + lo[lane], 4);
-          put(lane, word);
-        });
+        for_lanes(mask, [&](int lane) { std::memcpy(&words[lane], host + lo[lane], 4); });
       } else {
-        for_lanes(c.mask, [&](int lane) {
+        for_lanes(mask, [&](int lane) {
           uint16_t l16, h16;
           std::memcpy(&l16, host + lo[lane], 2);
           std::memcpy(&h16, host + hi[lane], 2);
-          put(lane, l16 | static_cast<uint32_t>(h16) << 16);
+          words[lane] = l16 | static_cast<uint32_t>(h16) << 16;
         });
+      }
+      for (int k = j; k < nregs; k += nr) {  // the register and its duplicate
+        uint64_t* slot = c.w.regs.data() + static_cast<size_t>(frag.vec[static_cast<size_t>(k)]) * 32;
+        if (mask == 0xffffffffu) {
+          for (int lane = 0; lane < 32; ++lane) slot[lane] = (slot[lane] & ~uint64_t{0xffffffff}) | words[lane];
+        } else {
+          for_lanes(mask, [&](int lane) { slot[lane] = (slot[lane] & ~uint64_t{0xffffffff}) | words[lane]; });
+        }
       }
     }
     return;

@@ -672,7 +672,8 @@ void TimingModel::schedule(SubCore& sub, SmT& sm, uint64_t t) {
   // may be gone, and sub.warps with it).
   const auto visit = [&](WarpT* w) {
     while (issued < cfg_.issue_width) {
-      const Check ck = check(*w, sub, sm.id, t);
+      // check()'s first test, inline: most visited warps sleep on a cached hint
+      const Check ck = w->hint > t ? Check{false, w->hint, w->hint_reason} : check(*w, sub, sm.id, t);
       if (ck.ok) {
         if (!cfg_.gto) sub.rr = (static_cast<size_t>(std::find(sub.warps.begin(), sub.warps.end(), w) - sub.warps.begin()) + 1) % std::max<size_t>(1, sub.warps.size());
         sub.last = w;
