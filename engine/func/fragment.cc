@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <iterator>
 
+#include "fragment_simd.h"
+
 namespace stc {
 
 // ---- fragment maps: (lane, element) -> (row, col) of the operand matrix --------------------------
@@ -91,6 +93,9 @@ void gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, const FragTabl
     float* m = M + ft.base[kPer - 1][j];
     switch (ft.form[kPer - 1][j]) {
       case FragTable::Row:
+        if constexpr (T == DType::F16) {
+          if (simd_fragments() && quad_rows_f16(col, m)) break;
+        }
         for (int g = 0; g < 8; ++g, col += 4, m += 16)
           for (int t = 0; t < 4; ++t) {
             if constexpr (kHalf) {
@@ -102,6 +107,9 @@ void gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, const FragTabl
           }
         break;
       case FragTable::Col:  // 16-bit pairs only
+        if constexpr (T == DType::F16) {
+          if (simd_fragments() && quad_cols_f16(col, m)) break;
+        }
         for (int t = 0; t < 4; ++t)
           for (int q = 0; q < kPer; ++q) {
             float* row = m + 16 * (2 * t + q);

@@ -10,6 +10,7 @@
 #include "operands.h"
 #include "exec.h"
 #include "fragment.h"
+#include "fragment_simd.h"
 
 namespace stc {
 namespace {
@@ -28,6 +29,11 @@ void warp_mma(ExecCtx& c, const Instr& in, const FragTable& ta, const FragTable&
   gather(c, in.ops[1].vec, in.types[1], ta, A);
   gather(c, in.ops[2].vec, in.types[2], tb, B);
   gather(c, in.ops[3].vec, in.types[3], tc, C);
+  if (M == 16 && simd_fragments()) {
+    tile_mma_avx(N, K, A, B, C, D);
+    scatter(c, in.ops[0].vec, in.types[0], tc, D);
+    return;
+  }
   F4 Bv[K][N / 4];
   for (int k = 0; k < K; ++k) std::memcpy(Bv[k], B[k], sizeof(Bv[k]));
   for (int m = 0; m < M; ++m) {

@@ -1,0 +1,123 @@
+#include "fragment_simd.h"
+
+#include <immintrin.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "fragment.h"
+
+namespace stc {
+namespace {
+
+#define STC_SIMD __attribute__((target("avx2,f16c")))
+
+// The four lanes' low 32 bits (eight fp16 elements) of col[0..3], in lane order.
+STC_SIMD inline __m128i pack_quad_row(const uint64_t* col) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col));
+  const __m256i lo = _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+  return _mm256_castsi256_si128(lo);
+}
+
+STC_SIMD bool conversion_exact() {
+  for (uint32_t h = 0; h < 65536; h += 8) {
+    uint16_t in[8];
+    for (uint32_t i = 0; i < 8; ++i) in[i] = static_cast<uint16_t>(h + i);
+    float out[8];
+    _mm256_storeu_ps(out, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in))));
+    for (uint32_t i = 0; i < 8; ++i) {
+      if (((h + i) & 0x7c00u) == 0x7c00u && ((h + i) & 0x3ffu)) continue;  // NaN: never converted here
+      uint32_t a, b;
+      std::memcpy(&a, &out[i], 4);
+      std::memcpy(&b, &kHalfToFloat[h + i], 4);
+      if (a != b) return false;
+    }
+  }
+  return true;
+}
+
+// An 8 x 8 transpose of floats (rows r[0..7]).
+STC_SIMD inline void transpose8(__m256 (&r)[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+  r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+  r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+  r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+  r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+
+using F8 = float __attribute__((vector_size(32)));
+
+template <int N, int K>
+STC_SIMD void tile_mma(const float (*A)[16], const float (*B)[16], const float (*C)[16], float (*D)[16]) {
+  constexpr int V = N / 8;
+  F8 Bv[K][V];
+  for (int k = 0; k < K; ++k) std::memcpy(Bv[k], B[k], sizeof(Bv[k]));
+  for (int m = 0; m < 16; ++m) {
+    F8 acc[V];
+    std::memcpy(acc, C[m], sizeof(acc));
+    for (int k = 0; k < K; ++k) {
+      const float a = A[m][k];
+      const F8 av = {a, a, a, a, a, a, a, a};
+      for (int q = 0; q < V; ++q) acc[q] += av * Bv[k][q];
+    }
+    std::memcpy(D[m], acc, sizeof(acc));
+  }
+}
+
+}  // namespace
+
+bool simd_fragments() {
+  static const bool ok = !std::getenv("STCSIM_PORTABLE") && __builtin_cpu_supports("avx2") &&
+                         __builtin_cpu_supports("f16c") && conversion_exact();
+  return ok;
+}
+
+// The quad's eight rows packed; false if one holds an infinity or NaN (F16C quiets a signalling NaN,
+// the table keeps it as it is: those quads take the table).
+STC_SIMD inline bool pack_quad(const uint64_t* col, __m128i (&p)[8]) {
+  const __m128i exp = _mm_set1_epi16(0x7c00);
+  __m128i special = _mm_setzero_si128();
+  for (int g = 0; g < 8; ++g) {
+    p[g] = pack_quad_row(col + 4 * g);
+    special = _mm_or_si128(special, _mm_cmpeq_epi16(_mm_and_si128(p[g], exp), exp));
+  }
+  return _mm_movemask_epi8(special) == 0;
+}
+
+STC_SIMD bool quad_rows_f16(const uint64_t* col, float* m) {
+  __m128i p[8];
+  if (!pack_quad(col, p)) return false;
+  for (int g = 0; g < 8; ++g) _mm256_storeu_ps(m + 16 * g, _mm256_cvtph_ps(p[g]));
+  return true;
+}
+
+STC_SIMD bool quad_cols_f16(const uint64_t* col, float* m) {
+  __m128i p[8];
+  if (!pack_quad(col, p)) return false;
+  __m256 r[8];
+  for (int g = 0; g < 8; ++g) r[g] = _mm256_cvtph_ps(p[g]);
+  transpose8(r);
+  for (int c = 0; c < 8; ++c) _mm256_storeu_ps(m + 16 * c, r[c]);
+  return true;
+}
+
+STC_SIMD void tile_mma_avx(int n, int k, const float (*A)[16], const float (*B)[16], const float (*C)[16],
+                           float (*D)[16]) {
+  if (n == 8 && k == 16) tile_mma<8, 16>(A, B, C, D);
+  else if (n == 8) tile_mma<8, 8>(A, B, C, D);
+  else if (k == 16) tile_mma<16, 16>(A, B, C, D);
+  else tile_mma<16, 8>(A, B, C, D);
+}
+
+}  // namespace stc

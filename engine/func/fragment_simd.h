@@ -1,0 +1,27 @@
+// Host SIMD kernels of the fragment code (fragment.cc, ops_tensor.cc), used where the host has AVX2 and
+// F16C: an fp16 quad of a fragment register decoded with one conversion instruction per row, and the
+// 16 x N x K tile product on 8-wide vectors. Host-side only: each computes exactly what the portable code
+// does (the conversion is checked against the fp16 table for all 65536 patterns before it is used; the
+// product does the same fp32 multiplies and adds in the same order), so results are bit-identical.
+#pragma once
+
+#include <cstdint>
+
+namespace stc {
+
+// Whether the host runs the kernels below (AVX2 and F16C present and the conversion exact; the environment
+// variable STCSIM_PORTABLE, set to anything, turns them off: the tests compare both paths).
+bool simd_fragments();
+
+// The 64 fp16 elements of one fragment register (lane 4g + t holds elements 2t, 2t + 1 of row g of an
+// 8 x 8 quad, low half first), decoded into the rows of M (16 floats apart) starting at m: as rows
+// (m[16g + 2t + q]) or transposed (m[16(2t + q) + g]). False, with m untouched, for a quad holding an
+// infinity or NaN (the caller decodes it with the table).
+bool quad_rows_f16(const uint64_t* col, float* m);
+bool quad_cols_f16(const uint64_t* col, float* m);
+
+// D = A * B + C for the first 16 rows, N columns and K steps of 16-wide row arrays, each element summed in
+// k order (fp32 multiply, then add): N = 8 or 16, K = 8 or 16.
+void tile_mma_avx(int n, int k, const float (*A)[16], const float (*B)[16], const float (*C)[16], float (*D)[16]);
+
+}  // namespace stc
