@@ -4,8 +4,9 @@
 // made earlier for a later time (a DRAM miss), which a single "next free" timestamp cannot.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
-#include <deque>
+#include <vector>
 
 namespace stc {
 
@@ -43,20 +44,32 @@ class Calendar {
   }
 
  private:
+  // The buckets base_ .. base_ + size_ - 1 live in a ring indexed by bucket number (its capacity a power of
+  // two, at least size_).
   double& slot(uint64_t b) {
-    while (b >= base_ + used_.size()) used_.push_back(0.0);
-    return used_[static_cast<size_t>(b - base_)];
+    while (b >= base_ + size_) {
+      if (size_ == ring_.size()) grow();
+      ring_[(base_ + size_) & (ring_.size() - 1)] = 0.0;
+      ++size_;
+    }
+    return ring_[b & (ring_.size() - 1)];
+  }
+  void grow() {
+    std::vector<double> next(std::max<size_t>(64, 2 * ring_.size()));
+    for (uint64_t b = base_; b < base_ + size_; ++b) next[b & (next.size() - 1)] = ring_[b & (ring_.size() - 1)];
+    ring_.swap(next);
   }
   // Drops buckets far behind the newest request (requests arrive roughly in time order).
   void trim(uint64_t b) {
-    while (base_ + 4096 < b && !used_.empty()) {
-      used_.pop_front();
+    while (base_ + 4096 < b && size_ > 0) {
       ++base_;
+      --size_;
     }
   }
   uint32_t bucket_;
   uint64_t base_ = 0;
-  std::deque<double> used_;
+  size_t size_ = 0;
+  std::vector<double> ring_;
 };
 
 }  // namespace stc
