@@ -363,7 +363,18 @@ void ex_wmma_ldst(ExecCtx& c, const Instr& in) {
   uint64_t base = mem_addr(c, addr, first);
   const uint64_t stride = stride_of(first);
   bool uniform = true;
-  for_lanes(c.mask, [&](int lane) { uniform &= mem_addr(c, addr, lane) == base && stride_of(lane) == stride; });
+  LaneSrc st{};
+  if (addr.kind == OpndKind::Mem && (in.ops.size() <= 2 || lane_src(c, in.ops[2], st))) {
+    // the common operands (a register address, a register or immediate stride): columns compared directly
+    const uint64_t* a = addr.reg >= 0 ? c.w.regs.data() + static_cast<size_t>(addr.reg) * 32 : nullptr;
+    const uint64_t a0 = a ? a[first] : 0;
+    const bool strided = in.ops.size() > 2;
+    for_lanes(c.mask, [&](int lane) {
+      uniform &= (!a || a[lane] == a0) && (!strided || static_cast<uint32_t>(st[lane]) == stride);
+    });
+  } else {
+    for_lanes(c.mask, [&](int lane) { uniform &= mem_addr(c, addr, lane) == base && stride_of(lane) == stride; });
+  }
   if (uniform) {
     WmmaPlan* plan = &wmma_plan(ft, in.sub, nmem, col, esize, stride);
     Space space = in.space;
