@@ -33,7 +33,7 @@ uint64_t DeviceMemory::malloc(uint64_t bytes) {
   if (next_ > kAddressLimit - (2 * red + rounded + kGap))
     throw LaunchError(what + "the device address space is used up");
   const uint64_t addr = next_ + red;
-  std::vector<uint8_t> data;
+  Bytes data;
   try {
     data.assign(bytes, 0);
   } catch (const std::bad_alloc&) {

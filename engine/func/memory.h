@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "huge_pool.h"
+
 namespace stc {
 
 // Generic addresses at or above these bases (and below base + 4 GiB) refer to shared / local / constant memory.
@@ -53,8 +55,9 @@ class DeviceMemory {
 
  private:
   uint8_t* find_slow(uint64_t addr, uint64_t size);
-  std::map<uint64_t, std::vector<uint8_t>> allocs_;
-  std::pair<const uint64_t, std::vector<uint8_t>>* last_ = nullptr;
+  using Bytes = std::vector<uint8_t, HugePoolAllocator<uint8_t>>;  // huge_pool.h: why
+  std::map<uint64_t, Bytes> allocs_;
+  std::pair<const uint64_t, Bytes>* last_ = nullptr;
   bool memcheck_ = false;
   uint64_t next_ = kGlobalBase;
   uint64_t total_ = 0;
