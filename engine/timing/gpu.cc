@@ -451,14 +451,13 @@ uint32_t TimingModel::memory_instructions_named(const Instr& in, const WarpRecor
 
 bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   L_.clock = t;
-  {  // Host cache only: the ready times written and read after the step (this instruction's registers, and
-     // those of the one after it, the usual next pc) are far apart in memory from the last warp's; asking
-     // for them now overlaps their misses with the step's work.
-    const size_t pc = static_cast<size_t>(w.w->pc());
+  // Host cache only: operands_ready() below reads the ready times of the next instruction's registers (the
+  // one after this, the usual successor), cold since every other warp issued; asking for them now overlaps
+  // the misses with the step's work.
+  if (const size_t next = static_cast<size_t>(w.w->pc()) + 1; next < facts_.size()) {
     const uint64_t* ready = w.reg_ready.data();
-    for (size_t p = pc; p < pc + 2 && p < facts_.size(); ++p)
-      for (uint32_t i = facts_[p].reg_begin, e = i + facts_[p].reg_count; i < e; ++i)
-        __builtin_prefetch(ready + pc_regs_[i]);
+    for (uint32_t i = facts_[next].reg_begin, e = i + facts_[next].reg_count; i < e; ++i)
+      __builtin_prefetch(ready + pc_regs_[i]);
   }
   exec_.step(w.cta->cta, *w.w, rec_, sm.id);
   if (w.cta->cta.woken) {  // an extension's instruction let waiting warps re-execute theirs
