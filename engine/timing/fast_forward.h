@@ -56,6 +56,8 @@ class CtaFastForward {
   uint64_t iterations() const { return target_; }
   // Warp instructions the last round executed.
   uint64_t round_insts() const { return round_insts_; }
+  // Warp instructions per pc of the loop (from its head) in the last round.
+  const std::vector<uint32_t>& round_mix() const { return round_mix_; }
   // Whether the warps that ran the last round executed the same number of instructions within `tol`
   // (warps of different work, as CSR rows of different lengths, do not keep one pace).
   bool warps_alike(double tol) const;
@@ -83,6 +85,7 @@ class CtaFastForward {
   std::vector<Mark> marks_;
   uint64_t target_ = 0;
   uint64_t round_insts_ = 0;
+  std::vector<uint32_t> round_mix_;
   bool ended_ = false;
   bool undoable_;
   bool saved_ = false;  // the state before the last round is saved
@@ -106,6 +109,7 @@ template <class Tick>
 bool CtaFastForward::run_round(WarpRecord& rec, Tick&& tick) {
   bool left = false;
   round_insts_ = 0;
+  round_mix_.assign(static_cast<size_t>(loop_.tail - loop_.head + 1), 0);
   for (Mark& m : marks_) m.insts = 0;
   for (bool progress = true; progress;) {
     progress = false;
@@ -114,6 +118,7 @@ bool CtaFastForward::run_round(WarpRecord& rec, Tick&& tick) {
       while (!marks_[i].left && !w.done() && !w.at_barrier && !w.waiting && !arrived(i)) {
         exec_.step(cta_, w, rec, 0);
         ++round_insts_;
+        if (loop_.contains(rec.pc)) ++round_mix_[static_cast<size_t>(rec.pc - loop_.head)];
         ++marks_[i].insts;
         progress = true;
         tick();

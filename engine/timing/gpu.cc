@@ -615,7 +615,8 @@ void TimingModel::fast_forward(LoopSpan loop, uint64_t t) {
     watchdog_.check(L_, exec_.stats().warp_insts, t, [this] { return live_warps(); }, next_cta_ - resident_ctas_);
   };
   // Rounds of one iteration of the fastest class, until the first warp leaves the loop, or a CTA's round
-  // executes a number of instructions that differs (beyond the tolerance) from its first round, or the
+  // executes a number of instructions that differs (beyond the tolerance) from its first round, or a code
+  // mix unlike the measured windows' (a pipeline's last iterations, which issue no loads), or the
   // warps of a loop without a barrier differ among themselves: the phase ended. That round is undone where it can be (every CTA
   // that advanced in it can undo), so what follows runs in detail.
   uint64_t rounds = 0;
@@ -632,6 +633,7 @@ void TimingModel::fast_forward(LoopSpan loop, uint64_t t) {
       const auto insts = static_cast<double>(it.ff.round_insts());
       if (it.ff.iterations() == 1) it.per_round = insts;
       end |= std::fabs(insts - it.per_round) > phase_.tolerance() * it.per_round ||
+             phase_.mix_distance(it.ff.round_mix(), loop.head) > phase_.tolerance() ||
              (!one_pace && !it.ff.warps_alike(phase_.tolerance()));
     }
     if (end && std::all_of(advanced.begin(), advanced.end(), [](const Item* it) { return it->ff.can_undo(); })) {

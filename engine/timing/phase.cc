@@ -90,6 +90,20 @@ bool PhaseSampler::agree(const Window& a, const Window& b) const {
   return dist / 2 <= tol_;
 }
 
+double PhaseSampler::mix_distance(const std::vector<uint32_t>& counts, int32_t lo) const {
+  const double windows = static_cast<double>(prev_.insts + last_.insts);
+  double total = 0;
+  for (uint32_t c : counts) total += c;
+  if (windows <= 0 || total <= 0) return 1.0;
+  double dist = 0;
+  for (size_t pc = 0; pc < prev_.bbv.size() && pc < last_.bbv.size(); ++pc) {
+    const int64_t i = static_cast<int64_t>(pc) - lo;
+    const double c = i >= 0 && static_cast<size_t>(i) < counts.size() ? counts[static_cast<size_t>(i)] : 0.0;
+    dist += std::fabs((prev_.bbv[pc] + last_.bbv[pc]) / windows - c / total);
+  }
+  return dist / 2;
+}
+
 LoopSpan PhaseSampler::steady_loop() const {
   // Three windows, each pair agreeing: a slow drift is not taken for a steady state.
   if (!enabled() || !agree(first_, prev_) || !agree(prev_, last_) || !agree(first_, last_)) return {};

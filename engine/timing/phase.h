@@ -47,6 +47,9 @@ class PhaseSampler {
   // and their count.
   std::pair<double, uint64_t> cta_period(uint64_t cta) const;
   double tolerance() const { return tol_; }
+  // Half the L1 distance between the normalised execution vector `counts` (warp instructions per pc from
+  // `lo`) and that of the last two windows: 0 for the same code mix, 1 for disjoint code.
+  double mix_distance(const std::vector<uint32_t>& counts, int32_t lo) const;
   // A fast-forward of `cycles` ran `warp_insts` warp instructions, `iterations` warp-iterations, functionally:
   // adds the counters of the last two windows scaled to `cycles`; windows then start anew at `t`
   // (`resident_events` as for close_window).
