@@ -18,7 +18,6 @@ namespace {
 
 constexpr size_t kHuge = size_t{2} << 20;      // the huge page
 constexpr size_t kRegion = size_t{64} << 20;   // reserved at a time (pages are only backed once touched)
-constexpr size_t kKeptRegions = 2;             // regions kept mapped once every block is free
 
 struct Region {
   uint8_t* base;
@@ -72,14 +71,13 @@ class Pool {
     used_ = 0;
   }
 
-  // Every block is free: the regions are reused from their start, and those beyond the first few unmapped.
+  // Every block is free (a launch ended): the regions go back to the OS, so that a run of many launches
+  // holds no more host memory than its largest launch needs (the next launch maps and touches anew).
   void reset() {
     free_.clear();
-    while (regions_.size() > kKeptRegions) {
-      munmap(mappings_.back().base, mappings_.back().size);
-      regions_.pop_back();
-      mappings_.pop_back();
-    }
+    for (const Region& m : mappings_) munmap(m.base, m.size);
+    regions_.clear();
+    mappings_.clear();
     current_ = 0;
     used_ = 0;
   }
@@ -93,7 +91,7 @@ class Pool {
 
 // Deliberately immortal (never destroyed): register files held by Python objects may be freed after the
 // module's static objects are destroyed at exit.
-constexpr size_t kLarge = size_t{1} << 20;  // blocks from this size get a mapping of their own
+constexpr size_t kLarge = size_t{1} << 20;  // huge_block_alloc: a mapping of its own from this size
 
 // A mapping of its own for a large block (the simulated device memory): 2 MiB-aligned, huge pages advised,
 // unmapped when freed.
@@ -117,14 +115,18 @@ Pool& pool() {
 
 }  // namespace
 
-void* huge_pool_alloc(size_t bytes) { return bytes >= kLarge ? map_large(bytes) : pool().alloc(bytes); }
-void huge_pool_free(void* p, size_t bytes) {
+void* huge_pool_alloc(size_t bytes) { return pool().alloc(bytes); }
+void huge_pool_free(void* p, size_t bytes) { pool().free(p, bytes); }
+void* huge_block_alloc(size_t bytes) { return bytes >= kLarge ? map_large(bytes) : ::operator new(bytes); }
+void huge_block_free(void* p, size_t bytes) {
   if (bytes >= kLarge) unmap_large(p, bytes);
-  else pool().free(p, bytes);
+  else ::operator delete(p);
 }
 #else
 void* huge_pool_alloc(size_t bytes) { return ::operator new(bytes); }
 void huge_pool_free(void* p, size_t) { ::operator delete(p); }
+void* huge_block_alloc(size_t bytes) { return ::operator new(bytes); }
+void huge_block_free(void* p, size_t) { ::operator delete(p); }
 #endif
 
 }  // namespace stc

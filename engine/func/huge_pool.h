@@ -1,5 +1,5 @@
-// Host memory for the warps' register files, from regions the OS is asked to back with 2 MiB pages.
-// Host-side only. The registers of every resident warp of a launch are tens of MiB (a 1024^3 WMMA GEMM on the
+// Host memory for the warps' register files and the simulated device memory, on 2 MiB pages where the OS
+// gives them (madvise MADV_HUGEPAGE). Host-side only. The registers of every resident warp of a launch are tens of MiB (a 1024^3 WMMA GEMM on the
 // V100 config: 46 MiB), read in the scheduler's order, which no host cache follows; with 4 KiB pages nearly
 // every operand read also misses the TLB (measured: the WMMA GEMM's launch ~10 % faster with huge pages).
 #pragma once
@@ -8,26 +8,42 @@
 
 namespace stc {
 
-// Blocks of at least `bytes`, 64-byte aligned. A block of 1 MiB or more (the simulated device memory's
-// allocations) gets a 2 MiB-aligned mapping of its own, unmapped when freed; smaller ones (register files)
-// come from shared regions, reused by size, and from the regions' start again once every block is free
-// (between launches). Where the OS has no madvise (MADV_HUGEPAGE), plain operator new.
+// Register files: blocks of at least `bytes`, 64-byte aligned, from shared regions (64 MiB, advised), reused
+// by size; once every block is free (register files live as long as their launch) the regions are unmapped.
+// Where the OS has no madvise (MADV_HUGEPAGE), plain operator new.
 void* huge_pool_alloc(size_t bytes);
 void huge_pool_free(void* p, size_t bytes);
+// Blocks of any lifetime (the simulated device memory's allocations): from 1 MiB a 2 MiB-aligned mapping of
+// their own, advised and unmapped when freed; smaller ones from operator new.
+void* huge_block_alloc(size_t bytes);
+void huge_block_free(void* p, size_t bytes);
 
-// The allocator of WarpState::regs and DeviceMemory's allocations.
-template <class T>
-struct HugePoolAllocator {
+// The allocator of WarpState::regs (Pooled: huge_pool_*) and of DeviceMemory's allocations (huge_block_*).
+template <class T, bool Pooled>
+struct HugePageAllocator {
   using value_type = T;
-  HugePoolAllocator() = default;
   template <class U>
-  HugePoolAllocator(const HugePoolAllocator<U>&) {}  // NOLINT: allocators convert implicitly
-  T* allocate(size_t n) { return static_cast<T*>(huge_pool_alloc(n * sizeof(T))); }
-  void deallocate(T* p, size_t n) { huge_pool_free(p, n * sizeof(T)); }
+  struct rebind {
+    using other = HugePageAllocator<U, Pooled>;
+  };
+  HugePageAllocator() = default;
   template <class U>
-  bool operator==(const HugePoolAllocator<U>&) const { return true; }
+  HugePageAllocator(const HugePageAllocator<U, Pooled>&) {}  // NOLINT: allocators convert implicitly
+  T* allocate(size_t n) {
+    return static_cast<T*>(Pooled ? huge_pool_alloc(n * sizeof(T)) : huge_block_alloc(n * sizeof(T)));
+  }
+  void deallocate(T* p, size_t n) {
+    if (Pooled) huge_pool_free(p, n * sizeof(T));
+    else huge_block_free(p, n * sizeof(T));
+  }
   template <class U>
-  bool operator!=(const HugePoolAllocator<U>&) const { return false; }
+  bool operator==(const HugePageAllocator<U, Pooled>&) const { return true; }
+  template <class U>
+  bool operator!=(const HugePageAllocator<U, Pooled>&) const { return false; }
 };
+template <class T>
+using RegisterAllocator = HugePageAllocator<T, true>;
+template <class T>
+using DeviceAllocator = HugePageAllocator<T, false>;
 
 }  // namespace stc

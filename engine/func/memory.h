@@ -55,7 +55,7 @@ class DeviceMemory {
 
  private:
   uint8_t* find_slow(uint64_t addr, uint64_t size);
-  using Bytes = std::vector<uint8_t, HugePoolAllocator<uint8_t>>;  // huge_pool.h: why
+  using Bytes = std::vector<uint8_t, DeviceAllocator<uint8_t>>;  // huge_pool.h: why
   std::map<uint64_t, Bytes> allocs_;
   std::pair<const uint64_t, Bytes>* last_ = nullptr;
   bool memcheck_ = false;

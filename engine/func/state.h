@@ -65,7 +65,7 @@ struct WarpState {
   uint32_t warp_in_cta = 0;
   uint32_t valid = 0;              // lanes that hold threads of the CTA
   uint32_t exited = 0;             // lanes that executed exit/ret
-  std::vector<uint64_t, HugePoolAllocator<uint64_t>> regs;  // [reg * 32 + lane] (huge_pool.h: why)
+  std::vector<uint64_t, RegisterAllocator<uint64_t>> regs;  // [reg * 32 + lane] (huge_pool.h: why)
   std::vector<SimtEntry> stack;
   std::vector<uint8_t> local;      // [lane * local_bytes + offset]
   bool at_barrier = false;
