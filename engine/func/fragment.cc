@@ -137,7 +137,7 @@ template <DType T>
 void scatter_t(ExecCtx& c, const std::vector<int32_t>& regs, const FragTable& ft, const float* M) {
   constexpr bool kHalf = T == DType::F16 || T == DType::BF16;
   uint64_t* R = c.w.regs.data();
-  if (!kHalf && c.mask == 0xffffffffu) {
+  if (!kHalf && c.mask == ~0u) {
     // Every lane, one element per register: register by register (a register named twice ends with the
     // later element, as below), quad-form registers without the table.
     for (int i = 0; i < ft.n; ++i) {

@@ -316,7 +316,7 @@ void record_planned(ExecCtx& c, WmmaPlan& plan, uint64_t base, Space space, bool
       }
       for (int k = j; k < nregs; k += nr) {  // the register and its duplicate
         uint64_t* slot = c.w.regs.data() + static_cast<size_t>(frag.vec[static_cast<size_t>(k)]) * 32;
-        if (mask == 0xffffffffu) {
+        if (mask == ~0u) {
           for (int lane = 0; lane < 32; ++lane) slot[lane] = (slot[lane] & ~uint64_t{0xffffffff}) | words[lane];
         } else {
           for_lanes(mask, [&](int lane) { slot[lane] = (slot[lane] & ~uint64_t{0xffffffff}) | words[lane]; });
