@@ -1,5 +1,6 @@
 #include "huge_pool.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <new>
@@ -17,12 +18,25 @@ namespace stc {
 namespace {
 
 constexpr size_t kHuge = size_t{2} << 20;      // the huge page
-constexpr size_t kRegion = size_t{64} << 20;   // reserved at a time (pages are only backed once touched)
+constexpr size_t kRegion = size_t{64} << 20;   // a pool region (pages are only backed once touched)
+constexpr size_t kLarge = size_t{1} << 20;     // huge_block_alloc: a mapping of its own from this size
 
-struct Region {
-  uint8_t* base;
-  size_t size;
-};
+size_t huge_pages(size_t bytes) { return (bytes + kHuge - 1) / kHuge * kHuge; }
+
+// A mapping of whole huge pages for `bytes`, 2 MiB-aligned (trimmed from a larger one, so that unmap_huge
+// knows it), huge pages advised (advice only: ignored where unsupported).
+uint8_t* map_huge(size_t bytes) {
+  const size_t size = huge_pages(bytes);
+  void* m = mmap(nullptr, size + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) throw std::bad_alloc();
+  const uintptr_t raw = reinterpret_cast<uintptr_t>(m);
+  const uintptr_t start = (raw + kHuge - 1) / kHuge * kHuge;
+  if (start > raw) munmap(m, start - raw);
+  munmap(reinterpret_cast<void*>(start + size), raw + kHuge - start);
+  madvise(reinterpret_cast<void*>(start), size, MADV_HUGEPAGE);
+  return reinterpret_cast<uint8_t*>(start);
+}
+void unmap_huge(void* p, size_t bytes) { munmap(p, huge_pages(bytes)); }
 
 class Pool {
  public:
@@ -36,8 +50,12 @@ class Pool {
       list.pop_back();
       return p;
     }
-    if (regions_.empty() || used_ + n > regions_[current_].size) next_region(n);
-    void* p = regions_[current_].base + used_;
+    if (regions_.empty() || used_ + n > regions_.back().size) {  // a new region, of at least n bytes
+      const size_t size = std::max(kRegion, huge_pages(n));
+      regions_.push_back({map_huge(size), size});
+      used_ = 0;
+    }
+    void* p = regions_.back().base + used_;
     used_ += n;
     return p;
   }
@@ -49,64 +67,30 @@ class Pool {
   }
 
  private:
+  struct Region {
+    uint8_t* base;
+    size_t size;
+  };
   static size_t round(size_t bytes) { return (bytes + 63) / 64 * 64; }
-
-  // Moves to the next region with room for n bytes, mapping one if none is left.
-  void next_region(size_t n) {
-    for (size_t i = regions_.empty() ? 0 : current_ + 1; i < regions_.size(); ++i)
-      if (regions_[i].size >= n) {
-        current_ = i;
-        used_ = 0;
-        return;
-      }
-    const size_t size = n > kRegion ? (n + kHuge - 1) / kHuge * kHuge : kRegion;
-    // Map one huge page more than needed and start at the first 2 MiB boundary inside.
-    void* m = mmap(nullptr, size + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED) throw std::bad_alloc();
-    const uintptr_t start = (reinterpret_cast<uintptr_t>(m) + kHuge - 1) / kHuge * kHuge;
-    madvise(reinterpret_cast<void*>(start), size, MADV_HUGEPAGE);  // advice only: ignored where unsupported
-    regions_.push_back({reinterpret_cast<uint8_t*>(start), size});
-    mappings_.push_back({static_cast<uint8_t*>(m), size + kHuge});
-    current_ = regions_.size() - 1;
-    used_ = 0;
-  }
 
   // Every block is free (a launch ended): the regions go back to the OS, so that a run of many launches
   // holds no more host memory than its largest launch needs (the next launch maps and touches anew).
   void reset() {
     free_.clear();
-    for (const Region& m : mappings_) munmap(m.base, m.size);
+    for (const Region& r : regions_) unmap_huge(r.base, r.size);
     regions_.clear();
-    mappings_.clear();
-    current_ = 0;
     used_ = 0;
   }
 
   std::mutex mu_;
-  std::vector<Region> regions_, mappings_;
-  size_t current_ = 0, used_ = 0;
+  std::vector<Region> regions_;
+  size_t used_ = 0;  // bytes handed out from the last region
   size_t live_ = 0;
   std::unordered_map<size_t, std::vector<void*>> free_;
 };
 
 // Deliberately immortal (never destroyed): register files held by Python objects may be freed after the
 // module's static objects are destroyed at exit.
-constexpr size_t kLarge = size_t{1} << 20;  // huge_block_alloc: a mapping of its own from this size
-
-// A mapping of its own for a large block (the simulated device memory): 2 MiB-aligned, huge pages advised,
-// unmapped when freed.
-void* map_large(size_t bytes) {
-  const size_t size = (bytes + kHuge - 1) / kHuge * kHuge;
-  void* m = mmap(nullptr, size + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED) throw std::bad_alloc();
-  const uintptr_t raw = reinterpret_cast<uintptr_t>(m);
-  const uintptr_t start = (raw + kHuge - 1) / kHuge * kHuge;
-  if (start > raw) munmap(m, start - raw);  // trim to the aligned span, so that free knows the mapping
-  if (raw + size + kHuge > start + size) munmap(reinterpret_cast<void*>(start + size), raw + size + kHuge - start - size);
-  madvise(reinterpret_cast<void*>(start), size, MADV_HUGEPAGE);
-  return reinterpret_cast<void*>(start);
-}
-void unmap_large(void* p, size_t bytes) { munmap(p, (bytes + kHuge - 1) / kHuge * kHuge); }
 
 Pool& pool() {
   static Pool* p = new Pool;
@@ -117,9 +101,9 @@ Pool& pool() {
 
 void* huge_pool_alloc(size_t bytes) { return pool().alloc(bytes); }
 void huge_pool_free(void* p, size_t bytes) { pool().free(p, bytes); }
-void* huge_block_alloc(size_t bytes) { return bytes >= kLarge ? map_large(bytes) : ::operator new(bytes); }
+void* huge_block_alloc(size_t bytes) { return bytes >= kLarge ? map_huge(bytes) : ::operator new(bytes); }
 void huge_block_free(void* p, size_t bytes) {
-  if (bytes >= kLarge) unmap_large(p, bytes);
+  if (bytes >= kLarge) unmap_huge(p, bytes);
   else ::operator delete(p);
 }
 #else

@@ -11,6 +11,13 @@ namespace stc {
 namespace {
 constexpr int32_t kNoPc = std::numeric_limits<int32_t>::max();
 
+// Half the L1 distance between two normalised vectors of n entries, given as functions of the index.
+template <class A, class B>
+double half_l1(size_t n, A a, B b) {
+  double dist = 0;
+  for (size_t i = 0; i < n; ++i) dist += std::fabs(a(i) - b(i));
+  return dist / 2;
+}
 bool within(double a, double b, double tol) { return std::fabs(a - b) <= tol * std::max(std::fabs(a), std::fabs(b)); }
 }  // namespace
 
@@ -84,10 +91,9 @@ bool PhaseSampler::agree(const Window& a, const Window& b) const {
   const double ipc_b = static_cast<double>(b.insts) / static_cast<double>(b.cycles);
   if (!within(ipc_a, ipc_b, tol_) || !within(a.period, b.period, tol_)) return false;
   // The same code mix: half the L1 distance of the normalised per-instruction execution vectors.
-  double dist = 0;
-  for (size_t i = 0; i < a.bbv.size(); ++i)
-    dist += std::fabs(a.bbv[i] / static_cast<double>(a.insts) - b.bbv[i] / static_cast<double>(b.insts));
-  return dist / 2 <= tol_;
+  const double na = static_cast<double>(a.insts), nb = static_cast<double>(b.insts);
+  return half_l1(a.bbv.size(), [&](size_t i) { return a.bbv[i] / na; },
+                 [&](size_t i) { return b.bbv[i] / nb; }) <= tol_;
 }
 
 double PhaseSampler::mix_distance(const std::vector<uint32_t>& counts, int32_t lo) const {
@@ -95,13 +101,12 @@ double PhaseSampler::mix_distance(const std::vector<uint32_t>& counts, int32_t l
   double total = 0;
   for (uint32_t c : counts) total += c;
   if (windows <= 0 || total <= 0) return 1.0;
-  double dist = 0;
-  for (size_t pc = 0; pc < prev_.bbv.size() && pc < last_.bbv.size(); ++pc) {
+  const auto round = [&](size_t pc) {
     const int64_t i = static_cast<int64_t>(pc) - lo;
-    const double c = i >= 0 && static_cast<size_t>(i) < counts.size() ? counts[static_cast<size_t>(i)] : 0.0;
-    dist += std::fabs((prev_.bbv[pc] + last_.bbv[pc]) / windows - c / total);
-  }
-  return dist / 2;
+    return i >= 0 && static_cast<size_t>(i) < counts.size() ? counts[static_cast<size_t>(i)] / total : 0.0;
+  };
+  return half_l1(std::min(prev_.bbv.size(), last_.bbv.size()),
+                 [&](size_t pc) { return (prev_.bbv[pc] + last_.bbv[pc]) / windows; }, round);
 }
 
 LoopSpan PhaseSampler::steady_loop() const {
