@@ -332,11 +332,10 @@ uint64_t f64_nan_result(Op op, const ExecCtx& c, const Instr& in, int lane, size
 
 // fma.f32 over the lanes of `mask`: d = a * b + c rounded once, NaNs canonical. A libm fmaf call per lane
 // cost more than the rest of the lane's work; where the host has the FMA instruction (x86-64 CPUs since
-// 2013) the clone below uses it, and both round the exact result the same way (IEEE fused multiply-add).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("fma", "default")))
-#endif
-void fma_f32_lanes(uint64_t* d, const uint64_t* a, const uint64_t* b, const uint64_t* cc, uint32_t mask) {
+// 2013) the copy compiled for it is used (chosen once at run time, as fragment_simd.cc does), and both
+// round the exact result the same way (IEEE fused multiply-add).
+[[gnu::always_inline]] inline void fma_f32_lanes_body(uint64_t* d, const uint64_t* a, const uint64_t* b,
+                                                      const uint64_t* cc, uint32_t mask) {
   const auto lane = [&](int l) {
     const float r = __builtin_fmaf(f32_from_bits(a[l]), f32_from_bits(b[l]), f32_from_bits(cc[l]));
     d[l] = std::isnan(r) ? kCanonicalNaN32 : bits_from_f32(r);
@@ -346,6 +345,21 @@ void fma_f32_lanes(uint64_t* d, const uint64_t* a, const uint64_t* b, const uint
   } else {
     for_lanes(mask, lane);
   }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target("fma"))) void fma_f32_lanes_fma(uint64_t* d, const uint64_t* a, const uint64_t* b,
+                                                       const uint64_t* cc, uint32_t mask) {
+  fma_f32_lanes_body(d, a, b, cc, mask);
+}
+#endif
+
+void fma_f32_lanes(uint64_t* d, const uint64_t* a, const uint64_t* b, const uint64_t* cc, uint32_t mask) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  static const bool host_fma = __builtin_cpu_supports("fma");
+  if (host_fma) return fma_f32_lanes_fma(d, a, b, cc, mask);
+#endif
+  fma_f32_lanes_body(d, a, b, cc, mask);
 }
 
 // f32 add / sub / mul / fma on plain register operands, without a directed rounding mode, .ftz or .sat:
