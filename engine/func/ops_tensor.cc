@@ -404,7 +404,8 @@ void ex_ldmatrix(ExecCtx& c, const Instr& in) {
   const int n = in.num;
   const bool trans = in.flags & F_TRANS;
   const Operand& d = in.ops[0];
-  std::array<std::array<uint16_t, 64>, 4> m{};
+  // the n 8x8 matrices, row by row (every row of the n matrices is read below, none left unset)
+  std::array<std::array<uint16_t, 64>, 4> m;
   for (int i = 0; i < n; ++i)
     for (int row = 0; row < 8; ++row) {
       const int src_lane = 8 * i + row;
@@ -412,16 +413,21 @@ void ex_ldmatrix(ExecCtx& c, const Instr& in) {
       const uint8_t* p = mem_access(c, in.space, a, 16, src_lane, false, 16);
       std::memcpy(&m[static_cast<size_t>(i)][static_cast<size_t>(row) * 8], p, 16);
     }
-  for_lanes(c.mask, [&](int lane) {
-    const int r = lane / 4, c0 = 2 * (lane % 4);
-    for (int i = 0; i < n; ++i) {
-      const auto& mat = m[static_cast<size_t>(i)];
+  // Lane 4r+q receives row r, columns 2q and 2q+1 of each matrix (of its transpose with .trans): without
+  // .trans that is the matrix's 32-bit word `lane`, as the rows lie in memory order.
+  for (int i = 0; i < n; ++i) {
+    const int32_t reg = d.kind == OpndKind::Vec ? d.vec[static_cast<size_t>(i)] : d.reg;
+    if (reg < 0) continue;
+    uint64_t* dst = c.w.regs.data() + static_cast<size_t>(reg) * 32;
+    const auto& mat = m[static_cast<size_t>(i)];
+    for_lanes(c.mask, [&](int lane) {
+      const size_t r = static_cast<size_t>(lane / 4), c0 = static_cast<size_t>(2 * (lane % 4));
       uint32_t lo, hi;
-      if (trans) { lo = mat[static_cast<size_t>(c0 * 8 + r)]; hi = mat[static_cast<size_t>((c0 + 1) * 8 + r)]; }
-      else { lo = mat[static_cast<size_t>(r * 8 + c0)]; hi = mat[static_cast<size_t>(r * 8 + c0 + 1)]; }
-      set_reg(c, d.kind == OpndKind::Vec ? d.vec[static_cast<size_t>(i)] : d.reg, lane, lo | (hi << 16));
-    }
-  });
+      if (trans) { lo = mat[c0 * 8 + r]; hi = mat[(c0 + 1) * 8 + r]; }
+      else { lo = mat[r * 8 + c0]; hi = mat[r * 8 + c0 + 1]; }
+      dst[lane] = lo | (hi << 16);
+    });
+  }
 }
 
 void decode_wmma(Instr& in) {

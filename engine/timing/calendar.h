@@ -12,7 +12,9 @@ namespace stc {
 
 class Calendar {
  public:
-  explicit Calendar(uint32_t bucket_cycles = 16) : bucket_(bucket_cycles) {}
+  // Bucket length in cycles: a power of two, so that finding a request's bucket is a shift (every resource
+  // of the memory system reserves through here, several times per sector).
+  static constexpr uint32_t kBucketCycles = 16;
 
   // Reserves `service` cycles of the resource for a request arriving at `arrive`; returns the cycle its
   // service starts.
@@ -66,7 +68,7 @@ class Calendar {
       --size_;
     }
   }
-  uint32_t bucket_;
+  static constexpr uint32_t bucket_ = kBucketCycles;
   uint64_t base_ = 0;
   size_t size_ = 0;
   std::vector<double> ring_;
