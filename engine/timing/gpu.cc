@@ -156,6 +156,10 @@ void TimingModel::resolve_classes() {
     f.waits_groups = in.traits.async == AsyncKind::WaitGroup || in.traits.async == AsyncKind::WaitAll;
     f.may_touch_global = may_touch_global(in);
     f.global_store = c.store_sector_cycles > 0 && in.traits.mem == MemKind::Store && f.may_touch_global;
+    // each lane's one record (or its vector's contiguous elements) of at most 16 bytes: memory_instructions
+    // would count 1 from the records
+    f.one_ldst = (in.op == Op::Ld || in.op == Op::Ldu || in.op == Op::St) &&
+                 static_cast<uint32_t>(in.vec) * dtype_bytes(in.type) <= 16;
     facts_.push_back(f);
   }
   if (c.icache) {
@@ -479,7 +483,7 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   const bool folded = in.traits.folded;  // no SASS instruction: no slot, no unit, ready at once
   uint32_t interval = ot.interval;
   const uint32_t sass = integer_instructions(in);
-  if (in.unit == Unit::LDST) interval *= memory_instructions_named(in, rec_);
+  if (in.unit == Unit::LDST) interval *= facts_[rec_.pc].one_ldst ? 1 : memory_instructions_named(in, rec_);
   else interval *= sass;
   if (folded) {
   } else if (in.unit == Unit::TENSOR) {  // the earliest free pipe takes it

@@ -112,6 +112,7 @@ class TimingModel {
     bool waits_groups = false;   // cp.async.wait_group / wait_all
     bool may_touch_global = false;
     bool global_store = false;  // waits for the SM's store path (l1d.store_sector_cycles)
+    bool one_ldst = false;      // ld/st of at most 16 bytes per lane: always one SASS memory instruction
     uint32_t line = 0;  // the instruction cache line of its code (icache.*)
   };
   std::vector<IssueFacts> facts_;
