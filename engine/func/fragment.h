@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "exec.h"
@@ -58,6 +59,38 @@ inline uint64_t elem_bits(DType t, float v) {
   }
 }
 inline bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
+
+// A vector of W floats (GCC/Clang vector extension; an alias with a dependent vector_size loses the attribute).
+template <int W> struct FloatVec;
+template <> struct FloatVec<4> { typedef float type __attribute__((vector_size(16))); };
+template <> struct FloatVec<8> { typedef float type __attribute__((vector_size(32))); };
+
+// D = A * B + C for the first M rows, N columns and K steps of 16-wide row arrays, each element an fp32
+// multiply and add in k order (fp16/bf16 x fp16/bf16 products are exact in fp32), W columns at a time in a
+// vector of W floats (GCC/Clang vector extension): the columns are independent, so the result is
+// bit-identical to the scalar loop for any W. ops_tensor.cc instantiates it 4-wide (any x86-64 or other
+// host), fragment_simd.cc 8-wide inside its AVX2 functions (always inline: the vectors take the caller's
+// target).
+template <int W, int M, int N, int K>
+[[gnu::always_inline]] inline void tile_product(const float (*A)[16], const float (*B)[16], const float (*C)[16],
+                                                float (*D)[16]) {
+  static_assert(N % W == 0, "the n loop goes W columns at a time");
+  using FW = typename FloatVec<W>::type;
+  constexpr int V = N / W;
+  FW Bv[K][V];
+  for (int k = 0; k < K; ++k) std::memcpy(Bv[k], B[k], sizeof(Bv[k]));
+  for (int m = 0; m < M; ++m) {
+    FW acc[V];
+    std::memcpy(acc, C[m], sizeof(acc));
+    for (int k = 0; k < K; ++k) {
+      const float a = A[m][k];
+      FW av;
+      for (int j = 0; j < W; ++j) av[j] = a;
+      for (int q = 0; q < V; ++q) acc[q] += av * Bv[k][q];
+    }
+    std::memcpy(D[m], acc, sizeof(acc));
+  }
+}
 
 // A fragment map as a table: (lane, element) -> (row, col), and the element's flat index row * 16 + col
 // in a matrix stored as rows of 16 floats (what gather and scatter index).

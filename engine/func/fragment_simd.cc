@@ -56,25 +56,6 @@ STC_SIMD inline void transpose8(__m256 (&r)[8]) {
   r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
 }
 
-using F8 = float __attribute__((vector_size(32)));
-
-template <int N, int K>
-STC_SIMD void tile_mma(const float (*A)[16], const float (*B)[16], const float (*C)[16], float (*D)[16]) {
-  constexpr int V = N / 8;
-  F8 Bv[K][V];
-  for (int k = 0; k < K; ++k) std::memcpy(Bv[k], B[k], sizeof(Bv[k]));
-  for (int m = 0; m < 16; ++m) {
-    F8 acc[V];
-    std::memcpy(acc, C[m], sizeof(acc));
-    for (int k = 0; k < K; ++k) {
-      const float a = A[m][k];
-      const F8 av = {a, a, a, a, a, a, a, a};
-      for (int q = 0; q < V; ++q) acc[q] += av * Bv[k][q];
-    }
-    std::memcpy(D[m], acc, sizeof(acc));
-  }
-}
-
 }  // namespace
 
 bool simd_fragments() {
@@ -114,10 +95,10 @@ STC_SIMD bool quad_cols_f16(const uint64_t* col, float* m) {
 
 STC_SIMD void tile_mma_avx(int n, int k, const float (*A)[16], const float (*B)[16], const float (*C)[16],
                            float (*D)[16]) {
-  if (n == 8 && k == 16) tile_mma<8, 16>(A, B, C, D);
-  else if (n == 8) tile_mma<8, 8>(A, B, C, D);
-  else if (k == 16) tile_mma<16, 16>(A, B, C, D);
-  else tile_mma<16, 8>(A, B, C, D);
+  if (n == 8 && k == 16) tile_product<8, 16, 8, 16>(A, B, C, D);
+  else if (n == 8) tile_product<8, 16, 8, 8>(A, B, C, D);
+  else if (k == 16) tile_product<8, 16, 16, 16>(A, B, C, D);
+  else tile_product<8, 16, 16, 8>(A, B, C, D);
 }
 
 }  // namespace stc

@@ -17,35 +17,16 @@ namespace {
 
 enum WmmaSub : uint8_t { W_LOAD_A, W_LOAD_B, W_LOAD_C, W_STORE_D, W_MMA };
 
-// D = A * B + C for an M x N x K warp tile with fp32 accumulation of exact fp16/bf16 products, summed in k order.
-// Four columns at a time in a vector of four floats (GCC/Clang vector extension): the columns are
-// independent and each is still the same fp32 multiply and add in k order, so the result is bit-identical
-// to the scalar loop.
+// D = A * B + C for an M x N x K warp tile with fp32 accumulation of exact fp16/bf16 products, summed in k order
+// (tile_product: 8-wide where the host has AVX2, else 4-wide; bit-identical either way).
 template <int M, int N, int K>
 void warp_mma(ExecCtx& c, const Instr& in, const FragTable& ta, const FragTable& tb, const FragTable& tc) {
-  using F4 = float __attribute__((vector_size(16)));
-  static_assert(N % 4 == 0, "the n loop goes four columns at a time");
   float A[16][16], B[16][16], C[16][16], D[16][16];
   gather(c, in.ops[1].vec, in.types[1], ta, A);
   gather(c, in.ops[2].vec, in.types[2], tb, B);
   gather(c, in.ops[3].vec, in.types[3], tc, C);
-  if (M == 16 && simd_fragments()) {
-    tile_mma_avx(N, K, A, B, C, D);
-    scatter(c, in.ops[0].vec, in.types[0], tc, D);
-    return;
-  }
-  F4 Bv[K][N / 4];
-  for (int k = 0; k < K; ++k) std::memcpy(Bv[k], B[k], sizeof(Bv[k]));
-  for (int m = 0; m < M; ++m) {
-    F4 acc[N / 4];
-    std::memcpy(acc, C[m], sizeof(acc));
-    for (int k = 0; k < K; ++k) {
-      const float a = A[m][k];
-      const F4 av = {a, a, a, a};
-      for (int q = 0; q < N / 4; ++q) acc[q] += av * Bv[k][q];  // fp16 x fp16 products are exact in fp32
-    }
-    std::memcpy(D[m], acc, sizeof(acc));
-  }
+  if (M == 16 && simd_fragments()) tile_mma_avx(N, K, A, B, C, D);
+  else tile_product<4, M, N, K>(A, B, C, D);
   scatter(c, in.ops[0].vec, in.types[0], tc, D);
 }
 
