@@ -134,7 +134,9 @@ void PhaseSampler::account(double cycles, uint64_t warp_insts, uint64_t iteratio
 uint64_t PhaseSampler::finish(Stats& stats, uint64_t detailed_cycles) const {
   const uint64_t extra = static_cast<uint64_t>(std::llround(cycles_));
   const double total = static_cast<double>(detailed_cycles + extra);
-  stats[TStat::SampleMode] = static_cast<double>(count_ ? SampleMode::PhaseSampled : SampleMode::NoSteadyPhase);
+  stats[TStat::SampleMode] = static_cast<double>(count_    ? SampleMode::PhaseSampled
+                                                 : uneven_ ? SampleMode::UnevenCtas
+                                                           : SampleMode::NoSteadyPhase);
   stats[TStat::SampleSkippedCycles] = static_cast<double>(extra);
   // Both windows before each fast-forward agreed within the tolerance; the estimate assumes the skipped
   // iterations ran at their pace within it too (docs/performance.md): an estimate, not a guarantee.

@@ -59,6 +59,9 @@ class PhaseSampler {
   // sampler runs only where wave sampling cannot skip); returns the cycles to add to `detailed_cycles`.
   uint64_t finish(Stats& stats, uint64_t detailed_cycles) const;
   bool skipped() const { return count_ > 0; }
+  // A steady loop was left in full detail because the SMs held different numbers of CTAs (gpu.cc): the
+  // mode says so when no fast-forward happened.
+  void refuse_uneven() { uneven_ = true; }
 
  private:
   struct Window {
@@ -89,6 +92,7 @@ class PhaseSampler {
   Window first_, prev_, last_;  // the last three windows
   // Fast-forwards so far.
   uint64_t count_ = 0, warp_insts_ = 0, iterations_ = 0;
+  bool uneven_ = false;
   double cycles_ = 0;
 };
 

@@ -26,6 +26,7 @@ enum class SampleMode : int {
   SampledScaled = 5,  // skipped CTAs differed from the detailed ones: their time scaled by their instructions
   PhaseSampled = 6,   // a grid of few waves: steady loop iterations were fast-forwarded (phase.h)
   NoSteadyPhase = 7,  // full detail: a grid of few waves whose loop windows never agreed (or that has no loop)
+  UnevenCtas = 8,     // full detail: a grid of few waves with a steady loop, its SMs holding unlike CTA counts
 };
 
 class WaveSampler {

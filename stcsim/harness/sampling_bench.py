@@ -40,7 +40,8 @@ LARGE_GEMMS: tuple[tuple[str, tuple[int, int, int], str], ...] = (
 )
 # sample_mode (docs/stats.md): 1/5 waves skipped, 6 loop iterations fast-forwarded within the launch.
 MODES = {0: "off", 1: "sampled", 2: "full: few waves", 3: "full: CTAs differ", 4: "full: not stable",
-         5: "sampled, scaled", 6: "loop fast-forwarded", 7: "full: no steady loop"}
+         5: "sampled, scaled", 6: "loop fast-forwarded", 7: "full: no steady loop",
+         8: "full: uneven CTAs per SM"}
 
 
 @dataclass(frozen=True)
