@@ -83,10 +83,8 @@ template <int W, int M, int N, int K>
     FW acc[V];
     std::memcpy(acc, C[m], sizeof(acc));
     for (int k = 0; k < K; ++k) {
-      const float a = A[m][k];
-      FW av;
-      for (int j = 0; j < W; ++j) av[j] = a;
-      for (int q = 0; q < V; ++q) acc[q] += av * Bv[k][q];
+      const float a = A[m][k];  // broadcast by the vector extension's scalar operand
+      for (int q = 0; q < V; ++q) acc[q] += a * Bv[k][q];
     }
     std::memcpy(D[m], acc, sizeof(acc));
   }
