@@ -188,7 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.sampling:
         return _sampling(a.batch, a.layers, a.always_full, a.large, a.csv)
     if a.profile:
-        return _profile(argv or [], a.profile)
+        import sys
+
+        return _profile(sys.argv[1:] if argv is None else argv, a.profile)
     cases = () if a.network else QUICK_CASES if a.quick else DEFAULT_CASES
     if a.classes:
         cases = CLASS_CASES
