@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <type_traits>
 
@@ -44,15 +45,6 @@ inline bool lane_src(const ExecCtx& c, const Operand& o, LaneSrc& s) {
   }
   return false;
 }
-// The destination register's 32 lanes, or nullptr for the sink `_` / a non-register operand.
-inline uint64_t* lane_dst(ExecCtx& c, const Operand& o) {
-  return o.kind == OpndKind::Reg && o.reg >= 0 ? c.w.regs.data() + static_cast<size_t>(o.reg) * 32 : nullptr;
-}
-
-inline void set_reg(ExecCtx& c, int32_t reg, int lane, uint64_t v) {
-  if (reg >= 0) c.w.regs[static_cast<size_t>(reg) * 32 + lane] = v;
-}
-
 template <class F>
 inline void for_lanes(uint32_t mask, F f) {
   while (mask) {
@@ -60,6 +52,63 @@ inline void for_lanes(uint32_t mask, F f) {
     mask &= mask - 1;
     f(lane);
   }
+}
+
+// A resolved source's 32 lanes copied into a local array (a register's column, or the immediate in every
+// lane). A lane loop that reads such copies cannot alias its destination (`add r1, r1, 4` writes the
+// register it reads), so the compiler vectorizes it without run-time overlap checks.
+inline void copy_lanes(const LaneSrc& s, uint64_t (&out)[32]) {
+  if (s.mask) {
+    std::memcpy(out, s.p, sizeof out);
+  } else {
+    for (uint64_t& v : out) v = *s.p;
+  }
+}
+
+// d[l] = f(a[l], ...) for every lane in `mask` from one, two or three resolved sources: all 32 lanes as one
+// straight loop over copies of the sources (vectorized), otherwise lane by lane. The result is the same
+// either way (each lane reads only its own source lanes).
+template <class F>
+inline void map_lanes(uint32_t mask, uint64_t* d, F f, const LaneSrc& a) {
+  if (mask == ~0u) {
+    uint64_t x[32];
+    copy_lanes(a, x);
+    for (int l = 0; l < 32; ++l) d[l] = f(x[l]);
+    return;
+  }
+  for_lanes(mask, [&](int l) { d[l] = f(a[l]); });
+}
+template <class F>
+inline void map_lanes(uint32_t mask, uint64_t* d, F f, const LaneSrc& a, const LaneSrc& b) {
+  if (mask == ~0u) {
+    uint64_t x[32], y[32];
+    copy_lanes(a, x);
+    copy_lanes(b, y);
+    for (int l = 0; l < 32; ++l) d[l] = f(x[l], y[l]);
+    return;
+  }
+  for_lanes(mask, [&](int l) { d[l] = f(a[l], b[l]); });
+}
+template <class F>
+inline void map_lanes(uint32_t mask, uint64_t* d, F f, const LaneSrc& a, const LaneSrc& b, const LaneSrc& c) {
+  if (mask == ~0u) {
+    uint64_t x[32], y[32], z[32];
+    copy_lanes(a, x);
+    copy_lanes(b, y);
+    copy_lanes(c, z);
+    for (int l = 0; l < 32; ++l) d[l] = f(x[l], y[l], z[l]);
+    return;
+  }
+  for_lanes(mask, [&](int l) { d[l] = f(a[l], b[l], c[l]); });
+}
+
+// The destination register's 32 lanes, or nullptr for the sink `_` / a non-register operand.
+inline uint64_t* lane_dst(ExecCtx& c, const Operand& o) {
+  return o.kind == OpndKind::Reg && o.reg >= 0 ? c.w.regs.data() + static_cast<size_t>(o.reg) * 32 : nullptr;
+}
+
+inline void set_reg(ExecCtx& c, int32_t reg, int lane, uint64_t v) {
+  if (reg >= 0) c.w.regs[static_cast<size_t>(reg) * 32 + lane] = v;
 }
 
 // Type traits: V is the compute type; get() decodes register bits, put() encodes a result.

@@ -54,11 +54,11 @@ void Executor::step(CtaState& cta, WarpState& w, WarpRecord& rec, uint32_t smid)
   const int32_t pc = top.pc;
   const Instr& in = k.code[static_cast<size_t>(pc)];
   uint32_t mask = top.mask;
-  if (in.guard >= 0) {
+  if (in.guard >= 0) {  // every lane's predicate as a bit (branch-free), then negated and masked
     uint32_t g = 0;
     const uint64_t* pr = &w.regs[static_cast<size_t>(in.guard) * 32];
-    for_lanes(mask, [&](int l) { if ((pr[l] != 0) != in.guard_neg) g |= 1u << l; });
-    mask = g;
+    for (int l = 0; l < 32; ++l) g |= static_cast<uint32_t>(pr[l] != 0) << l;
+    mask &= in.guard_neg ? ~g : g;
   }
   const uint32_t simt_mask = top.mask;  // `top` may dangle once the instruction pushes onto the stack
   rec.reset(&in, pc, mask);

@@ -1,4 +1,5 @@
 // Integer and floating-point arithmetic: add sub addc subc mul mad madc fma div rem abs neg min max copysign.
+#include <algorithm>
 #include <cfenv>
 #include <climits>
 #include <cmath>
@@ -114,30 +115,67 @@ void int_plain(ExecCtx& c, const Instr& in) {
   LaneSrc a{}, b{}, cc{};  // plain_int checked that each is a register or an immediate
   lane_src(c, in.ops[1], a);
   lane_src(c, in.ops[2], b);
-  if (O == Op::Mad) lane_src(c, in.ops[3], cc);
   uint64_t* d = lane_dst(c, in.ops[0]);
-  const auto lane = [&](int l) {
-    const uint64_t x = a[l], y = b[l];
-    uint64_t r;
-    if constexpr (O == Op::Add) r = x + y;
-    else if constexpr (O == Op::Sub) r = x - y;
-    else if constexpr (O == Op::Mul) r = x * y;
-    else r = zext(x * y, BYTES) + cc[l];
-    d[l] = zext(r, BYTES);
-  };
-  if (c.mask == ~0u) {  // every lane: a plain loop (see f32_on_regs)
-    for (int l = 0; l < 32; ++l) lane(l);
+  if constexpr (O == Op::Mad) {
+    lane_src(c, in.ops[3], cc);
+    map_lanes(c.mask, d, [](uint64_t x, uint64_t y, uint64_t z) { return zext(zext(x * y, BYTES) + z, BYTES); },
+              a, b, cc);
   } else {
-    for_lanes(c.mask, lane);
+    map_lanes(c.mask, d, [](uint64_t x, uint64_t y) {
+      if constexpr (O == Op::Add) return zext(x + y, BYTES);
+      else if constexpr (O == Op::Sub) return zext(x - y, BYTES);
+      else return zext(x * y, BYTES);
+    }, a, b);
   }
 }
 
-// Whether ex_int may take int_plain: add, sub, mul.lo or mad.lo without other flags, the destination and
-// the first source registers, the other sources registers or immediates (no special registers, no
-// negated predicates).
-bool plain_int(const Instr& in) {
-  const size_t n = in.op == Op::Mad ? 4 : in.op == Op::Add || in.op == Op::Sub || in.op == Op::Mul ? 3 : 0;
-  if (n == 0 || in.ops.size() != n || (in.flags & ~static_cast<uint32_t>(F_LO)) != 0) return false;
+// mul.wide / mad.wide (16 or 32-bit sources, a result twice as wide) on registers and immediates: the index
+// arithmetic's 64-bit byte offsets. The addend of mad.wide is read at the full result width.
+template <int BYTES, bool SIGNED, Op O>
+void int_wide(ExecCtx& c, const Instr& in) {
+  LaneSrc a{}, b{}, cc{};  // plain_int checked that each is a register or an immediate
+  lane_src(c, in.ops[1], a);
+  lane_src(c, in.ops[2], b);
+  uint64_t* d = lane_dst(c, in.ops[0]);
+  const auto product = [](uint64_t x, uint64_t y) {
+    return SIGNED ? static_cast<uint64_t>(as_signed(zext(x, BYTES), BYTES) * as_signed(zext(y, BYTES), BYTES))
+                  : zext(x, BYTES) * zext(y, BYTES);
+  };
+  if constexpr (O == Op::Mad) {
+    lane_src(c, in.ops[3], cc);
+    map_lanes(c.mask, d, [&](uint64_t x, uint64_t y, uint64_t z) { return zext(product(x, y) + z, 2 * BYTES); },
+              a, b, cc);
+  } else {
+    map_lanes(c.mask, d, [&](uint64_t x, uint64_t y) { return zext(product(x, y), 2 * BYTES); }, a, b);
+  }
+}
+
+// min / max without .relu on registers and immediates (tile-edge clamps).
+template <int BYTES, bool SIGNED, Op O>
+void int_minmax(ExecCtx& c, const Instr& in) {
+  LaneSrc a{}, b{};  // plain_int checked that each is a register or an immediate
+  lane_src(c, in.ops[1], a);
+  lane_src(c, in.ops[2], b);
+  map_lanes(c.mask, lane_dst(c, in.ops[0]), [](uint64_t x, uint64_t y) {
+    if constexpr (SIGNED) {
+      const int64_t sx = as_signed(x, BYTES), sy = as_signed(y, BYTES);
+      return zext(static_cast<uint64_t>(O == Op::Min ? std::min(sx, sy) : std::max(sx, sy)), BYTES);
+    } else {
+      const uint64_t ux = zext(x, BYTES), uy = zext(y, BYTES);
+      return O == Op::Min ? std::min(ux, uy) : std::max(ux, uy);
+    }
+  }, a, b);
+}
+
+// Whether ex_int may take int_plain (add, sub, mul.lo or mad.lo without other flags), int_wide (mul.wide,
+// mad.wide of 16 or 32-bit sources) or int_minmax (min, max without .relu): the destination and the first
+// source registers, the other sources registers or immediates (no special registers, no negated predicates).
+bool plain_int(const Instr& in, int bytes) {
+  const bool binary = in.op == Op::Add || in.op == Op::Sub || in.op == Op::Mul || in.op == Op::Min || in.op == Op::Max;
+  const size_t n = in.op == Op::Mad ? 4 : binary ? 3 : 0;
+  const uint32_t allowed = in.flags == F_WIDE && bytes <= 4 && (in.op == Op::Mul || in.op == Op::Mad)
+                               ? static_cast<uint32_t>(F_WIDE) : static_cast<uint32_t>(F_LO);
+  if (n == 0 || in.ops.size() != n || (in.flags & ~allowed) != 0) return false;
   for (size_t i = 0; i < n; ++i) {
     const Operand& o = in.ops[i];
     const bool reg = o.kind == OpndKind::Reg && o.reg >= 0 && !o.negate;
@@ -148,8 +186,17 @@ bool plain_int(const Instr& in) {
 
 template <int BYTES, bool SIGNED>
 void ex_int(ExecCtx& c, const Instr& in) {
-  if (plain_int(in)) {
+  if (plain_int(in, BYTES)) {
+    if constexpr (BYTES <= 4) {
+      if (in.flags & F_WIDE) {
+        if (in.op == Op::Mul) int_wide<BYTES, SIGNED, Op::Mul>(c, in);
+        else int_wide<BYTES, SIGNED, Op::Mad>(c, in);
+        return;
+      }
+    }
     switch (in.op) {
+      case Op::Min: int_minmax<BYTES, SIGNED, Op::Min>(c, in); return;
+      case Op::Max: int_minmax<BYTES, SIGNED, Op::Max>(c, in); return;
       case Op::Add: int_plain<BYTES, Op::Add>(c, in); return;
       case Op::Sub: int_plain<BYTES, Op::Sub>(c, in); return;
       case Op::Mul: int_plain<BYTES, Op::Mul>(c, in); return;

@@ -118,7 +118,7 @@ bool setp_int_fast(ExecCtx& c, const Instr& in) {
   uint64_t* p = lane_dst(c, in.ops[0]);
   if (!p || in.ops.size() != 3 || !lane_src(c, in.ops[1], a) || !lane_src(c, in.ops[2], b)) return false;
   const auto run = [&](auto cmp) {
-    for_lanes(c.mask, [&](int l) { p[l] = cmp(TT<T>::get(a[l]), TT<T>::get(b[l])); });
+    map_lanes(c.mask, p, [&](uint64_t x, uint64_t y) -> uint64_t { return cmp(TT<T>::get(x), TT<T>::get(y)); }, a, b);
     return true;
   };
   using V = typename TT<T>::V;
@@ -201,6 +201,12 @@ void ex_set2(ExecCtx& c, const Instr& in) {
 }
 
 void ex_selp(ExecCtx& c, const Instr& in) {
+  LaneSrc a, b, p;
+  if (uint64_t* d = lane_dst(c, in.ops[0]);
+      d && lane_src(c, in.ops[1], a) && lane_src(c, in.ops[2], b) && lane_src(c, in.ops[3], p)) {
+    map_lanes(c.mask, d, [](uint64_t x, uint64_t y, uint64_t q) { return q ? x : y; }, a, b, p);
+    return;
+  }
   for_lanes(c.mask, [&](int l) {
     set_reg(c, in.ops[0].reg, l, src_bits(c, in.ops[3], l) ? src_bits(c, in.ops[1], l) : src_bits(c, in.ops[2], l));
   });

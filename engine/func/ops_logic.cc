@@ -57,9 +57,9 @@ void ex_logic(ExecCtx& c, const Instr& in) {
   uint64_t* d = lane_dst(c, in.ops[0]);
   if (d && in.ops.size() == 3 && lane_src(c, in.ops[1], a) && lane_src(c, in.ops[2], b) &&
       (op == Op::And || op == Op::Or || op == Op::Xor)) {  // the common case, operands resolved once
-    if (op == Op::And) for_lanes(c.mask, [&](int l) { d[l] = zext(a[l] & b[l], BYTES); });
-    else if (op == Op::Or) for_lanes(c.mask, [&](int l) { d[l] = zext(a[l] | b[l], BYTES); });
-    else for_lanes(c.mask, [&](int l) { d[l] = zext(a[l] ^ b[l], BYTES); });
+    if (op == Op::And) map_lanes(c.mask, d, [](uint64_t x, uint64_t y) { return zext(x & y, BYTES); }, a, b);
+    else if (op == Op::Or) map_lanes(c.mask, d, [](uint64_t x, uint64_t y) { return zext(x | y, BYTES); }, a, b);
+    else map_lanes(c.mask, d, [](uint64_t x, uint64_t y) { return zext(x ^ y, BYTES); }, a, b);
     return;
   }
   for_lanes(c.mask, [&](int l) {
@@ -80,21 +80,34 @@ void ex_logic(ExecCtx& c, const Instr& in) {
 
 template <int BYTES, bool SIGNED>
 void ex_shift(ExecCtx& c, const Instr& in) {
+  const auto shl = [](uint64_t a, uint64_t sbits) {
+    const uint32_t s = static_cast<uint32_t>(sbits);
+    return s >= 8 * BYTES ? 0 : zext(zext(a, BYTES) << s, BYTES);
+  };
+  const auto shr = [](uint64_t a, uint64_t sbits) {
+    const uint32_t s = static_cast<uint32_t>(sbits);
+    if constexpr (SIGNED) {
+      const int64_t v = static_cast<int64_t>(sext(a, BYTES));
+      return zext(static_cast<uint64_t>(v >> (s >= 8 * BYTES ? 8 * BYTES - 1 : s)), BYTES);
+    } else {
+      return s >= 8 * BYTES ? 0 : zext(a, BYTES) >> s;
+    }
+  };
   const bool left = in.op == Op::Shl;
   LaneSrc av, sv;
-  const bool resolved = lane_src(c, in.ops[1], av) && lane_src(c, in.ops[2], sv);
+  uint64_t* d = lane_dst(c, in.ops[0]);
+  if (d && lane_src(c, in.ops[1], av) && lane_src(c, in.ops[2], sv)) {  // operands resolved once
+    if (sv.mask == 0) {  // an immediate amount: one shift count for every lane (a vector shift)
+      const uint64_t s = *sv.p;
+      if (left) map_lanes(c.mask, d, [&](uint64_t a) { return shl(a, s); }, av);
+      else map_lanes(c.mask, d, [&](uint64_t a) { return shr(a, s); }, av);
+    } else if (left) map_lanes(c.mask, d, shl, av, sv);
+    else map_lanes(c.mask, d, shr, av, sv);
+    return;
+  }
   for_lanes(c.mask, [&](int l) {
-    const uint64_t a = zext(resolved ? av[l] : src_bits(c, in.ops[1], l), BYTES);
-    const uint32_t s = static_cast<uint32_t>(resolved ? sv[l] : src_bits(c, in.ops[2], l));
-    uint64_t r;
-    if (left) r = s >= 8 * BYTES ? 0 : a << s;
-    else if (SIGNED) {
-      const int64_t v = static_cast<int64_t>(sext(a, BYTES));
-      r = static_cast<uint64_t>(v >> (s >= 8 * BYTES ? 8 * BYTES - 1 : s));
-    } else {
-      r = s >= 8 * BYTES ? 0 : a >> s;
-    }
-    set_reg(c, in.ops[0].reg, l, zext(r, BYTES));
+    const uint64_t a = src_bits(c, in.ops[1], l), s = src_bits(c, in.ops[2], l);
+    set_reg(c, in.ops[0].reg, l, left ? shl(a, s) : shr(a, s));
   });
 }
 
@@ -106,9 +119,10 @@ void ex_pred_logic(ExecCtx& c, const Instr& in) {
   uint64_t* d = lane_dst(c, in.ops[0]);
   if (d && in.ops.size() == 3 && lane_src(c, in.ops[1], a) && lane_src(c, in.ops[2], b) &&
       (in.op == Op::And || in.op == Op::Or || in.op == Op::Xor)) {  // the common case, operands resolved once
-    if (in.op == Op::And) for_lanes(c.mask, [&](int l) { d[l] = (a[l] != 0) && (b[l] != 0); });
-    else if (in.op == Op::Or) for_lanes(c.mask, [&](int l) { d[l] = (a[l] != 0) || (b[l] != 0); });
-    else for_lanes(c.mask, [&](int l) { d[l] = (a[l] != 0) != (b[l] != 0); });
+    // (branch-free forms of && and ||: they vectorize)
+    if (in.op == Op::And) map_lanes(c.mask, d, [](uint64_t x, uint64_t y) -> uint64_t { return (x != 0) & (y != 0); }, a, b);
+    else if (in.op == Op::Or) map_lanes(c.mask, d, [](uint64_t x, uint64_t y) -> uint64_t { return (x | y) != 0; }, a, b);
+    else map_lanes(c.mask, d, [](uint64_t x, uint64_t y) -> uint64_t { return (x != 0) != (y != 0); }, a, b);
     return;
   }
   for_lanes(c.mask, [&](int l) {

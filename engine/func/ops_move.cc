@@ -112,6 +112,12 @@ void ex_mov(ExecCtx& c, const Instr& in) {
     });
     return;
   }
+  LaneSrc s;
+  if (uint64_t* dst = lane_dst(c, d); dst && lane_src(c, a, s)) {  // a register or an immediate
+    if (bytes >= 8) map_lanes(c.mask, dst, [](uint64_t x) { return x; }, s);
+    else map_lanes(c.mask, dst, [keep = zext(~uint64_t{0}, bytes)](uint64_t x) { return x & keep; }, s);
+    return;
+  }
   for_lanes(c.mask, [&](int l) { set_reg(c, d.reg, l, zext(src_bits(c, a, l), bytes)); });
 }
 
@@ -271,10 +277,10 @@ void ex_cvt_int(ExecCtx& c, const Instr& in) {
   if (!d || !lane_src(c, in.ops[1], a)) return ex_cvt(c, in);
   const int sb = dtype_bytes(in.type2), db = dtype_bytes(in.type);
   const bool ss = dtype_is_signed(in.type2), ds = dtype_is_signed(in.type);
-  for_lanes(c.mask, [&](int l) {
-    const uint64_t r = zext(ss ? sext(a[l], sb) : zext(a[l], sb), db);
-    d[l] = ds ? sext(r, db) : r;
-  });
+  map_lanes(c.mask, d, [=](uint64_t x) {
+    const uint64_t r = zext(ss ? sext(x, sb) : zext(x, sb), db);
+    return ds ? sext(r, db) : r;
+  }, a);
 }
 
 // cvt.rn{.relu}.f16x2.f32 / .bf16x2.f32 d, a, b: d = {a -> upper half, b -> lower half}.
