@@ -75,9 +75,32 @@ void find_forms(FragTable& t) {
       t.form[per - 1][j] = f;
       t.base[per - 1][j] = static_cast<uint16_t>(base);
     }
+  for (int j = 0; j + 1 < t.n; ++j)
+    if (t.form[0][j] == FragTable::Row && t.form[0][j + 1] == FragTable::Row && t.base[0][j + 1] == t.base[0][j] + 1)
+      t.row_pairs = static_cast<uint16_t>(t.row_pairs | 1u << j);
 }
 
 namespace {
+
+// A Row-form pair of fp32 registers (FragTable::row_pairs): lane 4g + t of c0 holds M[16g + 2t], of c1
+// M[16g + 2t + 1]; the low 32 bits of a register are the element's bits. With the host SIMD kernels where
+// present (the same bits either way).
+void row_pair_gather(const uint64_t* c0, const uint64_t* c1, float* m, bool simd) {
+  if (simd) return pair_rows_f32(c0, c1, m);
+  for (int g = 0; g < 8; ++g)
+    for (int t = 0; t < 4; ++t) {
+      m[16 * g + 2 * t] = f32_from_bits(c0[4 * g + t]);
+      m[16 * g + 2 * t + 1] = f32_from_bits(c1[4 * g + t]);
+    }
+}
+void row_pair_scatter(const float* m, uint64_t* c0, uint64_t* c1) {
+  if (simd_fragments()) return pair_rows_f32_store(m, c0, c1);
+  for (int g = 0; g < 8; ++g)
+    for (int t = 0; t < 4; ++t) {
+      c0[4 * g + t] = bits_from_f32(m[16 * g + 2 * t]);
+      c1[4 * g + t] = bits_from_f32(m[16 * g + 2 * t + 1]);
+    }
+}
 
 // Register-major, lanes inner; the element type is a template argument so that the decode is inlined. A
 // register in quad form is read without the table: its lanes' elements go to fixed places of eight rows.
@@ -87,14 +110,22 @@ void gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, const FragTabl
   constexpr int kPer = kHalf ? 2 : 1;
   const int nregs = ft.n / kPer;
   const uint16_t skip = ft.overwritten[kPer - 1];
+  const bool simd = simd_fragments();
   for (int j = 0; j < nregs; ++j) {
     if (skip >> j & 1) continue;  // every element of it is overwritten by a later register: the same M
     const uint64_t* col = &c.w.regs[static_cast<size_t>(regs[static_cast<size_t>(j)]) * 32];
     float* m = M + ft.base[kPer - 1][j];
+    if constexpr (T == DType::F32) {
+      if ((ft.row_pairs >> j & 1) && !(skip >> (j + 1) & 1)) {  // registers j and j + 1 interleaved
+        row_pair_gather(col, &c.w.regs[static_cast<size_t>(regs[static_cast<size_t>(j + 1)]) * 32], m, simd);
+        ++j;
+        continue;
+      }
+    }
     switch (ft.form[kPer - 1][j]) {
       case FragTable::Row:
         if constexpr (T == DType::F16) {
-          if (simd_fragments() && quad_rows_f16(col, m)) break;
+          if (simd && quad_rows_f16(col, m)) break;
         }
         for (int g = 0; g < 8; ++g, col += 4, m += 16)
           for (int t = 0; t < 4; ++t) {
@@ -108,7 +139,7 @@ void gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, const FragTabl
         break;
       case FragTable::Col:  // 16-bit pairs only
         if constexpr (T == DType::F16) {
-          if (simd_fragments() && quad_cols_f16(col, m)) break;
+          if (simd && quad_cols_f16(col, m)) break;
         }
         for (int t = 0; t < 4; ++t)
           for (int q = 0; q < kPer; ++q) {
@@ -144,6 +175,14 @@ void scatter_t(ExecCtx& c, const std::vector<int32_t>& regs, const FragTable& ft
       const int32_t r = regs[static_cast<size_t>(i)];
       if (r < 0) continue;
       uint64_t* col = R + static_cast<size_t>(r) * 32;
+      if constexpr (T == DType::F32) {
+        const int32_t r1 = (ft.row_pairs >> i & 1) ? regs[static_cast<size_t>(i + 1)] : -1;
+        if (r1 >= 0 && r1 != r) {  // registers i and i + 1 interleaved (distinct: no write order to keep)
+          row_pair_scatter(M + ft.base[0][i], col, R + static_cast<size_t>(r1) * 32);
+          ++i;
+          continue;
+        }
+      }
       if (ft.form[0][i] == FragTable::Row) {
         const float* m = M + ft.base[0][i];
         for (int g = 0; g < 8; ++g, col += 4, m += 16)

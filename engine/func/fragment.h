@@ -107,6 +107,9 @@ struct FragTable {
   enum Form : uint8_t { Other, Row, Col };
   Form form[2][16] = {};
   uint16_t base[2][16] = {};
+  // One-element registers j and j + 1 both in Row form, j + 1 one column right of j (the fp32 accumulator
+  // pairs of mma and wmma: lane 4g + t holds columns 2t and 2t + 1 of row g): bit j set.
+  uint16_t row_pairs = 0;
 };
 // Which registers of a table's fragment gather() overwrites entirely later (it writes register by register,
 // lanes inner, so a later register's write to the same element wins).

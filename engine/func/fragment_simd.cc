@@ -93,6 +93,28 @@ STC_SIMD bool quad_cols_f16(const uint64_t* col, float* m) {
   return true;
 }
 
+STC_SIMD void pair_rows_f32(const uint64_t* c0, const uint64_t* c1, float* m) {
+  const __m256i low_words = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+  for (int g = 0; g < 8; ++g) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c0 + 4 * g));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c1 + 4 * g));
+    const __m128 x = _mm_castsi128_ps(_mm256_castsi256_si128(_mm256_permutevar8x32_epi32(a, low_words)));
+    const __m128 y = _mm_castsi128_ps(_mm256_castsi256_si128(_mm256_permutevar8x32_epi32(b, low_words)));
+    _mm_storeu_ps(m + 16 * g, _mm_unpacklo_ps(x, y));
+    _mm_storeu_ps(m + 16 * g + 4, _mm_unpackhi_ps(x, y));
+  }
+}
+
+STC_SIMD void pair_rows_f32_store(const float* m, uint64_t* c0, uint64_t* c1) {
+  for (int g = 0; g < 8; ++g) {
+    const __m128 lo = _mm_loadu_ps(m + 16 * g), hi = _mm_loadu_ps(m + 16 * g + 4);
+    const __m128i even = _mm_castps_si128(_mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
+    const __m128i odd = _mm_castps_si128(_mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c0 + 4 * g), _mm256_cvtepu32_epi64(even));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c1 + 4 * g), _mm256_cvtepu32_epi64(odd));
+  }
+}
+
 STC_SIMD void tile_mma_avx(int n, int k, const float (*A)[16], const float (*B)[16], const float (*C)[16],
                            float (*D)[16]) {
   if (n == 8 && k == 16) tile_product<8, 16, 8, 16>(A, B, C, D);

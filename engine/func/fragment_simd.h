@@ -20,6 +20,11 @@ bool simd_fragments();
 bool quad_rows_f16(const uint64_t* col, float* m);
 bool quad_cols_f16(const uint64_t* col, float* m);
 
+// An fp32 register pair of the Row form (FragTable::row_pairs): lane 4g + t of c0 holds m[16g + 2t], of c1
+// m[16g + 2t + 1], as the low 32 bits (the high bits zero when stored). Bit copies: exact for every value.
+void pair_rows_f32(const uint64_t* c0, const uint64_t* c1, float* m);
+void pair_rows_f32_store(const float* m, uint64_t* c0, uint64_t* c1);
+
 // D = A * B + C for the first 16 rows, N columns and K steps of 16-wide row arrays, each element summed in
 // k order (fp32 multiply, then add): N = 8 or 16, K = 8 or 16.
 void tile_mma_avx(int n, int k, const float (*A)[16], const float (*B)[16], const float (*C)[16], float (*D)[16]);
