@@ -203,6 +203,26 @@ inline uint8_t* mem_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size
   return mem_access_general(c, space, addr, size, lane, write, align);
 }
 
+// The accesses of lanes 0 .. lanes-1 resolved at once (the common full-warp case): true when each lane's access of
+// `size` bytes at addr[l] is aligned to `align` (a power of two) and lies in the CTA's shared memory (space
+// Shared, or Generic through the shared window) or in one global allocation (Global); then `space` is the
+// resolved space, addr[] the resolved addresses and p[] each lane's host pointer. False, nothing changed:
+// the caller goes lane by lane (mem_access reports any fault exactly). Records nothing.
+bool warp_resolve(ExecCtx& c, Space& space, uint64_t (&addr)[32], uint32_t size, uint32_t align, uint8_t* (&p)[32],
+                  int lanes = 32);
+
+// The records of a resolved warp access (warp_resolve), in lane order: what mem_access records lane by lane.
+inline void record_warp(ExecCtx& c, Space space, const uint64_t (&addr)[32], uint32_t size, bool write,
+                        int lanes = 32) {
+  if (c.L.record_accesses) {
+    std::vector<MemAccess>& acc = c.rec.acc;
+    const size_t n = acc.size();
+    acc.resize(n + static_cast<size_t>(lanes));
+    for (int l = 0; l < lanes; ++l) acc[n + static_cast<size_t>(l)] = {addr[l], size, static_cast<uint8_t>(l), write, space};
+  }
+  if (c.rec.space == Space::Generic) c.rec.space = space;
+}
+
 // Effective address of a memory operand for one lane (base register or symbol + offset).
 inline uint64_t mem_addr(const ExecCtx& c, const Operand& o, int lane) {
   uint64_t a = o.imm;

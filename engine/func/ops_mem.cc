@@ -65,6 +65,41 @@ uint8_t* mem_access_general(ExecCtx& c, Space space, uint64_t addr, uint32_t siz
   return p;
 }
 
+bool warp_resolve(ExecCtx& c, Space& space, uint64_t (&addr)[32], uint32_t size, uint32_t align, uint8_t* (&p)[32],
+                  int lanes) {
+  if (align == 0 || (align & (align - 1)) != 0) return false;
+  uint64_t lo = addr[0], hi = addr[0], bits = 0;
+  for (int l = 0; l < lanes; ++l) {
+    lo = std::min(lo, addr[l]);
+    hi = std::max(hi, addr[l]);
+    bits |= addr[l];
+  }
+  if ((bits & (align - 1)) != 0 || hi + size < hi) return false;  // misaligned (the windows are aligned)
+  Space s = space;
+  uint64_t window = 0;
+  if (s == Space::Generic) {
+    if (lo - kSharedWindow >= kWindowSize || hi - kSharedWindow >= kWindowSize) return false;
+    s = Space::Shared;
+    window = kSharedWindow;
+  }
+  uint8_t* base = nullptr;  // host pointer of the lowest address
+  if (s == Space::Shared) {
+    if (hi - window + size > c.cta.shared.size()) return false;
+    base = c.cta.shared.data() + (lo - window);
+  } else if (s == Space::Global) {
+    base = c.L.mem->find(lo, hi - lo + size);
+    if (!base) return false;
+  } else {
+    return false;
+  }
+  for (int l = 0; l < lanes; ++l) {
+    p[l] = base + (addr[l] - lo);
+    addr[l] -= window;
+  }
+  space = s;
+  return true;
+}
+
 namespace {
 
 // A vector access of one lane (n elements of `size` bytes, aligned to their total) that access_fast resolves
@@ -92,6 +127,18 @@ void ex_ld(ExecCtx& c, const Instr& in) {
   const auto put = [&](int l, int i, uint64_t v) {
     if (dst[i]) dst[i][l] = sgn ? sext(v, static_cast<int>(size)) : v;
   };
+  if (c.mask == ~0u) {  // a full warp in one piece where it can (the same records, lane by lane)
+    uint64_t addr[32];
+    uint8_t* p[32];
+    Space space = in.space;
+    for (int l = 0; l < 32; ++l) addr[l] = mem_addr(c, a, l);
+    if (warp_resolve(c, space, addr, size * static_cast<uint32_t>(n), size * static_cast<uint32_t>(n), p)) {
+      record_warp(c, space, addr, size * static_cast<uint32_t>(n), false);
+      for (int l = 0; l < 32; ++l)
+        for (int i = 0; i < n; ++i) put(l, i, load_bits(p[l] + static_cast<size_t>(i) * size, size));
+      return;
+    }
+  }
   for_lanes(c.mask, [&](int l) {
     const uint64_t base = mem_addr(c, a, l);
     if (const uint8_t* p = n > 1 ? vector_access(c, in.space, base, size, n, l, false) : nullptr) {
@@ -124,6 +171,18 @@ void ex_st(ExecCtx& c, const Instr& in) {
     if (s.kind != OpndKind::Vec) return src_bits(c, s, l);
     return src[i] ? src[i][l] : imm[i];
   };
+  if (c.mask == ~0u) {  // a full warp in one piece where it can (the same records and stores, lane by lane)
+    uint64_t addr[32];
+    uint8_t* p[32];
+    Space space = in.space;
+    for (int l = 0; l < 32; ++l) addr[l] = mem_addr(c, a, l);
+    if (warp_resolve(c, space, addr, size * static_cast<uint32_t>(n), size * static_cast<uint32_t>(n), p)) {
+      record_warp(c, space, addr, size * static_cast<uint32_t>(n), true);
+      for (int l = 0; l < 32; ++l)
+        for (int i = 0; i < n; ++i) store_bits(p[l] + static_cast<size_t>(i) * size, value(l, i), size);
+      return;
+    }
+  }
   for_lanes(c.mask, [&](int l) {
     const uint64_t base = mem_addr(c, a, l);
     if (uint8_t* p = n > 1 ? vector_access(c, in.space, base, size, n, l, true) : nullptr) {
@@ -206,13 +265,36 @@ void ex_cp_async(ExecCtx& c, const Instr& in) {
   const uint32_t cp = static_cast<uint32_t>(in.ops[2].imm);
   const bool has_extra = in.ops.size() > 3;
   const bool ignore_pred = in.num == 1;
-  for_lanes(c.mask, [&](int l) {
+  const auto src_size_of = [&](int l) {
     uint32_t src_size = cp;
     if (has_extra) {
       const uint64_t v = src_bits(c, in.ops[3], l);
       src_size = ignore_pred ? (v ? 0 : cp) : static_cast<uint32_t>(v);
       if (src_size > cp) src_size = cp;
     }
+    return src_size;
+  };
+  if (c.mask == ~0u) {  // a full warp copying whole chunks, in one piece where it can (the same records)
+    bool whole = true;
+    for (int l = 0; l < 32 && whole; ++l) whole = src_size_of(l) == cp;
+    uint64_t to[32], from[32];
+    uint8_t *dst[32], *src[32];
+    Space shared = Space::Shared, global = Space::Global;
+    for (int l = 0; l < 32; ++l) {
+      to[l] = mem_addr(c, in.ops[0], l);
+      from[l] = mem_addr(c, in.ops[1], l);
+    }
+    if (whole && warp_resolve(c, shared, to, cp, cp, dst) && warp_resolve(c, global, from, cp, 1, src)) {
+      for (int l = 0; l < 32; ++l) {  // each lane's shared record, then its global one (as mem_access below)
+        record_access(c, shared, to[l], cp, l, true);
+        record_access(c, global, from[l], cp, l, false);
+        std::memcpy(dst[l], src[l], cp);
+      }
+      return;
+    }
+  }
+  for_lanes(c.mask, [&](int l) {
+    const uint32_t src_size = src_size_of(l);
     uint8_t* dst = mem_access(c, Space::Shared, mem_addr(c, in.ops[0], l), cp, l, true, cp);
     uint8_t tmp[16] = {0};
     if (src_size > 0) {

@@ -387,13 +387,18 @@ void ex_ldmatrix(ExecCtx& c, const Instr& in) {
   const Operand& d = in.ops[0];
   // the n 8x8 matrices, row by row (every row of the n matrices is read below, none left unset)
   std::array<std::array<uint16_t, 64>, 4> m;
-  for (int i = 0; i < n; ++i)
-    for (int row = 0; row < 8; ++row) {
-      const int src_lane = 8 * i + row;
-      const uint64_t a = mem_addr(c, in.ops[1], src_lane);
-      const uint8_t* p = mem_access(c, in.space, a, 16, src_lane, false, 16);
-      std::memcpy(&m[static_cast<size_t>(i)][static_cast<size_t>(row) * 8], p, 16);
-    }
+  uint64_t addr[32];
+  uint8_t* p[32];
+  Space space = in.space;
+  for (int l = 0; l < 8 * n; ++l) addr[l] = mem_addr(c, in.ops[1], l);
+  // Lane l gives the address of row l % 8 of matrix l / 8: every row address at once where it can (the same
+  // records), else lane by lane.
+  const bool whole = warp_resolve(c, space, addr, 16, 16, p, 8 * n);
+  if (whole) record_warp(c, space, addr, 16, false, 8 * n);
+  for (int l = 0; l < 8 * n; ++l) {
+    const uint8_t* row = whole ? p[l] : mem_access(c, in.space, addr[l], 16, l, false, 16);
+    std::memcpy(&m[static_cast<size_t>(l / 8)][static_cast<size_t>(l % 8) * 8], row, 16);
+  }
   // Lane 4r+q receives row r, columns 2q and 2q+1 of each matrix (of its transpose with .trans): without
   // .trans that is the matrix's 32-bit word `lane`, as the rows lie in memory order.
   for (int i = 0; i < n; ++i) {
