@@ -205,20 +205,20 @@ inline uint8_t* mem_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size
 
 // The accesses of lanes 0 .. lanes-1 resolved at once (the common full-warp case): true when each lane's access of
 // `size` bytes at addr[l] is aligned to `align` (a power of two) and lies in the CTA's shared memory (space
-// Shared, or Generic through the shared window) or in one global allocation (Global); then `space` is the
+// Shared, or Generic through the shared window), in one global allocation (Global), in the lane's local
+// memory (Local) or, reading, in the parameters (Param) or the constant bank (Const); then `space` is the
 // resolved space, addr[] the resolved addresses and p[] each lane's host pointer. False, nothing changed:
 // the caller goes lane by lane (mem_access reports any fault exactly). Records nothing.
 bool warp_resolve(ExecCtx& c, Space& space, uint64_t (&addr)[32], uint32_t size, uint32_t align, uint8_t* (&p)[32],
-                  int lanes = 32);
+                  bool write, int lanes = 32);
 
 // The records of a resolved warp access (warp_resolve), in lane order: what mem_access records lane by lane.
 inline void record_warp(ExecCtx& c, Space space, const uint64_t (&addr)[32], uint32_t size, bool write,
                         int lanes = 32) {
   if (c.L.record_accesses) {
     std::vector<MemAccess>& acc = c.rec.acc;
-    const size_t n = acc.size();
-    acc.resize(n + static_cast<size_t>(lanes));
-    for (int l = 0; l < lanes; ++l) acc[n + static_cast<size_t>(l)] = {addr[l], size, static_cast<uint8_t>(l), write, space};
+    acc.reserve(acc.size() + static_cast<size_t>(lanes));  // (resize would zero them first)
+    for (int l = 0; l < lanes; ++l) acc.push_back({addr[l], size, static_cast<uint8_t>(l), write, space});
   }
   if (c.rec.space == Space::Generic) c.rec.space = space;
 }
@@ -245,6 +245,18 @@ inline void store_bits(uint8_t* p, uint64_t v, uint32_t size) {
     case 4: { const auto x = static_cast<uint32_t>(v); std::memcpy(p, &x, 4); return; }
     case 8: std::memcpy(p, &v, 8); return;
     default: std::memcpy(p, &v, size); return;
+  }
+}
+
+// f(std::integral_constant<uint32_t, size>{}) for the element sizes of memory instructions (1, 2, 4, 8 bytes):
+// a lane loop inside f then copies a fixed number of bytes (one move each).
+template <class F>
+inline void with_size(uint32_t size, F f) {
+  switch (size) {
+    case 1: f(std::integral_constant<uint32_t, 1>{}); return;
+    case 2: f(std::integral_constant<uint32_t, 2>{}); return;
+    case 4: f(std::integral_constant<uint32_t, 4>{}); return;
+    default: f(std::integral_constant<uint32_t, 8>{}); return;
   }
 }
 

@@ -66,7 +66,7 @@ uint8_t* mem_access_general(ExecCtx& c, Space space, uint64_t addr, uint32_t siz
 }
 
 bool warp_resolve(ExecCtx& c, Space& space, uint64_t (&addr)[32], uint32_t size, uint32_t align, uint8_t* (&p)[32],
-                  int lanes) {
+                  bool write, int lanes) {
   if (align == 0 || (align & (align - 1)) != 0) return false;
   uint64_t lo = addr[0], hi = addr[0], bits = 0;
   for (int l = 0; l < lanes; ++l) {
@@ -83,17 +83,34 @@ bool warp_resolve(ExecCtx& c, Space& space, uint64_t (&addr)[32], uint32_t size,
     window = kSharedWindow;
   }
   uint8_t* base = nullptr;  // host pointer of the lowest address
-  if (s == Space::Shared) {
-    if (hi - window + size > c.cta.shared.size()) return false;
-    base = c.cta.shared.data() + (lo - window);
-  } else if (s == Space::Global) {
-    base = c.L.mem->find(lo, hi - lo + size);
-    if (!base) return false;
-  } else {
-    return false;
+  uint64_t lane_stride = 0;  // .local: each lane its own copy
+  switch (s) {
+    case Space::Shared:
+      if (hi - window + size > c.cta.shared.size()) return false;
+      base = c.cta.shared.data() + (lo - window);
+      break;
+    case Space::Global:
+      base = c.L.mem->find(lo, hi - lo + size);
+      if (!base) return false;
+      break;
+    case Space::Local:
+      lane_stride = c.L.kernel->local_bytes;
+      if (hi + size > lane_stride) return false;
+      base = c.w.local.data() + lo;
+      break;
+    case Space::Param:
+      if (write || hi + size > c.L.params.size()) return false;
+      base = const_cast<uint8_t*>(c.L.params.data()) + lo;
+      break;
+    case Space::Const:
+      if (write || hi + size > c.L.const_bank->size()) return false;
+      base = const_cast<uint8_t*>(c.L.const_bank->data()) + lo;
+      break;
+    case Space::Generic:
+      return false;
   }
   for (int l = 0; l < lanes; ++l) {
-    p[l] = base + (addr[l] - lo);
+    p[l] = base + (addr[l] - lo) + static_cast<uint64_t>(l) * lane_stride;
     addr[l] -= window;
   }
   space = s;
@@ -132,10 +149,18 @@ void ex_ld(ExecCtx& c, const Instr& in) {
     uint8_t* p[32];
     Space space = in.space;
     for (int l = 0; l < 32; ++l) addr[l] = mem_addr(c, a, l);
-    if (warp_resolve(c, space, addr, size * static_cast<uint32_t>(n), size * static_cast<uint32_t>(n), p)) {
+    if (warp_resolve(c, space, addr, size * static_cast<uint32_t>(n), size * static_cast<uint32_t>(n), p, false)) {
       record_warp(c, space, addr, size * static_cast<uint32_t>(n), false);
-      for (int l = 0; l < 32; ++l)
-        for (int i = 0; i < n; ++i) put(l, i, load_bits(p[l] + static_cast<size_t>(i) * size, size));
+      with_size(size, [&](auto bytes) {  // element by element, each a lane loop of fixed-size loads
+        constexpr uint32_t S = decltype(bytes)::value;
+        for (int i = 0; i < n; ++i) {
+          if (!dst[i]) continue;
+          for (int l = 0; l < 32; ++l) {
+            const uint64_t v = load_bits(p[l] + static_cast<size_t>(i) * S, S);
+            dst[i][l] = sgn ? sext(v, S) : v;
+          }
+        }
+      });
       return;
     }
   }
@@ -157,18 +182,26 @@ void ex_st(ExecCtx& c, const Instr& in) {
   const Operand& s = in.ops[1];
   const uint32_t size = static_cast<uint32_t>(dtype_bytes(in.type));
   const int n = in.vec;  // 1, 2 or 4
-  // A vector source's elements, found once for the warp: a register's 32 lanes, else the immediate (-2) or
-  // zero (a sink) every lane stores.
+  // Each element's source, found once for the warp: a register's 32 lanes, else the immediate (-2 in a vector)
+  // or zero (a sink) every lane stores; per_lane: a scalar source src_bits reads lane by lane (a special
+  // register, a negated predicate).
   const uint64_t* src[4] = {};
   uint64_t imm[4] = {};
-  if (s.kind == OpndKind::Vec)
+  bool per_lane = false;
+  if (s.kind == OpndKind::Vec) {
     for (int i = 0; i < n; ++i) {
       const int32_t r = s.vec[static_cast<size_t>(i)];
       if (r >= 0) src[i] = c.w.regs.data() + static_cast<size_t>(r) * 32;
       else if (r == -2) imm[i] = s.vec_imm[static_cast<size_t>(i)];
     }
+  } else if (LaneSrc one{}; lane_src(c, s, one)) {
+    if (one.mask) src[0] = one.p;
+    else imm[0] = *one.p;
+  } else {
+    per_lane = true;
+  }
   const auto value = [&](int l, int i) -> uint64_t {
-    if (s.kind != OpndKind::Vec) return src_bits(c, s, l);
+    if (per_lane) return src_bits(c, s, l);
     return src[i] ? src[i][l] : imm[i];
   };
   if (c.mask == ~0u) {  // a full warp in one piece where it can (the same records and stores, lane by lane)
@@ -176,10 +209,13 @@ void ex_st(ExecCtx& c, const Instr& in) {
     uint8_t* p[32];
     Space space = in.space;
     for (int l = 0; l < 32; ++l) addr[l] = mem_addr(c, a, l);
-    if (warp_resolve(c, space, addr, size * static_cast<uint32_t>(n), size * static_cast<uint32_t>(n), p)) {
+    if (warp_resolve(c, space, addr, size * static_cast<uint32_t>(n), size * static_cast<uint32_t>(n), p, true)) {
       record_warp(c, space, addr, size * static_cast<uint32_t>(n), true);
-      for (int l = 0; l < 32; ++l)
-        for (int i = 0; i < n; ++i) store_bits(p[l] + static_cast<size_t>(i) * size, value(l, i), size);
+      with_size(size, [&](auto bytes) {  // lane by lane, in order (two lanes may store to one place)
+        constexpr uint32_t S = decltype(bytes)::value;
+        for (int l = 0; l < 32; ++l)
+          for (int i = 0; i < n; ++i) store_bits(p[l] + static_cast<size_t>(i) * S, value(l, i), S);
+      });
       return;
     }
   }
@@ -284,7 +320,7 @@ void ex_cp_async(ExecCtx& c, const Instr& in) {
       to[l] = mem_addr(c, in.ops[0], l);
       from[l] = mem_addr(c, in.ops[1], l);
     }
-    if (whole && warp_resolve(c, shared, to, cp, cp, dst) && warp_resolve(c, global, from, cp, 1, src)) {
+    if (whole && warp_resolve(c, shared, to, cp, cp, dst, true) && warp_resolve(c, global, from, cp, 1, src, false)) {
       for (int l = 0; l < 32; ++l) {  // each lane's shared record, then its global one (as mem_access below)
         record_access(c, shared, to[l], cp, l, true);
         record_access(c, global, from[l], cp, l, false);

@@ -393,7 +393,7 @@ void ex_ldmatrix(ExecCtx& c, const Instr& in) {
   for (int l = 0; l < 8 * n; ++l) addr[l] = mem_addr(c, in.ops[1], l);
   // Lane l gives the address of row l % 8 of matrix l / 8: every row address at once where it can (the same
   // records), else lane by lane.
-  const bool whole = warp_resolve(c, space, addr, 16, 16, p, 8 * n);
+  const bool whole = warp_resolve(c, space, addr, 16, 16, p, false, 8 * n);
   if (whole) record_warp(c, space, addr, 16, false, 8 * n);
   for (int l = 0; l < 8 * n; ++l) {
     const uint8_t* row = whole ? p[l] : mem_access(c, in.space, addr[l], 16, l, false, 16);
