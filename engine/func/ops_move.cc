@@ -303,10 +303,13 @@ void ex_cvta(ExecCtx& c, const Instr& in) {
   const uint64_t base = in.space == Space::Shared ? kSharedWindow : in.space == Space::Local ? kLocalWindow
                       : in.space == Space::Const ? kConstWindow : in.space == Space::Param ? kParamWindow : 0;
   const int bytes = dtype_bytes(in.type);
-  for_lanes(c.mask, [&](int l) {
-    const uint64_t a = src_bits(c, in.ops[1], l);
-    set_reg(c, in.ops[0].reg, l, zext(to ? a - base : a + base, bytes));
-  });
+  const uint64_t delta = to ? 0 - base : base;  // added modulo 2^64: a - base or a + base
+  LaneSrc a;
+  if (uint64_t* d = lane_dst(c, in.ops[0]); d && lane_src(c, in.ops[1], a)) {  // operands resolved once
+    map_lanes(c.mask, d, [=](uint64_t x) { return zext(x + delta, bytes); }, a);
+    return;
+  }
+  for_lanes(c.mask, [&](int l) { set_reg(c, in.ops[0].reg, l, zext(src_bits(c, in.ops[1], l) + delta, bytes)); });
 }
 
 }  // namespace
