@@ -151,6 +151,16 @@ void TimingModel::resolve_classes() {
       for (int32_t r : regs == &in.dsts && in.traits.result_unused ? std::vector<int32_t>{} : *regs)
         if (std::find(pc_regs_.begin() + f.reg_begin, pc_regs_.end(), r) == pc_regs_.end()) pc_regs_.push_back(r);
     f.reg_count = static_cast<uint16_t>(pc_regs_.size() - f.reg_begin);
+    f.slot_begin = static_cast<uint32_t>(pc_slots_.size());
+    const auto add_slot = [&](int32_t r) {
+      if (r >= 0 && std::find(pc_slots_.begin() + f.slot_begin, pc_slots_.end(), r) == pc_slots_.end()) pc_slots_.push_back(r);
+    };
+    for (const Operand& o : in.ops) {
+      if (o.kind == OpndKind::Vec) for (int32_t r : o.vec) add_slot(r);
+      else if (o.kind == OpndKind::Reg || o.kind == OpndKind::Mem) add_slot(o.reg);
+    }
+    if (in.guard >= 0) add_slot(in.guard);
+    f.slot_count = static_cast<uint16_t>(pc_slots_.size() - f.slot_begin);
     f.unit = static_cast<uint8_t>(in.unit);
     f.folded = in.traits.folded;
     f.waits_groups = in.traits.async == AsyncKind::WaitGroup || in.traits.async == AsyncKind::WaitAll;
@@ -498,7 +508,17 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   const uint64_t done = folded ? t : complete_time(in, rec_, ot, w, sm.id, t) + (sass - 1);  // pair: 2nd half
   if (!in.traits.result_unused)  // a RED in SASS: nothing waits for its destination
     for (int32_t r : in.dsts) w.reg_ready[static_cast<size_t>(r)] = done;
-  if (!w.w->done()) w.operands_ready = operands_ready(w);
+  if (!w.w->done()) {
+    w.operands_ready = operands_ready(w);
+    // Host cache only: the register columns the warp's next instruction names (32 lanes, 256 bytes each),
+    // cold by the time it issues again after other warps' work; asking now overlaps the misses.
+    const IssueFacts& nf = facts_[static_cast<size_t>(w.w->pc())];
+    const uint64_t* regs = w.w->regs.data();
+    for (uint32_t i = nf.slot_begin, e = i + nf.slot_count; i < e; ++i) {
+      const uint64_t* col = regs + static_cast<size_t>(pc_slots_[i]) * 32;
+      for (int line = 0; line < 4; ++line) __builtin_prefetch(col + 8 * line);
+    }
+  }
   w.last_done = std::max(w.last_done, done);
   w.after_branch = in.traits.branch;
   w.next_issue = folded ? t : w.after_branch ? t + branch_latency_ : t + sass;
