@@ -406,13 +406,20 @@ void ex_ldmatrix(ExecCtx& c, const Instr& in) {
     if (reg < 0) continue;
     uint64_t* dst = c.w.regs.data() + static_cast<size_t>(reg) * 32;
     const auto& mat = m[static_cast<size_t>(i)];
-    for_lanes(c.mask, [&](int lane) {
-      const size_t r = static_cast<size_t>(lane / 4), c0 = static_cast<size_t>(2 * (lane % 4));
-      uint32_t lo, hi;
-      if (trans) { lo = mat[c0 * 8 + r]; hi = mat[(c0 + 1) * 8 + r]; }
-      else { lo = mat[r * 8 + c0]; hi = mat[r * 8 + c0 + 1]; }
-      dst[lane] = lo | (hi << 16);
-    });
+    uint32_t word[32];  // what each lane receives
+    if (trans) {
+      for (int lane = 0; lane < 32; ++lane) {
+        const size_t r = static_cast<size_t>(lane / 4), c0 = static_cast<size_t>(2 * (lane % 4));
+        word[lane] = mat[c0 * 8 + r] | static_cast<uint32_t>(mat[(c0 + 1) * 8 + r]) << 16;
+      }
+    } else {
+      std::memcpy(word, mat.data(), sizeof word);
+    }
+    if (c.mask == ~0u) {
+      for (int lane = 0; lane < 32; ++lane) dst[lane] = word[lane];
+    } else {
+      for_lanes(c.mask, [&](int lane) { dst[lane] = word[lane]; });
+    }
   }
 }
 
