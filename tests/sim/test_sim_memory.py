@@ -174,3 +174,18 @@ def test_half_atomics_and_f32_atomic_add_of_subnormals(k, rng):
     assert gh2[0] == int(lo.view(np.uint16)) | (int(hi.view(np.uint16)) << 16), "atom.add.noftz.f16x2"
     assert gh[0] == np.float16(0.5 + 0.5 * v.astype(np.float64).sum()).view(np.uint16), "atom.add.noftz.f16"
     assert gf[0] == 0, "atom.add.f32 flushes subnormal inputs and results to zero (PTX ISA; so does an H100)"
+
+
+def test_one_warp_accessing_two_allocations(k, rng):
+    # Lanes alternate between two source and two destination buffers: each warp instruction's accesses span
+    # two allocations, which the engine's warp-level address path declines (it resolves one range inside one
+    # allocation); lane by lane the values must be the same.
+    n = 256
+    a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    x, y = np.full(n, 7.0, np.float32), np.full(n, -7.0, np.float32)
+    *_, gx, gy = k.launch("two_buffers", 2, 128, a, b, x, y, np.int32(n))
+    lane = np.arange(n) % 128
+    src = np.where(lane & 1, a, b).astype(np.float64)
+    val = (src * 3.0 + 1.0).astype(np.float32)  # nvcc fuses it: fma.rn.f32 (exact in double, then rounded)
+    assert_bits(gx, np.where(lane & 2, val, x), "x (lanes with bit 1 set)")
+    assert_bits(gy, np.where(lane & 2, y, val), "y (lanes with bit 1 clear)")

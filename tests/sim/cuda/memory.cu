@@ -183,3 +183,15 @@ extern "C" __global__ void half_atomics(__half2* h2, __half* h, float* f, const 
     atomicAdd(&f[0], 1e-40f);  // a subnormal addend
     atomicAdd(&f[1], v[i] * 1e-39f);
 }
+
+// Each warp's lanes read two buffers and write two others, alternating by lane: one warp instruction's
+// accesses span two allocations (the engine resolves a warp's accesses at once only within one allocation,
+// otherwise lane by lane: both must give these values).
+extern "C" __global__ void two_buffers(const float* a, const float* b, float* x, float* y, int n)
+{
+    const int i = TID;
+    if (i >= n) return;
+    const float* src = (threadIdx.x & 1) ? a : b;
+    float* dst = (threadIdx.x & 2) ? x : y;
+    dst[i] = src[i] * 3.0f + 1.0f;
+}
