@@ -203,12 +203,12 @@ inline uint8_t* mem_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size
   return mem_access_general(c, space, addr, size, lane, write, align);
 }
 
-// The accesses of lanes 0 .. lanes-1 resolved at once (the common full-warp case): true when each lane's access of
-// `size` bytes at addr[l] is aligned to `align` (a power of two) and lies in the CTA's shared memory (space
-// Shared, or Generic through the shared window), in one global allocation (Global), in the lane's local
-// memory (Local) or, reading, in the parameters (Param) or the constant bank (Const); then `space` is the
-// resolved space, addr[] the resolved addresses and p[] each lane's host pointer. False, nothing changed:
-// the caller goes lane by lane (mem_access reports any fault exactly). Records nothing.
+// The accesses of lanes 0 .. lanes-1 resolved at once (the common full-warp case): true when each lane's
+// access of `size` bytes at addr[l] is aligned to `align` (a power of two) and lies in the CTA's shared
+// memory (space Shared, or Generic through the shared window), in one global allocation (Global), in the
+// lane's local memory (Local) or, reading, in the parameters (Param) or the constant bank (Const); then
+// `space` is the resolved space, addr[] the resolved addresses and p[] each lane's host pointer. False,
+// nothing changed: the caller goes lane by lane (mem_access reports any fault exactly). Records nothing.
 bool warp_resolve(ExecCtx& c, Space& space, uint64_t (&addr)[32], uint32_t size, uint32_t align, uint8_t* (&p)[32],
                   bool write, int lanes = 32);
 
@@ -248,8 +248,8 @@ inline void store_bits(uint8_t* p, uint64_t v, uint32_t size) {
   }
 }
 
-// f(std::integral_constant<uint32_t, size>{}) for the element sizes of memory instructions (1, 2, 4, 8 bytes):
-// a lane loop inside f then copies a fixed number of bytes (one move each).
+// f(std::integral_constant<uint32_t, size>{}) for the element sizes of ld/st (1, 2, 4, 8 bytes: their forms
+// allow no wider element): a lane loop inside f then copies a fixed number of bytes (one move each).
 template <class F>
 inline void with_size(uint32_t size, F f) {
   switch (size) {
