@@ -39,3 +39,18 @@ def test_network_case_times_a_whole_checked_run():
     assert row.layers == 2 and row.host_seconds > 0 and row.gpu_sim_cycle > 0
     assert "mobilenet_v1:image_size=32 batch 1, dense on v100, 2 unique layers" in format_network(row)
     assert row.met == (row.host_seconds < 60)
+
+
+def test_profile_reruns_the_command_line_it_was_given(monkeypatch):
+    # From the command line main() gets argv=None: --profile must re-run that command (sys.argv), not the
+    # default cases.
+    import sys
+
+    from stcsim.harness import bench
+
+    seen = {}
+    monkeypatch.setattr(bench, "_profile", lambda argv, data: seen.update(argv=argv, data=data) or 0)
+    case = f"{MMA}:64x64x64:h100"
+    monkeypatch.setattr(sys, "argv", ["bench.py", "--case", case, "--profile", "p.data"])
+    assert main() == 0
+    assert seen == {"argv": ["--case", case, "--profile", "p.data"], "data": "p.data"}
