@@ -55,7 +55,7 @@ struct TimingModel::SubCore {
   std::array<uint64_t, kUnits> unit_free{};  // per unit: when its earliest pipe accepts an instruction
   std::vector<uint64_t> tensor_pipes;        // tensor.pipes_per_subcore Tensor Core pipes
   uint64_t wake = 0;
-  WarpT* last = nullptr;
+  WarpT* last = nullptr;  // the last warp that issued, while it has not finished (GTO's first choice)
   size_t rr = 0;
   uint64_t acct_t = 0;
   TStat pending = TStat::StallIdle;
@@ -701,6 +701,9 @@ void TimingModel::fast_forward(LoopSpan loop, uint64_t t) {
     sm->wake = std::min(sm->wake, t);
   }
   for (auto& [sm, slot] : finished) retire_cta(*sm, *slot, t);
+  for (auto& sm : sms_)  // warps that finished in the fast-forward are no sub-core's last issuer any more
+    for (auto& sub : sm->subs)
+      if (sub.last && sub.last->w->done()) sub.last = nullptr;
   phase_.account(static_cast<double>(rounds) * fastest, exec_.stats().warp_insts - before, iterations, stats_, t,
                  resident_events_);
 }
@@ -713,8 +716,8 @@ void TimingModel::schedule(SubCore& sub, SmT& sm, uint64_t t) {
   uint64_t earliest = kNever;
   TStat reason = sub.warps.empty() ? TStat::StallIdle : TStat::StallBarrier;
   const size_t n = sub.warps.size(), rr = sub.rr;
-  WarpT* const last = sub.last;
-  WarpT* const first = cfg_.gto && last && !last->w->done() ? last : nullptr;
+  WarpT* const last = sub.last;  // never a finished warp (cleared when it finishes): no read of its state
+  WarpT* const first = cfg_.gto ? last : nullptr;
   // Visits warp w; true when the pass must end (the issue width is used, or the warp finished: its CTA
   // may be gone, and sub.warps with it).
   const auto visit = [&](WarpT* w) {
@@ -726,7 +729,10 @@ void TimingModel::schedule(SubCore& sub, SmT& sm, uint64_t t) {
         sub.last = w;
         const bool folded = facts_[static_cast<size_t>(w->w->pc())].folded;
         if (!folded) ++issued;
-        if (issue(*w, sub, sm, t)) return true;
+        if (issue(*w, sub, sm, t)) {  // it finished (a finished warp is skipped when visited, as before)
+          if (sub.last == w) sub.last = nullptr;
+          return true;
+        }
         if (!folded) return false;
         continue;  // a folded constant takes no slot: the warp's next instruction may issue in this cycle
       }
