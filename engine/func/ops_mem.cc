@@ -129,6 +129,20 @@ uint8_t* vector_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, in
   return p;
 }
 
+// A full warp's access of n elements of `size` bytes per lane at the address operand `a`, resolved and recorded
+// at once (warp_resolve, record_warp: one record per lane for its n elements, as vector_access makes them);
+// false, nothing done: the caller goes lane by lane.
+bool warp_vector_access(ExecCtx& c, const Instr& in, const Operand& a, uint32_t size, int n, bool write,
+                        uint8_t* (&p)[32]) {
+  uint64_t addr[32];
+  Space space = in.space;
+  for (int l = 0; l < 32; ++l) addr[l] = mem_addr(c, a, l);
+  const uint32_t bytes = size * static_cast<uint32_t>(n);
+  if (!warp_resolve(c, space, addr, bytes, bytes, p, write)) return false;
+  record_warp(c, space, addr, bytes, write);
+  return true;
+}
+
 void ex_ld(ExecCtx& c, const Instr& in) {
   const Operand& d = in.ops[0];
   const Operand& a = in.ops[1];
@@ -144,25 +158,18 @@ void ex_ld(ExecCtx& c, const Instr& in) {
   const auto put = [&](int l, int i, uint64_t v) {
     if (dst[i]) dst[i][l] = sgn ? sext(v, static_cast<int>(size)) : v;
   };
-  if (c.mask == ~0u) {  // a full warp in one piece where it can (the same records, lane by lane)
-    uint64_t addr[32];
-    uint8_t* p[32];
-    Space space = in.space;
-    for (int l = 0; l < 32; ++l) addr[l] = mem_addr(c, a, l);
-    if (warp_resolve(c, space, addr, size * static_cast<uint32_t>(n), size * static_cast<uint32_t>(n), p, false)) {
-      record_warp(c, space, addr, size * static_cast<uint32_t>(n), false);
-      with_size(size, [&](auto bytes) {  // element by element, each a lane loop of fixed-size loads
-        constexpr uint32_t S = decltype(bytes)::value;
-        for (int i = 0; i < n; ++i) {
-          if (!dst[i]) continue;
-          for (int l = 0; l < 32; ++l) {
-            const uint64_t v = load_bits(p[l] + static_cast<size_t>(i) * S, S);
-            dst[i][l] = sgn ? sext(v, S) : v;
-          }
+  if (uint8_t* p[32]; c.mask == ~0u && warp_vector_access(c, in, a, size, n, false, p)) {
+    with_size(size, [&](auto bytes) {  // element by element, each a lane loop of fixed-size loads
+      constexpr uint32_t S = decltype(bytes)::value;
+      for (int i = 0; i < n; ++i) {
+        if (!dst[i]) continue;
+        for (int l = 0; l < 32; ++l) {
+          const uint64_t v = load_bits(p[l] + static_cast<size_t>(i) * S, S);
+          dst[i][l] = sgn ? sext(v, S) : v;
         }
-      });
-      return;
-    }
+      }
+    });
+    return;
   }
   for_lanes(c.mask, [&](int l) {
     const uint64_t base = mem_addr(c, a, l);
@@ -204,20 +211,13 @@ void ex_st(ExecCtx& c, const Instr& in) {
     if (per_lane) return src_bits(c, s, l);
     return src[i] ? src[i][l] : imm[i];
   };
-  if (c.mask == ~0u) {  // a full warp in one piece where it can (the same records and stores, lane by lane)
-    uint64_t addr[32];
-    uint8_t* p[32];
-    Space space = in.space;
-    for (int l = 0; l < 32; ++l) addr[l] = mem_addr(c, a, l);
-    if (warp_resolve(c, space, addr, size * static_cast<uint32_t>(n), size * static_cast<uint32_t>(n), p, true)) {
-      record_warp(c, space, addr, size * static_cast<uint32_t>(n), true);
-      with_size(size, [&](auto bytes) {  // lane by lane, in order (two lanes may store to one place)
-        constexpr uint32_t S = decltype(bytes)::value;
-        for (int l = 0; l < 32; ++l)
-          for (int i = 0; i < n; ++i) store_bits(p[l] + static_cast<size_t>(i) * S, value(l, i), S);
-      });
-      return;
-    }
+  if (uint8_t* p[32]; c.mask == ~0u && warp_vector_access(c, in, a, size, n, true, p)) {
+    with_size(size, [&](auto bytes) {  // lane by lane, in order (two lanes may store to one place)
+      constexpr uint32_t S = decltype(bytes)::value;
+      for (int l = 0; l < 32; ++l)
+        for (int i = 0; i < n; ++i) store_bits(p[l] + static_cast<size_t>(i) * S, value(l, i), S);
+    });
+    return;
   }
   for_lanes(c.mask, [&](int l) {
     const uint64_t base = mem_addr(c, a, l);
