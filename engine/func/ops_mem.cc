@@ -129,9 +129,37 @@ uint8_t* vector_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, in
   return p;
 }
 
+// The shape (AccessShape) of a full warp's records of `bytes` bytes each, in lane order, when their
+// addresses are affine in the lane within groups of G lanes: addr[l] = addr[0] + (l % G) * s1 + (l / G) * s2,
+// G a power of two (a row of lanes, a broadcast, a plain stride). Tag bit 63, write, space, bytes, log2 G,
+// s1 and s2 (23-bit signed each) fix every record relative to the first, so the timing model finds the
+// results it keeps per shape by this key instead of comparing the records. 0: no such pattern (or a stride
+// too wide for the key).
+uint64_t affine_shape(const uint64_t (&addr)[32], uint32_t bytes, Space space, bool write) {
+  const uint64_t a0 = addr[0], s1 = addr[1] - a0;
+  int g = 2;  // the first lane off the line a0 + l * s1: the group size
+  for (uint64_t v = a0 + 2 * s1; g < 32 && addr[g] == v; v += s1) ++g;
+  if (g & (g - 1)) return 0;
+  const int log_g = __builtin_ctz(static_cast<uint32_t>(g));
+  const uint64_t s2 = g < 32 ? addr[g] - a0 : 0;
+  bool affine = true;  // every group: its first lane s2 after the last group's, then steps of s1
+  uint64_t row = a0;
+  for (int r = g; r < 32; r += g) {
+    row += s2;
+    uint64_t v = row;
+    for (int j = 0; j < g; ++j, v += s1) affine &= addr[r + j] == v;
+  }
+  constexpr int64_t kLimit = int64_t{1} << 22;
+  const auto fits = [](uint64_t s) { return static_cast<int64_t>(s) >= -kLimit && static_cast<int64_t>(s) < kLimit; };
+  if (!affine || !fits(s1) || !fits(s2) || bytes >= 32) return 0;
+  constexpr uint64_t kField = (uint64_t{1} << 23) - 1;
+  return uint64_t{1} << 63 | uint64_t{write} << 62 | uint64_t(space) << 59 | uint64_t{bytes} << 54 |
+         uint64_t(log_g) << 51 | (s2 & kField) << 23 | (s1 & kField);
+}
+
 // A full warp's access of n elements of `size` bytes per lane at the address operand `a`, resolved and recorded
-// at once (warp_resolve, record_warp: one record per lane for its n elements, as vector_access makes them);
-// false, nothing done: the caller goes lane by lane.
+// at once (warp_resolve, record_warp: one record per lane for its n elements, as vector_access makes them,
+// and their shape where affine_shape finds one); false, nothing done: the caller goes lane by lane.
 bool warp_vector_access(ExecCtx& c, const Instr& in, const Operand& a, uint32_t size, int n, bool write,
                         uint8_t* (&p)[32]) {
   uint64_t addr[32];
@@ -140,6 +168,7 @@ bool warp_vector_access(ExecCtx& c, const Instr& in, const Operand& a, uint32_t 
   const uint32_t bytes = size * static_cast<uint32_t>(n);
   if (!warp_resolve(c, space, addr, bytes, bytes, p, write)) return false;
   record_warp(c, space, addr, bytes, write);
+  if (c.L.record_accesses) c.rec.shape = {affine_shape(addr, bytes, space, write), c.mask};
   return true;
 }
 
