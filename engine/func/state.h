@@ -31,9 +31,10 @@ struct WorkSummary {
 };
 
 // Names the pattern of a warp's accesses where the instruction knows it from a few parameters (a wmma.load
-// or store: fragment kind, layout, element size, stride, space and lanes): two records of one non-zero
-// shape have equal accesses relative to their first access. The timing model keys results that do not
-// depend on where the pattern lies (modulo an alignment) by it, instead of comparing the records.
+// or store: fragment kind, layout, element size, stride, space and lanes; an ld/st whose lane addresses are
+// affine within groups of lanes: ops_mem.cc affine_shape): two records of one non-zero shape have equal
+// accesses relative to their first access. The timing model keys results that do not depend on where the
+// pattern lies (modulo an alignment) by it, instead of comparing the records.
 struct AccessShape {
   uint64_t key = 0;    // 0: no shape (the records are all there is)
   uint64_t lanes = 0;
