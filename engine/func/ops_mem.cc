@@ -25,6 +25,33 @@ void raise_fault(const ExecCtx& c, int lane, const std::string& what, uint64_t a
   throw SimFault(s.str());
 }
 
+namespace {
+
+// The host bytes of a state space other than global memory: lane l's copy starts at base + l * lane_stride
+// (.local: each lane its own; the others are shared by every lane) and holds `size` bytes. base nullptr: the
+// access is not allowed at all (a write to the parameters or the constant bank, an unresolved generic).
+struct SpaceBytes {
+  uint8_t* base = nullptr;
+  uint64_t size = 0;
+  uint64_t lane_stride = 0;
+};
+SpaceBytes space_bytes(ExecCtx& c, Space space, bool write) {
+  switch (space) {
+    case Space::Shared: return {c.cta.shared.data(), c.cta.shared.size(), 0};
+    case Space::Local: return {c.w.local.data(), c.L.kernel->local_bytes, c.L.kernel->local_bytes};
+    case Space::Param:
+      if (write) return {};
+      return {const_cast<uint8_t*>(c.L.params.data()), c.L.params.size(), 0};
+    case Space::Const:
+      if (write) return {};
+      return {const_cast<uint8_t*>(c.L.const_bank->data()), c.L.const_bank->size(), 0};
+    case Space::Global: case Space::Generic: return {};
+  }
+  return {};
+}
+
+}  // namespace
+
 uint8_t* mem_access_general(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int lane, bool write, uint32_t align) {
   if (space == Space::Generic) {
     if (addr >= kSharedWindow && addr < kSharedWindow + kWindowSize) { space = Space::Shared; addr -= kSharedWindow; }
@@ -37,23 +64,10 @@ uint8_t* mem_access_general(ExecCtx& c, Space space, uint64_t addr, uint32_t siz
   if (align > 1 && addr % align != 0)
     raise_fault(c, lane, std::string("misaligned ") + space_name(space) + " " + rw, addr, size);
   uint8_t* p = nullptr;
-  switch (space) {
-    case Space::Global: p = c.L.mem->find(addr, size); break;
-    case Space::Shared:
-      if (addr + size <= c.cta.shared.size()) p = c.cta.shared.data() + addr;
-      break;
-    case Space::Local: {
-      const uint64_t n = c.L.kernel->local_bytes;
-      if (addr + size <= n) p = c.w.local.data() + static_cast<size_t>(lane) * n + addr;
-      break;
-    }
-    case Space::Param:
-      if (!write && addr + size <= c.L.params.size()) p = const_cast<uint8_t*>(c.L.params.data()) + addr;
-      break;
-    case Space::Const:
-      if (!write && addr + size <= c.L.const_bank->size()) p = const_cast<uint8_t*>(c.L.const_bank->data()) + addr;
-      break;
-    case Space::Generic: break;
+  if (space == Space::Global) {
+    p = c.L.mem->find(addr, size);
+  } else if (const SpaceBytes b = space_bytes(c, space, write); b.base && addr + size <= b.size) {
+    p = b.base + static_cast<uint64_t>(lane) * b.lane_stride + addr;
   }
   if (!p) {
     std::string what = std::string("out-of-bounds ") + space_name(space) + " " + rw;
@@ -82,33 +96,16 @@ bool warp_resolve(ExecCtx& c, Space& space, uint64_t (&addr)[32], uint32_t size,
     s = Space::Shared;
     window = kSharedWindow;
   }
-  uint8_t* base = nullptr;  // host pointer of the lowest address
-  uint64_t lane_stride = 0;  // .local: each lane its own copy
-  switch (s) {
-    case Space::Shared:
-      if (hi - window + size > c.cta.shared.size()) return false;
-      base = c.cta.shared.data() + (lo - window);
-      break;
-    case Space::Global:
-      base = c.L.mem->find(lo, hi - lo + size);
-      if (!base) return false;
-      break;
-    case Space::Local:
-      lane_stride = c.L.kernel->local_bytes;
-      if (hi + size > lane_stride) return false;
-      base = c.w.local.data() + lo;
-      break;
-    case Space::Param:
-      if (write || hi + size > c.L.params.size()) return false;
-      base = const_cast<uint8_t*>(c.L.params.data()) + lo;
-      break;
-    case Space::Const:
-      if (write || hi + size > c.L.const_bank->size()) return false;
-      base = const_cast<uint8_t*>(c.L.const_bank->data()) + lo;
-      break;
-    case Space::Generic:
-      return false;
+  // the host pointer of the lowest address, and each lane's own copy (.local) lane_stride apart
+  uint8_t* base = nullptr;
+  uint64_t lane_stride = 0;
+  if (s == Space::Global) {
+    base = c.L.mem->find(lo, hi - lo + size);
+  } else if (const SpaceBytes b = space_bytes(c, s, write); b.base && hi - window + size <= b.size) {
+    base = b.base + (lo - window);
+    lane_stride = b.lane_stride;
   }
+  if (!base) return false;
   for (int l = 0; l < lanes; ++l) {
     p[l] = base + (addr[l] - lo) + static_cast<uint64_t>(l) * lane_stride;
     addr[l] -= window;
@@ -345,7 +342,7 @@ void ex_cp_async(ExecCtx& c, const Instr& in) {
     uint64_t to[32], from[32];
     uint8_t *dst[32], *src[32];
     Space shared = Space::Shared, global = Space::Global;
-    for (int l = 0; l < 32; ++l) {
+    for (int l = 0; l < 32 && whole; ++l) {
       to[l] = mem_addr(c, in.ops[0], l);
       from[l] = mem_addr(c, in.ops[1], l);
     }

@@ -114,8 +114,7 @@ void ex_mov(ExecCtx& c, const Instr& in) {
   }
   LaneSrc s;
   if (uint64_t* dst = lane_dst(c, d); dst && lane_src(c, a, s)) {  // a register or an immediate
-    if (bytes >= 8) map_lanes(c.mask, dst, [](uint64_t x) { return x; }, s);
-    else map_lanes(c.mask, dst, [keep = zext(~uint64_t{0}, bytes)](uint64_t x) { return x & keep; }, s);
+    map_lanes(c.mask, dst, [keep = zext(~uint64_t{0}, bytes)](uint64_t x) { return x & keep; }, s);
     return;
   }
   for_lanes(c.mask, [&](int l) { set_reg(c, d.reg, l, zext(src_bits(c, a, l), bytes)); });
