@@ -68,25 +68,29 @@ template <> struct FloatVec<8> { typedef float type __attribute__((vector_size(3
 // D = A * B + C for the first M rows, N columns and K steps of 16-wide row arrays, each element an fp32
 // multiply and add in k order (fp16/bf16 x fp16/bf16 products are exact in fp32), W columns at a time in a
 // vector of W floats (GCC/Clang vector extension): the columns are independent, so the result is
-// bit-identical to the scalar loop for any W. ops_tensor.cc instantiates it 4-wide (any x86-64 or other
-// host), fragment_simd.cc 8-wide inside its AVX2 functions (always inline: the vectors take the caller's
-// target).
+// bit-identical to the scalar loop for any W. Rows go R at a time, their R x (N / W) accumulator chains
+// interleaved in each k step (one row's chain of K dependent adds alone would leave the host's adders idle
+// for most of their latency). ops_tensor.cc instantiates it 4-wide (any x86-64 or other host),
+// fragment_simd.cc 8-wide inside its AVX2 functions (always inline: the vectors take the caller's target).
 template <int W, int M, int N, int K>
 [[gnu::always_inline]] inline void tile_product(const float (*A)[16], const float (*B)[16], const float (*C)[16],
                                                 float (*D)[16]) {
   static_assert(N % W == 0, "the n loop goes W columns at a time");
   using FW = typename FloatVec<W>::type;
   constexpr int V = N / W;
+  constexpr int R = V >= 8 ? 1 : (8 / V < M ? 8 / V : M);  // about 8 independent chains
+  static_assert(M % R == 0, "the m loop goes R rows at a time");
   FW Bv[K][V];
   for (int k = 0; k < K; ++k) std::memcpy(Bv[k], B[k], sizeof(Bv[k]));
-  for (int m = 0; m < M; ++m) {
-    FW acc[V];
-    std::memcpy(acc, C[m], sizeof(acc));
-    for (int k = 0; k < K; ++k) {
-      const float a = A[m][k];  // broadcast by the vector extension's scalar operand
-      for (int q = 0; q < V; ++q) acc[q] += a * Bv[k][q];
-    }
-    std::memcpy(D[m], acc, sizeof(acc));
+  for (int m0 = 0; m0 < M; m0 += R) {
+    FW acc[R][V];
+    for (int r = 0; r < R; ++r) std::memcpy(acc[r], C[m0 + r], sizeof(acc[r]));
+    for (int k = 0; k < K; ++k)
+      for (int r = 0; r < R; ++r) {
+        const float a = A[m0 + r][k];  // broadcast by the vector extension's scalar operand
+        for (int q = 0; q < V; ++q) acc[r][q] += a * Bv[k][q];
+      }
+    for (int r = 0; r < R; ++r) std::memcpy(D[m0 + r], acc[r], sizeof(acc[r]));
   }
 }
 
