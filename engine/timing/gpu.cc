@@ -66,6 +66,8 @@ struct TimingModel::SubCore {
   double fetch_free = 0;
 };
 
+TimingModel::Sleep::Sleep(const SubCore& sub) : reason(sub.warps.empty() ? TStat::StallIdle : TStat::StallBarrier) {}
+
 struct TimingModel::SmT {
   uint32_t id = 0;
   std::vector<std::unique_ptr<CtaSlot>> ctas;
@@ -713,8 +715,7 @@ void TimingModel::fast_forward(LoopSpan loop, uint64_t t) {
 // the earliest cycle a warp could issue, with that warp's stall reason.
 void TimingModel::schedule(SubCore& sub, SmT& sm, uint64_t t) {
   uint32_t issued = 0;
-  uint64_t earliest = kNever;
-  TStat reason = sub.warps.empty() ? TStat::StallIdle : TStat::StallBarrier;
+  Sleep sleep(sub);
   const size_t n = sub.warps.size(), rr = sub.rr;
   WarpT* const last = sub.last;  // never a finished warp (cleared when it finishes): no read of its state
   WarpT* const first = cfg_.gto ? last : nullptr;
@@ -736,10 +737,7 @@ void TimingModel::schedule(SubCore& sub, SmT& sm, uint64_t t) {
         if (!folded) return false;
         continue;  // a folded constant takes no slot: the warp's next instruction may issue in this cycle
       }
-      if (ck.when < earliest || (earliest == kNever && ck.reason != TStat::StallIdle)) {
-        if (ck.when < earliest) earliest = ck.when;
-        reason = ck.reason;
-      }
+      sleep.add(ck);
       return false;
     }
     return true;
@@ -754,10 +752,63 @@ void TimingModel::schedule(SubCore& sub, SmT& sm, uint64_t t) {
     stats_[TStat::IssueCycles] += 1;
     sub.acct_t = t + 1;
     sub.wake = t + 1;
+    sleep_after_issue(sub, t);
   } else {
-    sub.pending = reason;
-    sub.wake = std::max(earliest, t + 1);
+    sub.pending = sleep.reason;
+    sub.wake = std::max(sleep.earliest, t + 1);
   }
+}
+
+void TimingModel::sleep_after_issue(SubCore& sub, uint64_t t) {
+  // The phase sampler closes its windows at the cycles the run loop visits: keep every visit there.
+  if (phase_.enabled() || sub.warps.empty()) return;
+  const uint64_t t1 = t + 1;
+  WarpT* const issuer = sub.last;  // null if it finished
+  // What check() at t1 returns for w, where that is known now without acting: a cached hint, or for the
+  // warp that issued, the branch delay, the scoreboard or its unit, when nothing before those in check()
+  // holds the warp or acts (it is not finished or blocked, and its next instruction is on the line in its
+  // buffer).
+  const auto asleep = [&](WarpT* w, Check& ck) {
+    if (w->hint > t1) {
+      ck = {false, w->hint, w->hint_reason};
+      return true;
+    }
+    if (w != issuer || w->w->done() || w->w->at_barrier || w->w->waiting) return false;
+    if (w->next_issue > t1) {
+      ck = {false, w->next_issue, w->after_branch ? TStat::StallControl : TStat::StallScoreboard};
+      return true;
+    }
+    const IssueFacts& f = facts_[static_cast<size_t>(w->w->pc())];
+    if (cfg_.icache && f.line != w->line) return false;
+    if (w->operands_ready > t1) {  // as check() would cache it at t1
+      w->hint = w->operands_ready;
+      w->hint_reason = TStat::StallScoreboard;
+    } else if (const uint64_t uf = f.folded ? t1 : sub.unit_free[f.unit]; uf > t1) {
+      w->hint = uf;
+      w->hint_reason = TStat::StallUnit;
+    } else {
+      return false;  // it may issue at t1
+    }
+    ck = {false, w->hint, w->hint_reason};
+    return true;
+  };
+  // The pass at t1, in its visiting order.
+  Sleep sleep(sub);
+  Check ck{};
+  WarpT* const first = cfg_.gto ? issuer : nullptr;
+  if (first) {
+    if (!asleep(first, ck)) return;
+    sleep.add(ck);
+  }
+  const size_t n = sub.warps.size();
+  for (size_t i = 0; i < n; ++i) {
+    WarpT* w = sub.warps[cfg_.gto ? i : (sub.rr + i) % n];
+    if (w == first) continue;
+    if (!asleep(w, ck)) return;
+    sleep.add(ck);
+  }
+  sub.pending = sleep.reason;
+  sub.wake = sleep.earliest;
 }
 
 void TimingModel::run() {

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -61,6 +62,23 @@ class TimingModel {
   // twice per instruction it issues, at up to a dozen scoreboard entries each, all cold in the host cache.
   uint64_t operands_ready(const WarpT& w) const;
   void schedule(SubCore& sub, SmT& sm, uint64_t t);
+  // What a sub-core's failed pass concludes: the earliest cycle a visited warp could issue, and the stall
+  // reason of the first warp (in visiting order) that gave it.
+  struct Sleep {
+    uint64_t earliest = std::numeric_limits<uint64_t>::max();
+    TStat reason;
+    explicit Sleep(const SubCore& sub);
+    void add(const Check& ck) {
+      if (ck.when < earliest || (earliest == std::numeric_limits<uint64_t>::max() && ck.reason != TStat::StallIdle)) {
+        if (ck.when < earliest) earliest = ck.when;
+        reason = ck.reason;
+      }
+    }
+  };
+  // After a warp issued at t: when the sub-core's pass at t + 1 can be told now (every warp sleeps on a
+  // known cycle after it: cached hints, and the scoreboard of the warp that issued), the sub-core sleeps
+  // until then with that pass's stall reason instead (the same hints, stall cycles and wake as that pass).
+  void sleep_after_issue(SubCore& sub, uint64_t t);
   // The SASS memory instructions of a memory instruction (gpu.cc: memory_instructions), kept by name for
   // records that name their shape: the count depends only on the records relative to each other (and on
   // whether the instruction loads a fragment, which the name's wmma kind fixes), and a global wmma.load
