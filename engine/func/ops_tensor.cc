@@ -399,19 +399,19 @@ void ex_ldmatrix(ExecCtx& c, const Instr& in) {
     const uint8_t* row = whole ? p[l] : mem_access(c, in.space, addr[l], 16, l, false, 16);
     std::memcpy(&m[static_cast<size_t>(l / 8)][static_cast<size_t>(l % 8) * 8], row, 16);
   }
-  // Lane 4r+q receives row r, columns 2q and 2q+1 of each matrix (of its transpose with .trans): without
-  // .trans that is the matrix's 32-bit word `lane`, as the rows lie in memory order.
+  // Lane 4r+q receives row r, columns 2q and 2q+1 of each matrix (of its transpose with .trans): the
+  // matrix's (its transpose's) 32-bit word `lane`, as the rows lie in memory order.
   for (int i = 0; i < n; ++i) {
     const int32_t reg = d.kind == OpndKind::Vec ? d.vec[static_cast<size_t>(i)] : d.reg;
     if (reg < 0) continue;
     uint64_t* dst = c.w.regs.data() + static_cast<size_t>(reg) * 32;
     const auto& mat = m[static_cast<size_t>(i)];
     uint32_t word[32];  // what each lane receives
-    if (trans) {
-      for (int lane = 0; lane < 32; ++lane) {
-        const size_t r = static_cast<size_t>(lane / 4), c0 = static_cast<size_t>(2 * (lane % 4));
-        word[lane] = mat[c0 * 8 + r] | static_cast<uint32_t>(mat[(c0 + 1) * 8 + r]) << 16;
-      }
+    if (trans) {  // the transpose's rows lie in memory order as well
+      std::array<uint16_t, 64> t;
+      for (size_t r = 0; r < 8; ++r)
+        for (size_t col = 0; col < 8; ++col) t[col * 8 + r] = mat[r * 8 + col];
+      std::memcpy(word, t.data(), sizeof word);
     } else {
       std::memcpy(word, mat.data(), sizeof word);
     }
