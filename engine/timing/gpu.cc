@@ -169,9 +169,10 @@ void TimingModel::resolve_classes() {
     f.may_touch_global = may_touch_global(in);
     f.global_store = c.store_sector_cycles > 0 && in.traits.mem == MemKind::Store && f.may_touch_global;
     // each lane's one record (or its vector's contiguous elements) of at most 16 bytes: memory_instructions
-    // would count 1 from the records
-    f.one_ldst = (in.op == Op::Ld || in.op == Op::Ldu || in.op == Op::St) &&
-                 static_cast<uint32_t>(in.vec) * dtype_bytes(in.type) <= 16;
+    // would count 1 from the records; a cp.async moves 4, 8 or 16 bytes per lane (one LDGSTS)
+    f.one_ldst = ((in.op == Op::Ld || in.op == Op::Ldu || in.op == Op::St) &&
+                  static_cast<uint32_t>(in.vec) * dtype_bytes(in.type) <= 16) ||
+                 in.op == Op::CpAsync;
     facts_.push_back(f);
   }
   if (c.icache) {

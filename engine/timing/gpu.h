@@ -130,7 +130,7 @@ class TimingModel {
     bool waits_groups = false;   // cp.async.wait_group / wait_all
     bool may_touch_global = false;
     bool global_store = false;  // waits for the SM's store path (l1d.store_sector_cycles)
-    bool one_ldst = false;      // ld/st of at most 16 bytes per lane: always one SASS memory instruction
+    bool one_ldst = false;      // ld/st of at most 16 bytes per lane, cp.async: always one SASS memory instruction
     uint32_t line = 0;  // the instruction cache line of its code (icache.*)
     uint32_t slot_begin = 0;  // the functional register slots its operands name: pc_slots_[slot_begin, +slot_count)
     uint16_t slot_count = 0;
