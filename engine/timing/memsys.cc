@@ -188,8 +188,7 @@ uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess
     }
     const uint64_t ready = l2_path(sm, t0, sec, false, extra);
     if (l1_allocate) s.pending.set(sec, ready);
-    s.outstanding.push_back(ready);
-    std::push_heap(s.outstanding.begin(), s.outstanding.end(), std::greater<>());
+    s.outstanding.add(ready);
     done = std::max(done, ready);
   }
   prune_l1(s, t);
@@ -383,19 +382,9 @@ bool MemorySystem::shared_banks_fast(const std::vector<MemAccess>& acc, uint32_t
   return true;
 }
 
-uint32_t MemorySystem::mshr_in_use(uint32_t sm, uint64_t t) {
-  auto& h = sms_[sm].outstanding;
-  while (!h.empty() && h.front() <= t) {
-    std::pop_heap(h.begin(), h.end(), std::greater<>());
-    h.pop_back();
-  }
-  return static_cast<uint32_t>(h.size());
-}
+uint32_t MemorySystem::mshr_in_use(uint32_t sm, uint64_t t) { return sms_[sm].outstanding.outstanding(t); }
 
-uint64_t MemorySystem::mshr_next_free(uint32_t sm) const {
-  const auto& h = sms_[sm].outstanding;
-  return h.empty() ? 0 : h.front();
-}
+uint64_t MemorySystem::mshr_next_free(uint32_t sm) const { return sms_[sm].outstanding.earliest(); }
 
 void MemorySystem::flush_stats() {
   uint64_t dirty = 0;

@@ -10,6 +10,7 @@
 #include "../func/state.h"
 #include "cache.h"
 #include "calendar.h"
+#include "completions.h"
 #include "distinct.h"
 #include "sector_map.h"
 #include "shape_memo.h"
@@ -57,7 +58,7 @@ class MemorySystem {
     Calendar l1_port;    // L1/shared data port (wavefronts)
     Calendar icnt;       // response path L2 -> SM
     SectorMap pending;                               // sector -> data-ready cycle of an outstanding miss
-    std::vector<uint64_t> outstanding;               // min-heap of miss completion cycles
+    Completions outstanding;                         // completion cycles of its misses (MSHRs)
     double store_free = 0;                           // the store path is busy until then
     size_t prune_at = kL1PruneMin;                   // pending's size that triggers its next prune
   };
