@@ -17,9 +17,11 @@ class Calendar {
   static constexpr uint32_t kBucketCycles = 16;
 
   // Reserves `service` cycles of the resource for a request arriving at `arrive`; returns the cycle its
-  // service starts.
-  double reserve(double arrive, double service) {
+  // service starts. `now`: the current cycle, never after any later request's arrival (buckets before it
+  // are dropped).
+  double reserve(double arrive, double service, uint64_t now) {
     if (arrive < 0) arrive = 0;
+    drop_before(now / bucket_);
     uint64_t b = static_cast<uint64_t>(arrive) / bucket_;
     if (b < base_) b = base_;
     while (true) {
@@ -38,7 +40,6 @@ class Calendar {
             rest -= take;
           }
         }
-        trim(b);
         return start;
       }
       ++b;
@@ -61,12 +62,12 @@ class Calendar {
     for (uint64_t b = base_; b < base_ + size_; ++b) next[b & (next.size() - 1)] = ring_[b & (ring_.size() - 1)];
     ring_.swap(next);
   }
-  // Drops buckets far behind the newest request (requests arrive roughly in time order).
-  void trim(uint64_t b) {
-    while (base_ + 4096 < b && size_ > 0) {
-      ++base_;
-      --size_;
-    }
+  // Drops the buckets before bucket nb: no request arrives before the current cycle, so the ring holds only
+  // the reservations ahead of it (a new bucket is zeroed when slot() adds it).
+  void drop_before(uint64_t nb) {
+    if (nb <= base_) return;
+    size_ = nb < base_ + size_ ? size_ - static_cast<size_t>(nb - base_) : 0;
+    base_ = nb;
   }
   static constexpr uint32_t bucket_ = kBucketCycles;
   uint64_t base_ = 0;

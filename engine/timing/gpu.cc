@@ -468,6 +468,7 @@ uint32_t TimingModel::memory_instructions_named(const Instr& in, const WarpRecor
 
 bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   L_.clock = t;
+  mem_.set_now(t);
   // Host cache only: operands_ready() below reads the ready times of the next instruction's registers (the
   // one after this, the usual successor), cold since every other warp issued; asking for them now overlaps
   // the misses with the step's work.

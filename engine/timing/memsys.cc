@@ -105,13 +105,13 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
   const uint32_t slice = slice_of(sector_addr);
   const double arrive = static_cast<double>(t) + c.icnt_latency;
   const double per_cycle = write ? c.l2_slice_write_bytes_per_cycle : c.l2_slice_bytes_per_cycle;
-  const double start = l2_port_[slice].reserve(arrive, c.l2_sector / per_cycle + request_extra);
+  const double start = l2_port_[slice].reserve(arrive, c.l2_sector / per_cycle + request_extra, now_);
   const SectorCache::Result r = l2_[slice].access(sector_addr, write, true);
   const double per_channel = c.dram_bytes_per_cycle_per_channel;
   if (r.writeback_sectors) {  // dirty victim written back: DRAM write bandwidth on the victim's channel
     const double bytes = static_cast<double>(r.writeback_sectors) * c.l2_sector;
     st_[TStat::DramWrite] += bytes;
-    dram_[dram_channel(r.victim_addr)].reserve(start, bytes / per_channel);
+    dram_[dram_channel(r.victim_addr)].reserve(start, bytes / per_channel, now_);
   }
   auto& pending = l2_pending_[slice];
   double ready;
@@ -129,12 +129,12 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
     // are filled with the missing one, so a scattered sector costs the block while a stream pays once.
     st_[TStat::L2Misses] += 1;
     st_[TStat::DramRead] += c.l2_dram_fetch;
-    const double dstart = dram_[dram_channel(sector_addr)].reserve(start, c.l2_dram_fetch / per_channel);
+    const double dstart = dram_[dram_channel(sector_addr)].reserve(start, c.l2_dram_fetch / per_channel, now_);
     // DRAM's extra cycles; the block is written into the slice through its port
     // (l2.slice_fill_bytes_per_cycle), then as a hit (an uncontended miss: dram.latency)
     double filled_at = dstart + c.dram_access;
     if (c.l2_slice_fill_bytes_per_cycle > 0)
-      filled_at = l2_port_[slice].reserve(filled_at, c.l2_dram_fetch / c.l2_slice_fill_bytes_per_cycle);
+      filled_at = l2_port_[slice].reserve(filled_at, c.l2_dram_fetch / c.l2_slice_fill_bytes_per_cycle, now_);
     ready = filled_at + c.l2_access + c.icnt_latency + c.l1_latency;
     prune(pending, t);
     const uint64_t filled = static_cast<uint64_t>(std::ceil(ready));
@@ -144,7 +144,7 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
       if (s != sector_addr && !l2_[slice].access(s, false, true).hit) pending.set(s, filled);
   }
   if (write) return static_cast<uint64_t>(std::ceil(start));
-  const double back = sms_[sm].icnt.reserve(ready, c.l2_sector / c.icnt_bytes_per_cycle_per_sm);
+  const double back = sms_[sm].icnt.reserve(ready, c.l2_sector / c.icnt_bytes_per_cycle_per_sm, now_);
   return static_cast<uint64_t>(std::ceil(back));
 }
 
@@ -156,7 +156,7 @@ uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess
   st_[TStat::GlobalLoadSectors] += static_cast<double>(scratch_.size());
   const double per_wave = static_cast<double>(c.smem_banks * c.smem_bank_bytes) / c.l1_sector;  // sectors/cycle
   const double waves = std::ceil(static_cast<double>(scratch_.size()) / per_wave);
-  const double start = s.l1_port.reserve(static_cast<double>(t), waves * c.smem_cycles_per_wavefront);
+  const double start = s.l1_port.reserve(static_cast<double>(t), waves * c.smem_cycles_per_wavefront, now_);
   const uint64_t t0 = static_cast<uint64_t>(std::ceil(start));
   uint64_t done = t0 + c.l1_latency;
   // A warp's sectors of one line are one request to its slice: a request costs the port at least
@@ -232,7 +232,7 @@ uint64_t MemorySystem::store(uint32_t sm, uint64_t t, const std::vector<MemAcces
     s.store_free = from + store_path_cycles(acc);
   }
   const double per_wave = static_cast<double>(c.smem_banks * c.smem_bank_bytes) / c.l1_sector;
-  const double start = s.l1_port.reserve(from, std::ceil(scratch_.size() / per_wave) * c.smem_cycles_per_wavefront);
+  const double start = s.l1_port.reserve(from, std::ceil(scratch_.size() / per_wave) * c.smem_cycles_per_wavefront, now_);
   const uint64_t t0 = static_cast<uint64_t>(std::ceil(start));
   uint64_t done = t0;
   for (uint64_t sec : scratch_) {
@@ -269,8 +269,8 @@ uint64_t MemorySystem::atomic(uint32_t sm, uint64_t t, const std::vector<MemAcce
     const uint32_t slice = slice_of(sector);
     const double shared = (rounds / c.l2_atomic_rounds_per_cycle + (words - 1) / c.l2_atomic_words_per_cycle) /
                           l2_atomic_share_;
-    const double start = std::max(l2_atomic_[slice].reserve(arrive, busy),
-                                  l2_atomic_shared_[l2_atomic_group_[slice]].reserve(arrive, shared));
+    const double start = std::max(l2_atomic_[slice].reserve(arrive, busy, now_),
+                                  l2_atomic_shared_[l2_atomic_group_[slice]].reserve(arrive, shared, now_));
     // unloaded: l2.hit_latency plus the rounds; queued behind other updates of the slice (or of its pair, or
     // of all slices): later
     const double updated = start + busy + (c.l2_latency - c.icnt_latency);
@@ -305,7 +305,7 @@ uint64_t MemorySystem::shared_cas_loop(uint32_t sm, uint64_t t, const std::vecto
     const auto pending = std::count_if(lanes.begin(), lanes.end(), [r](uint32_t n) { return n >= r; });
     pipe += iteration + per_address * static_cast<double>(pending);
   }
-  const double start = sms_[sm].l1_port.reserve(static_cast<double>(t), pipe);
+  const double start = sms_[sm].l1_port.reserve(static_cast<double>(t), pipe, now_);
   done = std::max(done, static_cast<uint64_t>(std::ceil(start + pipe)) + cfg_.smem_latency);
   if (cas_free_.size() > 4096)
     for (auto it = cas_free_.begin(); it != cas_free_.end();) it = it->second < t ? cas_free_.erase(it) : std::next(it);
@@ -352,7 +352,7 @@ uint64_t MemorySystem::shared(uint32_t sm, uint64_t t, const std::vector<MemAcce
   st_[TStat::SmemAccesses] += 1;
   st_[TStat::SmemWavefronts] += waves;
   st_[TStat::SmemBankConflicts] += waves - std::min(waves, std::max(1u, ideal));
-  const double start = sms_[sm].l1_port.reserve(static_cast<double>(t), static_cast<double>(waves) * c.smem_cycles_per_wavefront);
+  const double start = sms_[sm].l1_port.reserve(static_cast<double>(t), static_cast<double>(waves) * c.smem_cycles_per_wavefront, now_);
   return static_cast<uint64_t>(std::ceil(start)) + c.smem_latency + (waves - 1) * c.smem_wavefront_latency;
 }
 

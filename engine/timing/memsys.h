@@ -51,6 +51,8 @@ class MemorySystem {
   uint64_t mshr_next_free(uint32_t sm) const;
   // Dirty L2 sectors written back at the end of the kernel (counted as DRAM writes).
   void flush_stats();
+  // The current cycle (the timing model's, non-decreasing): no request that follows arrives before it.
+  void set_now(uint64_t t) { now_ = t; }
 
  private:
   struct Sm {
@@ -93,6 +95,7 @@ class MemorySystem {
   std::vector<uint32_t> l2_atomic_group_;  // per slice: its calendar in l2_atomic_shared_
   double l2_atomic_share_ = 1;             // the fraction of the limit each calendar has
   std::vector<Calendar> dram_;
+  uint64_t now_ = 0;  // set_now()
   std::vector<uint64_t> scratch_;
   std::vector<std::pair<uint64_t, uint32_t>> store_masks_;  // store_path_cycles(): sector -> written bytes
   std::vector<uint64_t> words_;        // atomic(): the lanes' word addresses, sorted
