@@ -78,7 +78,10 @@ SectorCache::Result SectorCache::access(uint64_t addr, bool write, bool allocate
     touch(s, i, true);
     r.hit = (l.valid & bit) != 0;
     if (!r.hit && allocate) l.valid |= bit;
-    if (write && (r.hit || allocate)) l.dirty |= bit;
+    if (write && (r.hit || allocate) && !(l.dirty & bit)) {
+      l.dirty |= bit;
+      ++dirty_;
+    }
     return r;
   }
   if (!allocate) return r;
@@ -87,12 +90,14 @@ SectorCache::Result SectorCache::access(uint64_t addr, bool write, bool allocate
   Line& victim = lines_[i];
   if (!fill) {
     r.writeback_sectors = static_cast<uint32_t>(__builtin_popcount(victim.dirty));
+    dirty_ -= r.writeback_sectors;
     r.victim_addr = victim.tag * line_;
     index_erase(victim.tag);
   }
   victim.tag = line_addr;
   victim.valid = bit;
   victim.dirty = write ? bit : 0;
+  dirty_ += write;
   index_insert(line_addr, i);
   touch(s, i, !fill);
   return r;
@@ -101,12 +106,6 @@ SectorCache::Result SectorCache::access(uint64_t addr, bool write, bool allocate
 void SectorCache::invalidate(uint64_t addr) {
   const uint64_t line_addr = line_of(addr);
   if (const uint32_t i = find(line_addr, set_of(line_addr)); i != kNone) lines_[i].valid &= ~sector_bit(addr);
-}
-
-uint64_t SectorCache::dirty_sectors() const {
-  uint64_t n = 0;
-  for (const auto& l : lines_) n += static_cast<uint64_t>(__builtin_popcount(l.dirty));
-  return n;
 }
 
 }  // namespace stc

@@ -3,6 +3,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <vector>
 
 namespace stc {
@@ -23,7 +25,7 @@ class SectorCache {
   // Drops the sector holding `addr` if present (write-evict policy).
   void invalidate(uint64_t addr);
   // Number of dirty sectors (for the end-of-kernel flush accounting).
-  uint64_t dirty_sectors() const;
+  uint64_t dirty_sectors() const { return dirty_; }
 
  private:
   // Each set keeps its lines in recency order, so the victim needs no scan of the lines' ages, and caches
@@ -31,11 +33,26 @@ class SectorCache {
   // its address instead of scanning the set's tags. The replacement is the one the age scan made: a set's
   // empty ways fill in way order (an empty way's age, 0, was the smallest), then the least recently used
   // line goes (ages were distinct).
+  // A way's line is written when the way fills (ways from Set::used on are never read), so the lines are
+  // left uninitialised: a launch's caches (an H100's L2: 13 MB of lines) cost no zeroing or page faults
+  // beyond the ways the kernel fills.
   struct Line {
-    uint64_t tag = ~uint64_t{0};
-    uint32_t valid = 0;
-    uint32_t dirty = 0;
-    uint32_t older = kNone, newer = kNone;  // neighbours in its set's recency list
+    uint64_t tag;
+    uint32_t valid;
+    uint32_t dirty;
+    uint32_t older, newer;  // neighbours in its set's recency list
+  };
+  // Leaves the elements it constructs default-initialised (a Line: uninitialised) instead of zeroed.
+  template <class T>
+  struct UninitAllocator : std::allocator<T> {
+    template <class U>
+    struct rebind {
+      using other = UninitAllocator<U>;
+    };
+    template <class U>
+    void construct(U* p) noexcept {
+      ::new (static_cast<void*>(p)) U;
+    }
   };
   struct Set {
     uint32_t used = 0;                      // ways holding a line (ways 0..used-1)
@@ -62,7 +79,8 @@ class SectorCache {
   uint32_t sets_, assoc_, line_, sector_;
   int line_shift_ = -1;     // log2 of line_ when a power of two
   uint64_t sets_mask_ = 0;  // sets_ - 1 when a power of two
-  std::vector<Line> lines_;
+  std::vector<Line, UninitAllocator<Line>> lines_;
+  uint64_t dirty_ = 0;  // dirty sectors of all lines
   std::vector<Set> set_state_;
   struct Slot {
     uint64_t key;
