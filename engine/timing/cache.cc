@@ -9,6 +9,9 @@ SectorCache::SectorCache(uint32_t sets, uint32_t assoc, uint32_t line_bytes, uin
   const auto pow2 = [](uint64_t v) { return v && !(v & (v - 1)); };
   if (pow2(line_)) line_shift_ = __builtin_ctz(line_);
   if (pow2(sets_)) sets_mask_ = sets_ - 1;
+}
+
+void SectorCache::allocate() {
   lines_.resize(static_cast<size_t>(sets_) * assoc_);
   set_state_.resize(sets_);
   if (assoc_ <= kIndexedWays) return;
@@ -68,6 +71,7 @@ void SectorCache::touch(Set& s, uint32_t i, bool listed) {
 }
 
 SectorCache::Result SectorCache::access(uint64_t addr, bool write, bool allocate) {
+  if (set_state_.empty()) this->allocate();
   const uint64_t line_addr = line_of(addr);
   const uint32_t set = set_of(line_addr);
   const uint32_t bit = sector_bit(addr);
@@ -104,6 +108,7 @@ SectorCache::Result SectorCache::access(uint64_t addr, bool write, bool allocate
 }
 
 void SectorCache::invalidate(uint64_t addr) {
+  if (set_state_.empty()) return;  // nothing cached yet
   const uint64_t line_addr = line_of(addr);
   if (const uint32_t i = find(line_addr, set_of(line_addr)); i != kNone) lines_[i].valid &= ~sector_bit(addr);
 }

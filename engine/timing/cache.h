@@ -60,6 +60,9 @@ class SectorCache {
   };
   static constexpr uint32_t kNone = ~0u;
 
+  // Sizes the tag arrays, at the first access (a launch builds a cache per SM and L2 slice; a small grid
+  // touches few of them).
+  void allocate();
   uint64_t line_of(uint64_t addr) const { return line_shift_ >= 0 ? addr >> line_shift_ : addr / line_; }
   uint32_t set_of(uint64_t line_addr) const {
     return static_cast<uint32_t>(sets_mask_ ? line_addr & sets_mask_ : line_addr % sets_);

@@ -80,6 +80,7 @@ struct TimingModel::SmT {
   std::vector<uint32_t> l1_tag;  // L1 instruction cache (icache.*), direct-mapped as the L0s
   std::vector<double> l1_ready;
   std::vector<uint32_t> l15_tag;  // the GPC-level instruction cache above the L1 (icache.l15_bytes), as the L1
+  bool icaches_filled = false;    // fill_icaches() ran
 };
 
 TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, double sample,
@@ -106,20 +107,7 @@ TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t 
     auto sm = std::make_unique<SmT>();
     sm->id = i;
     sm->subs.resize(cfg.sub_cores);
-    for (auto& sub : sm->subs) {
-      sub.tensor_pipes.assign(cfg.tensor_pipes, 0);
-      if (cfg.icache) {
-        sub.l0_tag.assign(cfg.icache_l0_lines, 0);
-        sub.l0_ready.assign(cfg.icache_l0_lines, 0);
-      }
-    }
-    if (cfg.icache) {
-      sm->l1_tag.assign(cfg.icache_l1_lines, 0);
-      sm->l1_ready.assign(cfg.icache_l1_lines, 0);
-      // the level above holds the start of the code at launch (an identical launch ran before)
-      sm->l15_tag.resize(cfg.icache_l15_lines);
-      for (uint32_t i = 0; i < cfg.icache_l15_lines; ++i) sm->l15_tag[i] = i + 1;
-    }
+    for (auto& sub : sm->subs) sub.tensor_pipes.assign(cfg.tensor_pipes, 0);
     sms_.push_back(std::move(sm));
   }
 }
@@ -215,8 +203,23 @@ void TimingModel::skip_ctas(uint64_t n, uint64_t t) {
   sampler_.account_skipped(n, exec_.stats().warp_insts - before, stats_);
 }
 
+void TimingModel::fill_icaches(SmT& sm) {
+  const TimingConfig& cfg = cfg_;
+  for (auto& sub : sm.subs) {
+    sub.l0_tag.assign(cfg.icache_l0_lines, 0);
+    sub.l0_ready.assign(cfg.icache_l0_lines, 0);
+  }
+  sm.l1_tag.assign(cfg.icache_l1_lines, 0);
+  sm.l1_ready.assign(cfg.icache_l1_lines, 0);
+  // the level above holds the start of the code at launch (an identical launch ran before)
+  sm.l15_tag.resize(cfg.icache_l15_lines);
+  for (uint32_t i = 0; i < cfg.icache_l15_lines; ++i) sm.l15_tag[i] = i + 1;
+  sm.icaches_filled = true;
+}
+
 bool TimingModel::dispatch(SmT& sm, uint64_t t) {
   if (next_cta_ >= total_ctas_ || sm.ctas.size() >= max_ctas_per_sm_) return false;
+  if (cfg_.icache && !sm.icaches_filled) fill_icaches(sm);  // the SM's first CTA
   if (const uint64_t skip = sampler_.ctas_to_skip(next_cta_)) {
     skip_ctas(skip, t);
     if (next_cta_ >= total_ctas_) return false;

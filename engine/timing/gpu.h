@@ -47,6 +47,9 @@ class TimingModel {
   // Finds the timing class of every instruction; throws LaunchError when the config has none for one.
   void resolve_classes();
   bool dispatch(SmT& sm, uint64_t t);
+  // The SM's instruction caches as a launch finds them (icache.*), built when its first CTA arrives (a
+  // small grid leaves most SMs unused).
+  void fill_icaches(SmT& sm);
   Check check(WarpT& w, SubCore& sub, uint32_t sm, uint64_t t);
   // Instruction fetch (icache.*): the cycle `line` is in warp w's instruction buffer, requesting it if it is
   // not in the sub-core's L0; a warp that enters the line requests the next one too (a next-line prefetch).
