@@ -31,7 +31,7 @@ struct TimingModel::WarpT {
   uint64_t age = 0;
   uint64_t next_issue = 0;
   bool after_branch = false;
-  std::vector<uint64_t> reg_ready;
+  std::vector<uint64_t, RegisterAllocator<uint64_t>> reg_ready;  // on the register files' huge pages (huge_pool.h)
   uint64_t operands_ready = 0;  // when the registers of its next instruction are ready (see issue())
   std::vector<uint64_t> groups;  // completion cycle of each committed cp.async group, oldest first
   uint64_t open_group = 0;
@@ -129,6 +129,7 @@ void TimingModel::resolve_classes() {
     desc_.push_back(&it->second);
   }
   facts_.reserve(L_.kernel->code.size());
+  std::vector<int32_t> entry_of(L_.kernel->regs.size(), -1);  // register -> scoreboard entry
   uint64_t code_bytes = 0;  // code address of each instruction: icache.instruction_bytes per SASS instruction
   for (const Instr& in : L_.kernel->code) {
     IssueFacts f;
@@ -136,11 +137,22 @@ void TimingModel::resolve_classes() {
       f.line = static_cast<uint32_t>(code_bytes / c.icache_line);
       if (!in.traits.folded) code_bytes += static_cast<uint64_t>(c.inst_bytes) * integer_instructions(in);
     }
+    // Scoreboard entries are numbered in order of first use in the code, not by register: the registers of
+    // neighbouring instructions then share the host's cache lines.
+    const auto entry = [&](int32_t r) {
+      int32_t& e = entry_of[static_cast<size_t>(r)];
+      if (e < 0) e = static_cast<int32_t>(scoreboard_entries_++);
+      return e;
+    };
     f.reg_begin = static_cast<uint32_t>(pc_regs_.size());
     for (const auto* regs : {&in.srcs, &in.dsts})
       for (int32_t r : regs == &in.dsts && in.traits.result_unused ? std::vector<int32_t>{} : *regs)
-        if (std::find(pc_regs_.begin() + f.reg_begin, pc_regs_.end(), r) == pc_regs_.end()) pc_regs_.push_back(r);
+        if (std::find(pc_regs_.begin() + f.reg_begin, pc_regs_.end(), entry(r)) == pc_regs_.end()) pc_regs_.push_back(entry(r));
     f.reg_count = static_cast<uint16_t>(pc_regs_.size() - f.reg_begin);
+    f.dst_begin = static_cast<uint32_t>(pc_dsts_.size());
+    if (!in.traits.result_unused)  // a RED in SASS: nothing waits for its destination
+      for (int32_t r : in.dsts) pc_dsts_.push_back(entry(r));
+    f.dst_count = static_cast<uint16_t>(pc_dsts_.size() - f.dst_begin);
     f.slot_begin = static_cast<uint32_t>(pc_slots_.size());
     const auto add_slot = [&](int32_t r) {
       if (r >= 0 && std::find(pc_slots_.begin() + f.slot_begin, pc_slots_.end(), r) == pc_slots_.end()) pc_slots_.push_back(r);
@@ -236,7 +248,6 @@ bool TimingModel::dispatch(SmT& sm, uint64_t t) {
   slot->warps.resize(slot->cta.warps.size());
   slot->live = static_cast<uint32_t>(slot->warps.size());
   slot->insts = 0;
-  const size_t nregs = L_.kernel->regs.size();
   for (size_t i = 0; i < slot->warps.size(); ++i) {
     WarpT& w = slot->warps[i];
     w.cta = slot.get();
@@ -244,7 +255,7 @@ bool TimingModel::dispatch(SmT& sm, uint64_t t) {
     w.age = age_++;
     w.next_issue = t;
     w.after_branch = false;
-    w.reg_ready.assign(nregs, 0);
+    w.reg_ready.assign(scoreboard_entries_, 0);
     w.operands_ready = 0;
     w.groups.clear();
     w.open_group = 0;
@@ -513,8 +524,8 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   if (folded) stats_[TStat::FoldedInsts] += 1;
   else stats_.v[static_cast<size_t>(TStat::BusyINT) + std::min<size_t>(ui, 8)] += interval;
   const uint64_t done = folded ? t : complete_time(in, rec_, ot, w, sm.id, t) + (sass - 1);  // pair: 2nd half
-  if (!in.traits.result_unused)  // a RED in SASS: nothing waits for its destination
-    for (int32_t r : in.dsts) w.reg_ready[static_cast<size_t>(r)] = done;
+  const IssueFacts& f = facts_[static_cast<size_t>(rec_.pc)];
+  for (uint32_t i = f.dst_begin, e = i + f.dst_count; i < e; ++i) w.reg_ready[static_cast<size_t>(pc_dsts_[i])] = done;
   if (!w.w->done()) {
     w.operands_ready = operands_ready(w);
     // Host cache only: the register columns the warp's next instruction names (32 lanes, 256 bytes each),

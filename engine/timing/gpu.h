@@ -123,11 +123,14 @@ class TimingModel {
   CtaState skipped_cta_;  // where skipped CTAs run
   std::vector<const OpDesc*> desc_;  // timing class of each instruction, by pc
   // What check() needs of each instruction, by pc, in one small record (the Instr itself, with its
-  // vectors on the heap, is cold memory for a warp that only waits): the registers it reads or writes
-  // (pc_regs_[reg_begin, reg_begin + reg_count)), its unit and the kinds of wait it may need.
+  // vectors on the heap, is cold memory for a warp that only waits): the scoreboard entries of the
+  // registers it reads or writes (pc_regs_[reg_begin, reg_begin + reg_count)) and of those its result
+  // makes wait (pc_dsts_[dst_begin, + dst_count)), its unit and the kinds of wait it may need.
   struct IssueFacts {
     uint32_t reg_begin = 0;
     uint16_t reg_count = 0;
+    uint16_t dst_count = 0;
+    uint32_t dst_begin = 0;
     uint8_t unit = 0;
     bool folded = false;
     bool waits_groups = false;   // cp.async.wait_group / wait_all
@@ -140,6 +143,8 @@ class TimingModel {
   };
   std::vector<IssueFacts> facts_;
   std::vector<int32_t> pc_regs_;
+  std::vector<int32_t> pc_dsts_;
+  uint32_t scoreboard_entries_ = 0;  // a warp's register ready times (WarpT::reg_ready)
   std::vector<int32_t> pc_slots_;
   struct NamedCount {
     AccessShape shape;
