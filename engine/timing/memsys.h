@@ -62,7 +62,7 @@ class MemorySystem {
     SectorMap pending;                               // sector -> data-ready cycle of an outstanding miss
     Completions outstanding;                         // completion cycles of its misses (MSHRs)
     double store_free = 0;                           // the store path is busy until then
-    size_t prune_at = kL1PruneMin;                   // pending's size that triggers its next prune
+    size_t prune_at = kPruneMin;                   // pending's size that triggers its next prune
   };
   // Store-path cycles of a store's sectors (l1d.store_sector_cycles each, per partly written 16-byte half).
   double store_path_cycles(const std::vector<MemAccess>& acc);
@@ -71,11 +71,11 @@ class MemorySystem {
   uint64_t l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write, double request_extra = 0);
   uint32_t slice_of(uint64_t sector_addr) const;
   uint32_t dram_channel(uint64_t addr) const;
-  // Drops entries of an L2 pending-fill map that completed before `t` (bounded memory).
-  static void prune(SectorMap& pending, uint64_t t);
-  // The same for an SM's L1 map, as soon as it doubled since its last prune (see load()).
+  // Drops an L2 slice's fills done by the current cycle once its map has doubled since the last prune.
+  void prune_l2(uint32_t slice);
+  // The same for an SM's L1 map (see load()).
   static void prune_l1(Sm& s, uint64_t t);
-  static constexpr size_t kL1PruneMin = 256;
+  static constexpr size_t kPruneMin = 256;  // no prune below this many entries
   // The bank conflicts of a shared-memory access with up to kBankSlots distinct words per bank, by a scan of
   // each bank's words (no hashing): the distinct words and the wavefronts. False when a bank needs more.
   bool shared_banks_fast(const std::vector<MemAccess>& acc, uint32_t& distinct, uint32_t& waves);
@@ -87,6 +87,7 @@ class MemorySystem {
   std::vector<Sm> sms_;
   std::vector<SectorCache> l2_;
   std::vector<SectorMap> l2_pending_;  // per slice: sector -> DRAM fill done
+  std::vector<size_t> l2_prune_at_;    // per slice: l2_pending_'s size that triggers its next prune
   std::vector<Calendar> l2_port_;
   std::vector<Calendar> l2_atomic_;   // per slice: the atomic unit's update rounds
   // the GPU-wide limit on update rounds (l2.atomic_rounds_per_cycle): one calendar for all slices, or, with
