@@ -43,8 +43,7 @@ void compact_registers(Kernel& k) {
   const std::vector<uint64_t> live_in = live_in_sets(
       k, [](const Instr& in, int32_t) { return may_read_dsts(in); },
       [](const Instr& in, int32_t) { return in.guard < 0 && !may_read_dsts(in); });
-  // Each register's interval: the first to the last pc at which it is live or written (the hull of its
-  // live range; two disjoint hulls are never live together).
+  // Each register's first and last pc at which it is live or written (its order in the colouring below).
   const size_t words = (nr + 63) / 64;
   std::vector<int> first(nr, n), last(nr, -1);
   const auto touch = [&](size_t r, int pc) {
@@ -59,8 +58,50 @@ void compact_registers(Kernel& k) {
     for (int32_t r : in.dsts) touch(static_cast<size_t>(r), pc);
     for (int32_t r : in.srcs) touch(static_cast<size_t>(r), pc);
   }
-  // Linear scan in order of first pc: a slot is free again once its register's last pc is behind the next
-  // register's first (strictly: an instruction never reads and writes one slot for two registers).
+  // Interference: a register written at a pc conflicts with every other register live after it (a value
+  // that must survive the write), and the registers one instruction names conflict with each other (a
+  // semantic function may write a destination before it has read every source), except a source and a
+  // destination of an unguarded tensor-core mma: it gathers every source before it writes a destination,
+  // so D may take the slots of a C (or A, B) that dies there, as ptxas allocates accumulators in place.
+  std::vector<uint64_t> adj(nr * words, 0);
+  const auto conflict = [&](size_t a, size_t b) {
+    if (a == b) return;
+    adj[a * words + b / 64] |= uint64_t{1} << (b % 64);
+    adj[b * words + a / 64] |= uint64_t{1} << (a % 64);
+  };
+  std::vector<int32_t> prefer(nr, -1);  // an in-place mma's D register -> the C register of its element
+  std::vector<uint64_t> live_out(words);
+  std::vector<int> succ;
+  for (int pc = 0; pc < n; ++pc) {
+    const Instr& in = k.code[static_cast<size_t>(pc)];
+    std::fill(live_out.begin(), live_out.end(), 0);
+    successors(k, pc, succ);
+    for (int sp : succ)
+      for (size_t w = 0; w < words; ++w) live_out[w] |= live_in[static_cast<size_t>(sp) * words + w];
+    for (int32_t d : in.dsts)
+      for (size_t w = 0; w < words; ++w)
+        for (uint64_t b = live_out[w]; b; b &= b - 1) conflict(static_cast<size_t>(d), w * 64 + static_cast<size_t>(__builtin_ctzll(b)));
+    const bool in_place = in.guard < 0 && in.traits.tensor_math && (in.op == Op::Mma || in.op == Op::Wmma);
+    const auto is_dst = [&](int32_t r) { return std::find(in.dsts.begin(), in.dsts.end(), r) != in.dsts.end(); };
+    const auto is_src = [&](int32_t r) { return std::find(in.srcs.begin(), in.srcs.end(), r) != in.srcs.end(); };
+    std::vector<int32_t> named(in.srcs);
+    named.insert(named.end(), in.dsts.begin(), in.dsts.end());
+    for (size_t i = 0; i < named.size(); ++i)
+      for (size_t j = i + 1; j < named.size(); ++j) {
+        const int32_t a = named[i], b = named[j];
+        const bool src_dst = (is_src(a) && !is_dst(a) && is_dst(b) && !is_src(b)) ||
+                             (is_src(b) && !is_dst(b) && is_dst(a) && !is_src(a));
+        if (!(in_place && src_dst)) conflict(static_cast<size_t>(a), static_cast<size_t>(b));
+      }
+    if (in_place && in.ops.size() > 3 && in.ops[0].kind == OpndKind::Vec && in.ops[3].kind == OpndKind::Vec)
+      for (size_t e = 0; e < std::min(in.ops[0].vec.size(), in.ops[3].vec.size()); ++e) {
+        const int32_t d = in.ops[0].vec[e], c = in.ops[3].vec[e];
+        if (d >= 0 && c >= 0 && d != c) prefer[static_cast<size_t>(d)] = c;
+      }
+  }
+  // Greedy colouring in order of first pc (on the hulls of the live ranges, the order that makes a linear
+  // scan optimal; the conflicts here are a subset of the hulls' overlaps, so it needs no more slots): each
+  // register takes its preferred slot if free, else the lowest slot none of its coloured neighbours holds.
   std::vector<size_t> order;
   for (size_t r = 0; r < nr; ++r)
     if (last[r] >= 0 && !pinned[r]) order.push_back(r);
@@ -69,26 +110,24 @@ void compact_registers(Kernel& k) {
   int32_t slots = 0;
   for (size_t r = 0; r < nr; ++r)
     if (pinned[r]) slot[r] = slots++;
-  std::vector<std::pair<int, int32_t>> active;  // (last pc, slot), a min-heap on last pc
-  std::vector<int32_t> free_slots;              // released slots, reused lowest first
-  const auto later = [](const std::pair<int, int32_t>& a, const std::pair<int, int32_t>& b) { return a.first > b.first; };
+  std::vector<char> taken;
   for (size_t r : order) {
-    while (!active.empty() && active.front().first < first[r]) {
-      free_slots.push_back(active.front().second);
-      std::pop_heap(active.begin(), active.end(), later);
-      active.pop_back();
-    }
-    int32_t s;
-    if (free_slots.empty()) {
-      s = slots++;
-    } else {
-      auto it = std::min_element(free_slots.begin(), free_slots.end());
-      s = *it;
-      free_slots.erase(it);
+    taken.assign(static_cast<size_t>(slots) + 1, 0);
+    for (size_t w = 0; w < words; ++w)
+      for (uint64_t b = adj[r * words + w]; b; b &= b - 1) {
+        const int32_t s = slot[w * 64 + static_cast<size_t>(__builtin_ctzll(b))];
+        if (s >= 0) taken[static_cast<size_t>(s)] = 1;
+      }
+    int32_t s = -1;
+    if (const int32_t p = prefer[r]; p >= 0 && slot[static_cast<size_t>(p)] >= 0 && !pinned[static_cast<size_t>(p)] &&
+                                      !taken[static_cast<size_t>(slot[static_cast<size_t>(p)])])
+      s = slot[static_cast<size_t>(p)];
+    if (s < 0) {
+      s = 0;
+      while (taken[static_cast<size_t>(s)]) ++s;
     }
     slot[r] = s;
-    active.emplace_back(last[r], s);
-    std::push_heap(active.begin(), active.end(), later);
+    slots = std::max(slots, s + 1);
   }
   for (size_t r = 0; r < nr; ++r)
     if (slot[r] < 0) slot[r] = slots++;  // never touched by any instruction: a slot of its own, unused

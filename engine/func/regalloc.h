@@ -10,10 +10,13 @@
 namespace stc {
 
 // Renames the registers the semantic functions read and write (operands, guards, the carry flag) to slots
-// of a smaller register file (Kernel::reg_slots): two registers share a slot only when no instruction has
-// both live. Instr::srcs / dsts keep the virtual registers (the timing model's scoreboard is per PTX
-// register, as before). Registers whose reads the liveness cannot see (an operand that is neither a listed
-// source nor destination) keep slots of their own.
+// of a smaller register file (Kernel::reg_slots) by colouring their interference: two registers share a
+// slot only when neither is written while the other is live, and the registers one instruction names get
+// distinct slots, except that an unguarded tensor-core mma's destinations may take the slots of sources
+// that die there (it reads every source first; accumulators are allocated in place, as ptxas does).
+// Instr::srcs / dsts keep the virtual registers (the timing model's scoreboard is per PTX register, as
+// before). Registers whose reads the liveness cannot see (an operand that is neither a listed source nor
+// destination) keep slots of their own.
 void compact_registers(Kernel& k);
 
 }  // namespace stc
