@@ -147,7 +147,8 @@ void TimingModel::resolve_classes() {
     f.reg_begin = static_cast<uint32_t>(pc_regs_.size());
     for (const auto* regs : {&in.srcs, &in.dsts})
       for (int32_t r : regs == &in.dsts && in.traits.result_unused ? std::vector<int32_t>{} : *regs)
-        if (std::find(pc_regs_.begin() + f.reg_begin, pc_regs_.end(), entry(r)) == pc_regs_.end()) pc_regs_.push_back(entry(r));
+        if (const int32_t e = entry(r); std::find(pc_regs_.begin() + f.reg_begin, pc_regs_.end(), e) == pc_regs_.end())
+          pc_regs_.push_back(e);
     f.reg_count = static_cast<uint16_t>(pc_regs_.size() - f.reg_begin);
     f.dst_begin = static_cast<uint32_t>(pc_dsts_.size());
     if (!in.traits.result_unused)  // a RED in SASS: nothing waits for its destination
