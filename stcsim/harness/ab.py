@@ -6,7 +6,10 @@ take the caches and memory bandwidth, which CPU time does not exclude), far more
 the two builds run at the same time, one per core (each pinned to its core, the cores swapped every pair),
 so both see the same neighbours; each reports the fastest of `repeat` launches, and the figure is the
 geometric mean of the pairs' B/A ratios. Two runs of one build (an A/A check) give about 1.00 (0.998 over
-six pairs of a WMMA 1024^3 launch on the development host). Linux only (CPU affinity); needs two cores.
+six pairs of a WMMA 1024^3 launch on the development host, every pair within 1 %). The two runs also share
+the host's last-level cache with each other, and when the neighbours' load comes in bursts the pairs spread
+(later the same day: an A/A check 1.05, pairs 1.00-1.16): run an A/A check first, and confirm a large
+effect with the builds alternating alone. Linux only (CPU affinity); needs two cores.
 """
 
 from __future__ import annotations
