@@ -401,12 +401,7 @@ TimingModel::Check TimingModel::check(WarpT& w, SubCore& sub, uint32_t sm, uint6
     }
     w.line = f.line;
   }
-  const uint64_t when = std::max(t, w.operands_ready);
-  // Register ready times and unit occupancy only change when this warp or its sub-core issues, and only
-  // later, so a failed check is a valid lower bound until then: cache it.
-  if (when > t) { w.hint = when; w.hint_reason = TStat::StallScoreboard; return {false, when, TStat::StallScoreboard}; }
-  const uint64_t uf = f.folded ? t : sub.unit_free[f.unit];
-  if (uf > t) { w.hint = uf; w.hint_reason = TStat::StallUnit; return {false, uf, TStat::StallUnit}; }
+  if (held_by_registers_or_unit(w, sub, f, t)) return {false, w.hint, w.hint_reason};
   if (f.waits_groups) {
     const Instr& in = L_.kernel->code[pc];
     const bool all = in.traits.async == AsyncKind::WaitAll;
@@ -422,6 +417,22 @@ TimingModel::Check TimingModel::check(WarpT& w, SubCore& sub, uint32_t sm, uint6
   }
   if (f.may_touch_global && mem_.mshr_in_use(sm, t) >= cfg_.l1_mshr) return {false, std::max(t + 1, mem_.mshr_next_free(sm)), TStat::StallMemory};
   return {true, t, TStat::IssueCycles};
+}
+
+bool TimingModel::held_by_registers_or_unit(WarpT& w, const SubCore& sub, const IssueFacts& f, uint64_t t) {
+  // Register ready times and unit occupancy only change when this warp or its sub-core issues, and only
+  // later, so a failed test is a valid lower bound until then: cache it.
+  if (w.operands_ready > t) {
+    w.hint = w.operands_ready;
+    w.hint_reason = TStat::StallScoreboard;
+    return true;
+  }
+  if (const uint64_t uf = f.folded ? t : sub.unit_free[f.unit]; uf > t) {
+    w.hint = uf;
+    w.hint_reason = TStat::StallUnit;
+    return true;
+  }
+  return false;
 }
 
 uint64_t TimingModel::complete_time(const Instr& in, const WarpRecord& rec, const OpTiming& ot, WarpT& w,
@@ -798,15 +809,7 @@ void TimingModel::sleep_after_issue(SubCore& sub, uint64_t t) {
     }
     const IssueFacts& f = facts_[static_cast<size_t>(w->w->pc())];
     if (cfg_.icache && f.line != w->line) return false;
-    if (w->operands_ready > t1) {  // as check() would cache it at t1
-      w->hint = w->operands_ready;
-      w->hint_reason = TStat::StallScoreboard;
-    } else if (const uint64_t uf = f.folded ? t1 : sub.unit_free[f.unit]; uf > t1) {
-      w->hint = uf;
-      w->hint_reason = TStat::StallUnit;
-    } else {
-      return false;  // it may issue at t1
-    }
+    if (!held_by_registers_or_unit(*w, sub, f, t1)) return false;  // it may issue at t1
     ck = {false, w->hint, w->hint_reason};
     return true;
   };

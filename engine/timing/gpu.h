@@ -37,6 +37,7 @@ class TimingModel {
   struct CtaSlot;
   struct SubCore;
   struct SmT;
+  struct IssueFacts;
   struct Check {
     bool ok;
     uint64_t when;
@@ -51,6 +52,9 @@ class TimingModel {
   // small grid leaves most SMs unused).
   void fill_icaches(SmT& sm);
   Check check(WarpT& w, SubCore& sub, uint32_t sm, uint64_t t);
+  // check()'s scoreboard and unit tests for the warp's next instruction `f` at t: true when one holds the
+  // warp, its hint and reason then cached in w (sleep_after_issue asks the same for t + 1).
+  static bool held_by_registers_or_unit(WarpT& w, const SubCore& sub, const IssueFacts& f, uint64_t t);
   // Instruction fetch (icache.*): the cycle `line` is in warp w's instruction buffer, requesting it if it is
   // not in the sub-core's L0; a warp that enters the line requests the next one too (a next-line prefetch).
   double fetch(WarpT& w, SubCore& sub, SmT& sm, uint32_t line, uint64_t t);
