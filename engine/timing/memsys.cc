@@ -73,25 +73,13 @@ void MemorySystem::sectors_of(const std::vector<MemAccess>& acc, const AccessSha
 }
 
 // A fill done by the current cycle is never waited for again (every later request is ready after it), so
-// dropping it is invisible; pruning whenever the map doubled keeps it near the size of the fills in flight,
-// and so in the host cache (a threshold of 8192 entries let every slice's map grow to 400 KB, 25 MB on the
-// V100's 64 slices, and nearly every lookup missed the host's caches).
-void MemorySystem::prune_l2(uint32_t slice) {
-  SectorMap& pending = l2_pending_[slice];
-  size_t& at = l2_prune_at_[slice];
-  if (pending.size() < at) return;
+// dropping it is invisible. Pruning whenever the map doubled keeps it near the size of the fills in flight,
+// and so in the host cache (held to 8192 entries, every SM's map and every L2 slice's grew to 400 KB and
+// nearly every lookup missed the host's caches).
+void MemorySystem::prune_when_doubled(SectorMap& pending, size_t& prune_at) const {
+  if (pending.size() < prune_at) return;
   pending.prune(now_);
-  at = std::max(kPruneMin, 2 * pending.size());
-}
-
-// An L1 fill done by `t` is never waited for again (loads issue in time order, and one waits only for fills
-// after its own start), so dropping it is invisible. Pruning whenever the map doubled keeps it near the size
-// of the misses in flight, and so in the host cache: held to the L2 maps' 8192 entries, every SM's map grew
-// to 400 KB and nearly every lookup of a load missed the host's caches.
-void MemorySystem::prune_l1(Sm& s, uint64_t t) {
-  if (s.pending.size() < s.prune_at) return;
-  s.pending.prune(t);
-  s.prune_at = std::max(kPruneMin, 2 * s.pending.size());
+  prune_at = std::max(kPruneMin, 2 * pending.size());
 }
 
 uint32_t MemorySystem::dram_channel(uint64_t addr) const {
@@ -145,7 +133,7 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
     if (c.l2_slice_fill_bytes_per_cycle > 0)
       filled_at = l2_port_[slice].reserve(filled_at, c.l2_dram_fetch / c.l2_slice_fill_bytes_per_cycle, now_);
     ready = filled_at + c.l2_access + c.icnt_latency + c.l1_latency;
-    prune_l2(slice);
+    prune_when_doubled(pending, l2_prune_at_[slice]);
     const uint64_t filled = static_cast<uint64_t>(std::ceil(ready));
     pending.set(sector_addr, filled);
     const uint64_t block = sector_addr / c.l2_dram_fetch * c.l2_dram_fetch;
@@ -200,7 +188,7 @@ uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess
     s.outstanding.add(ready);
     done = std::max(done, ready);
   }
-  prune_l1(s, t);
+  prune_when_doubled(s.pending, s.prune_at);
   return done;
 }
 

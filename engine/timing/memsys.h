@@ -71,10 +71,9 @@ class MemorySystem {
   uint64_t l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write, double request_extra = 0);
   uint32_t slice_of(uint64_t sector_addr) const;
   uint32_t dram_channel(uint64_t addr) const;
-  // Drops an L2 slice's fills done by the current cycle once its map has doubled since the last prune.
-  void prune_l2(uint32_t slice);
-  // The same for an SM's L1 map (see load()).
-  static void prune_l1(Sm& s, uint64_t t);
+  // Drops the fills done by the current cycle from a map of fills in flight (an SM's or an L2 slice's) once
+  // it has doubled since its last prune (`prune_at`: the size that triggers the next one).
+  void prune_when_doubled(SectorMap& pending, size_t& prune_at) const;
   static constexpr size_t kPruneMin = 256;  // no prune below this many entries
   // The bank conflicts of a shared-memory access with up to kBankSlots distinct words per bank, by a scan of
   // each bank's words (no hashing): the distinct words and the wavefronts. False when a bank needs more.
