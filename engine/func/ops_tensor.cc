@@ -116,7 +116,8 @@ bool distinct_regs(const std::vector<int32_t>& regs, size_t n) {
 
 // Writes one lane's loaded fragment elements v[0..nmem) (and their duplicates nmem..nelem) into the
 // fragment registers. With distinct registers each register is written once (two 16-bit elements packed
-// into its low 32 bits, the high bits kept, as element-wise writes leave them); otherwise element by element.
+// into its 32 bits: the slot's high bits are cleared, which no reader of a 32-bit register can see, as every
+// instruction reads a register as a type no wider than it); otherwise element by element.
 void write_fragment(ExecCtx& c, const std::vector<int32_t>& regs, int lane, const uint64_t* v, int nmem, int nelem,
                     bool half, bool distinct) {
   if (!distinct) {
@@ -127,21 +128,20 @@ void write_fragment(ExecCtx& c, const std::vector<int32_t>& regs, int lane, cons
     return;
   }
   uint64_t* r = c.w.regs.data() + lane;
-  const auto put = [&](int reg_index, uint64_t bits, uint64_t keep) {
-    uint64_t& slot = r[static_cast<size_t>(regs[static_cast<size_t>(reg_index)]) * 32];
-    slot = (slot & keep) | bits;
+  const auto put = [&](int reg_index, uint64_t bits) {
+    r[static_cast<size_t>(regs[static_cast<size_t>(reg_index)]) * 32] = bits;
   };
   if (half) {
     const int nr = nmem / 2;
     for (int j = 0; j < nr; ++j) {
       const uint64_t bits = (v[2 * j] & 0xffff) | ((v[2 * j + 1] & 0xffff) << 16);
-      put(j, bits, ~uint64_t{0xffffffff});
-      if (nmem < nelem) put(j + nr, bits, ~uint64_t{0xffffffff});
+      put(j, bits);
+      if (nmem < nelem) put(j + nr, bits);
     }
   } else {
     for (int e = 0; e < nmem; ++e) {
-      put(e, v[e], 0);
-      if (nmem < nelem) put(e + nmem, v[e], 0);
+      put(e, v[e]);
+      if (nmem < nelem) put(e + nmem, v[e]);
     }
   }
 }
@@ -243,7 +243,8 @@ uint8_t* wmma_footprint(ExecCtx& c, Space& space, uint64_t& addr, uint64_t exten
 // The warp's access records of a planned wmma.load/store (one per run of a lane's adjacent elements, as the
 // per-element path makes them), and their shape: the plan's key, the space and the lanes fix every record
 // relative to the operand's address, so the plan keeps them for the next use by the same lanes (a GEMM's
-// every use) and they are copied and moved to the address.
+// every use) and the record refers to them with the address (WarpRecord::deferred: the plan outlives the
+// instruction's timing, which reads them only where its memo of the shape misses).
 void record_planned(ExecCtx& c, WmmaPlan& plan, uint64_t base, Space space, bool store, uint32_t esize) {
   c.rec.shape = {plan.key | uint64_t(space) << 48, c.mask};
   if (plan.records_lanes != c.mask || plan.records_space != space) {
@@ -258,10 +259,10 @@ void record_planned(ExecCtx& c, WmmaPlan& plan, uint64_t base, Space space, bool
     plan.records_lanes = c.mask;
     plan.records_space = space;
   }
-  std::vector<MemAccess>& acc = c.rec.acc;
-  const size_t first = acc.size();
-  acc.insert(acc.end(), plan.records, plan.records + plan.nrecords);
-  for (auto it = acc.begin() + static_cast<std::ptrdiff_t>(first); it != acc.end(); ++it) it->addr += base;
+  c.rec.materialize();  // (none: the instruction's only records)
+  c.rec.deferred = plan.records;
+  c.rec.ndeferred = plan.nrecords;
+  c.rec.deferred_base = base;
 }
 
 // One wmma.load/store whose footprint `host` (at `base` in `space`) is resolved, element by element by `plan`.
@@ -277,8 +278,7 @@ void record_planned(ExecCtx& c, WmmaPlan& plan, uint64_t base, Space space, bool
   if (!store && half && distinct && nmem % 2 == 0 && nmem <= 8) {
     // 16-bit elements into distinct registers, register by register: each lane's pair read as one 32-bit word
     // when the two are adjacent in memory (low element first), written with its duplicate (elements
-    // nmem..nelem), the high bits kept: write_fragment's result, in an order that does not matter (the
-    // registers are distinct).
+    // nmem..nelem): write_fragment's result, in an order that does not matter (the registers are distinct).
     const int nr = nmem / 2, nregs = nelem / 2;
     const uint32_t mask = c.mask;
     for (int j = 0; j < nr; ++j) {
@@ -298,9 +298,9 @@ void record_planned(ExecCtx& c, WmmaPlan& plan, uint64_t base, Space space, bool
       for (int k = j; k < nregs; k += nr) {  // the register and its duplicate
         uint64_t* slot = c.w.regs.data() + static_cast<size_t>(frag.vec[static_cast<size_t>(k)]) * 32;
         if (mask == ~0u) {
-          for (int lane = 0; lane < 32; ++lane) slot[lane] = (slot[lane] & ~uint64_t{0xffffffff}) | words[lane];
+          for (int lane = 0; lane < 32; ++lane) slot[lane] = words[lane];
         } else {
-          for_lanes(mask, [&](int lane) { slot[lane] = (slot[lane] & ~uint64_t{0xffffffff}) | words[lane]; });
+          for_lanes(mask, [&](int lane) { slot[lane] = words[lane]; });
         }
       }
     }

@@ -50,8 +50,25 @@ struct WarpRecord {
   std::vector<MemAccess> acc;
   AccessShape shape;            // the pattern of `acc`, where the instruction names one
   WorkSummary work;             // data-dependent work (size 0: none reported)
+  // Records held by reference until a consumer needs them: `ndeferred` records at `deferred`, each moved by
+  // `deferred_base`, stand after `acc` (a planned wmma.load/store keeps its plan's records, relative to the
+  // operand's address; the timing model reads them only when its memo of the named shape misses).
+  const MemAccess* deferred = nullptr;
+  uint32_t ndeferred = 0;
+  uint64_t deferred_base = 0;
   void reset(const Instr* i, int32_t p, uint32_t mask) {
-    in = i; pc = p; active = mask; space = Space::Generic; acc.clear(); shape = {}; work.size = 0;
+    in = i; pc = p; active = mask; space = Space::Generic; acc.clear(); shape = {}; work.size = 0; ndeferred = 0;
+  }
+  bool no_accesses() const { return acc.empty() && ndeferred == 0; }
+  // The first record's address (there is one).
+  uint64_t first_addr() const { return acc.empty() ? deferred[0].addr + deferred_base : acc.front().addr; }
+  // Moves the deferred records into `acc`.
+  void materialize() {
+    if (!ndeferred) return;
+    const size_t first = acc.size();
+    acc.insert(acc.end(), deferred, deferred + ndeferred);
+    for (size_t i = first; i < acc.size(); ++i) acc[i].addr += deferred_base;
+    ndeferred = 0;
   }
 };
 

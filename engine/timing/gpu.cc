@@ -281,9 +281,10 @@ namespace {
 // SASS memory instructions a PTX memory instruction becomes: each moves at most 16 bytes per thread, so a
 // thread's accesses, merged where contiguous, need ceil(bytes / 16) of them (the most of any thread).
 // Matrix fragments from shared memory (wmma A/B) load with one ldmatrix-like instruction.
-uint32_t memory_instructions(const Instr& in, const WarpRecord& rec) {
-  if (rec.acc.empty()) return 1;
+uint32_t memory_instructions(const Instr& in, WarpRecord& rec) {
+  if (rec.no_accesses()) return 1;
   if (in.traits.fragment_load && rec.space == Space::Shared) return 1;
+  rec.materialize();
   // The common case in one cheap pass: at most one record of at most 16 bytes per lane (records come in
   // lane order) is one instruction.
   bool one = true;
@@ -435,7 +436,7 @@ bool TimingModel::held_by_registers_or_unit(WarpT& w, const SubCore& sub, const 
   return false;
 }
 
-uint64_t TimingModel::complete_time(const Instr& in, const WarpRecord& rec, const OpTiming& ot, WarpT& w,
+uint64_t TimingModel::complete_time(const Instr& in, WarpRecord& rec, const OpTiming& ot, WarpT& w,
                                     uint32_t sm, uint64_t t) {
   if (in.traits.tensor_math) stats_[TStat::TensorInsts] += 1;
   switch (in.traits.mem) {
@@ -450,6 +451,7 @@ uint64_t TimingModel::complete_time(const Instr& in, const WarpRecord& rec, cons
       }
       return t + ot.latency;
     case MemKind::AsyncCopy: {
+      rec.materialize();
       if (rec.acc.empty()) return t + 1;
       std::vector<MemAccess>& global = async_global_;
       std::vector<MemAccess>& shared = async_shared_;
@@ -465,8 +467,13 @@ uint64_t TimingModel::complete_time(const Instr& in, const WarpRecord& rec, cons
       return t + 1;
     }
     case MemKind::Load: case MemKind::Store: case MemKind::Atomic: {
-      if (rec.acc.empty()) return t + 1;
+      if (rec.no_accesses()) return t + 1;
       const Space s = rec.space;
+      uint64_t known = 0;  // a shared access of a named shape the memo knows: its records stay unread
+      if (s == Space::Shared && rec.shape.key && !in.traits.cas_loop &&
+          mem_.shared_named(sm, t, rec.first_addr(), rec.shape, known))
+        return known;
+      rec.materialize();
       if (s == Space::Param) return t + int_latency_;
       if (s == Space::Const) return t + cfg_.const_latency;
       if (s == Space::Shared && in.traits.cas_loop)  // LDS, add, CAS, compare, branch per update
@@ -485,7 +492,7 @@ uint64_t TimingModel::complete_time(const Instr& in, const WarpRecord& rec, cons
   return t + ot.latency;
 }
 
-uint32_t TimingModel::memory_instructions_named(const Instr& in, const WarpRecord& rec) {
+uint32_t TimingModel::memory_instructions_named(const Instr& in, WarpRecord& rec) {
   if (!rec.shape.key) return memory_instructions(in, rec);
   NamedCount& e = mem_insts_[(rec.shape.key * 0x9E3779B97F4A7C15ull ^ rec.shape.lanes) >> (64 - kNamedCountBits)];
   if (!(e.shape == rec.shape)) e = {rec.shape, memory_instructions(in, rec)};

@@ -90,8 +90,8 @@ class TimingModel {
   // records that name their shape: the count depends only on the records relative to each other (and on
   // whether the instruction loads a fragment, which the name's wmma kind fixes), and a global wmma.load
   // would walk 256 of them.
-  uint32_t memory_instructions_named(const Instr& in, const WarpRecord& rec);
-  uint64_t complete_time(const Instr& in, const WarpRecord& rec, const OpTiming& ot, WarpT& w, uint32_t sm,
+  uint32_t memory_instructions_named(const Instr& in, WarpRecord& rec);
+  uint64_t complete_time(const Instr& in, WarpRecord& rec, const OpTiming& ot, WarpT& w, uint32_t sm,
                          uint64_t t);
   void account(SubCore& sub, uint64_t t);
   void retire_cta(SmT& sm, CtaSlot& cta, uint64_t t);

@@ -343,6 +343,20 @@ uint64_t MemorySystem::shared(uint32_t sm, uint64_t t, const std::vector<MemAcce
     distinct = distinct_.size();
   }
   if (memo && !hit) bank_memo_.store(acc, base, {distinct, waves});
+  return shared_wavefronts(sm, t, distinct, waves);
+}
+
+bool MemorySystem::shared_named(uint32_t sm, uint64_t t, uint64_t first_addr, const AccessShape& shape,
+                                uint64_t& done) {
+  if (bank_shift_ < 0) return false;
+  const BankResult* hit = bank_memo_.find(shape, first_addr);
+  if (!hit) return false;
+  done = shared_wavefronts(sm, t, hit->distinct, hit->waves);
+  return true;
+}
+
+uint64_t MemorySystem::shared_wavefronts(uint32_t sm, uint64_t t, uint32_t distinct, uint32_t waves) {
+  const TimingConfig& c = cfg_;
   const uint64_t bytes = uint64_t{distinct} * c.smem_bank_bytes;
   const uint32_t ideal = static_cast<uint32_t>((bytes + c.smem_banks * c.smem_bank_bytes - 1) / (c.smem_banks * c.smem_bank_bytes));
   if (waves == 0) waves = 1;

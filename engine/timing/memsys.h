@@ -46,6 +46,10 @@ class MemorySystem {
                            uint32_t round_trip);
   // Shared-memory access at `t`: returns the completion cycle; counts wavefronts and conflicts.
   uint64_t shared(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, const AccessShape& shape = {});
+  // shared() for a named shape from its first access's address alone, where the memo holds the shape's
+  // wavefronts: true and `done` set; false, nothing done, on a miss (the caller then gives shared() the records).
+  // `shape` is named (a non-zero key).
+  bool shared_named(uint32_t sm, uint64_t t, uint64_t first_addr, const AccessShape& shape, uint64_t& done);
   // Outstanding L1 misses of `sm` at `t` (MSHR occupancy) and the cycle the earliest one completes.
   uint32_t mshr_in_use(uint32_t sm, uint64_t t);
   uint64_t mshr_next_free(uint32_t sm) const;
@@ -78,6 +82,8 @@ class MemorySystem {
   // The bank conflicts of a shared-memory access with up to kBankSlots distinct words per bank, by a scan of
   // each bank's words (no hashing): the distinct words and the wavefronts. False when a bank needs more.
   bool shared_banks_fast(const std::vector<MemAccess>& acc, uint32_t& distinct, uint32_t& waves);
+  // The shared access's bank-pipe time and latency for its wavefronts (and the counts of its stats).
+  uint64_t shared_wavefronts(uint32_t sm, uint64_t t, uint32_t distinct, uint32_t waves);
   // The distinct L1 sectors of a warp's global/local accesses, in address order.
   void sectors_of(const std::vector<MemAccess>& acc, const AccessShape& shape, std::vector<uint64_t>& out);
 

@@ -27,22 +27,38 @@ class ShapeMemo {
   // first access's offset from the base, which together fix every record relative to the base.
   const Value* find(const std::vector<MemAccess>& acc, uint64_t base, const AccessShape& named = {}) {
     if (named.key) return find_named(named, acc.front().addr - base);
-    uint64_t h = acc.size();
-    for (const MemAccess& a : acc)
-      h = (h ^ (a.addr - base) ^ (uint64_t{a.size} << 40) ^ (uint64_t(a.space) << 60)) * 0x9E3779B97F4A7C15ull;
-    slot_ = &slots_[h >> (64 - kSlotBits)];
-    if (slot_->hash == h && slot_->rel.size() == acc.size() && slot_->valid) {
-      bool same = true;
-      for (size_t i = 0; i < acc.size() && same; ++i) {
-        const Rel& r = slot_->rel[i];
-        same = r.off == acc[i].addr - base && r.size == acc[i].size && r.space == acc[i].space;
+    // Four independent multiply chains (records i, i + 4, ... in chain i % 4), folded at the end: the host
+    // overlaps them, where one chain waits on each multiply in turn.
+    const size_t n = acc.size();
+    const auto word = [&](const MemAccess& a) {
+      return (a.addr - base) ^ (uint64_t{a.size} << 40) ^ (uint64_t(a.space) << 60);
+    };
+    constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+    uint64_t h[4] = {n, 1, 2, 3};
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4)
+      for (size_t j = 0; j < 4; ++j) h[j] = (h[j] ^ word(acc[i + j])) * kMul;
+    for (; i < n; ++i) h[0] = (h[0] ^ word(acc[i])) * kMul;
+    const uint64_t hash = ((h[0] ^ (h[1] << 21 | h[1] >> 43)) * kMul ^ (h[2] << 42 | h[2] >> 22) ^ h[3]) * kMul;
+    slot_ = &slots_[hash >> (64 - kSlotBits)];
+    if (slot_->hash == hash && slot_->rel.size() == n && slot_->valid) {
+      uint64_t diff = 0;  // every record compared, no branch per record
+      for (size_t k = 0; k < n; ++k) {
+        const Rel& r = slot_->rel[k];
+        diff |= (r.off ^ (acc[k].addr - base)) | (r.size ^ acc[k].size) |
+                static_cast<uint64_t>(static_cast<uint8_t>(r.space) ^ static_cast<uint8_t>(acc[k].space));
       }
-      if (same) return &slot_->value;
+      if (diff == 0) return &slot_->value;
     }
-    slot_->hash = h;
+    slot_->hash = hash;
     slot_->named = {};
     slot_->valid = false;
     return nullptr;
+  }
+  // The stored value for the named shape `named` (a non-zero key) whose first access is at `first_addr`:
+  // find() without the records; a miss likewise leaves the slot ready for store().
+  const Value* find(const AccessShape& named, uint64_t first_addr) {
+    return find_named(named, first_addr - (first_addr & ~(align_ - 1)));
   }
   // Stores `value` for the shape of `acc` at `base`, in the slot the last find() missed.
   void store(const std::vector<MemAccess>& acc, uint64_t base, const Value& value) {
