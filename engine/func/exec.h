@@ -16,31 +16,37 @@ namespace stc {
 // Value of a special register for one lane.
 uint64_t special_value(const ExecCtx& c, const Operand& o, int lane);
 
-// Raw 64-bit contents of a source operand for one lane (registers, immediates, special registers).
+// Raw 64-bit contents of a source operand for one lane (registers zero-extended, immediates, special
+// registers).
 inline uint64_t src_bits(const ExecCtx& c, const Operand& o, int lane) {
   if (o.kind == OpndKind::Reg) {
-    const uint64_t v = c.w.regs[static_cast<size_t>(o.reg) * 32 + lane];
+    const uint64_t v = c.w.reg(o.reg, lane);
     return o.negate ? static_cast<uint64_t>(v == 0) : v;
   }
   if (o.kind == OpndKind::Imm) return o.imm;
   return special_value(c, o, lane);
 }
 
-// A source operand's 32 lanes resolved once per instruction: a register's column, or an immediate read by
-// every lane (index mask 0). lane_src() is false for what src_bits resolves per lane (special registers,
-// negated predicates): the caller takes its per-lane path.
+// A source operand's 32 lanes resolved once per instruction: a 32-bit register's lanes (n), a 64-bit
+// register's (p), or an immediate read by every lane (p, index mask 0). lane_src() is false for what
+// src_bits resolves per lane (special registers, negated predicates): the caller takes its per-lane path.
 struct LaneSrc {
-  const uint64_t* p;
-  uint32_t mask;
-  uint64_t operator[](int lane) const { return p[static_cast<uint32_t>(lane) & mask]; }
+  const uint32_t* n = nullptr;
+  const uint64_t* p = nullptr;
+  uint32_t mask = 31;
+  uint64_t operator[](int lane) const { return n ? n[lane] : p[static_cast<uint32_t>(lane) & mask]; }
 };
+// The lanes of register r (a slot, not the sink).
+inline LaneSrc reg_lanes(const ExecCtx& c, int32_t r) {
+  return r & kWideSlot ? LaneSrc{nullptr, c.w.col64(r), 31} : LaneSrc{c.w.col32(r), nullptr, 31};
+}
 inline bool lane_src(const ExecCtx& c, const Operand& o, LaneSrc& s) {
   if (o.kind == OpndKind::Reg && o.reg >= 0 && !o.negate) {
-    s = {c.w.regs.data() + static_cast<size_t>(o.reg) * 32, 31};
+    s = reg_lanes(c, o.reg);
     return true;
   }
   if (o.kind == OpndKind::Imm) {
-    s = {&o.imm, 0};
+    s = {nullptr, &o.imm, 0};
     return true;
   }
   return false;
@@ -54,14 +60,47 @@ inline void for_lanes(uint32_t mask, F f) {
   }
 }
 
-// A resolved source's 32 lanes copied into a local array (a register's column, or the immediate in every
-// lane). A lane loop that reads such copies cannot alias its destination (`add r1, r1, 4` writes the
-// register it reads), so the compiler vectorizes it without run-time overlap checks.
+// A resolved source's 32 lanes copied into a local array (a register's lanes zero-extended, or the
+// immediate in every lane). A lane loop that reads such copies cannot alias its destination
+// (`add r1, r1, 4` writes the register it reads), so the compiler vectorizes it without run-time overlap
+// checks.
 inline void copy_lanes(const LaneSrc& s, uint64_t (&out)[32]) {
-  if (s.mask) {
+  if (s.n) {
+    for (int l = 0; l < 32; ++l) out[l] = s.n[l];
+  } else if (s.mask) {
     std::memcpy(out, s.p, sizeof out);
   } else {
     for (uint64_t& v : out) v = *s.p;
+  }
+}
+
+// A destination register's 32 lanes: a 32-bit register's (n, each lane keeps the low 32 bits of what it
+// is given) or a 64-bit one's (w); neither for the sink `_` or a non-register operand.
+struct LaneDst {
+  uint32_t* n = nullptr;
+  uint64_t* w = nullptr;
+  explicit operator bool() const { return n || w; }
+  void set(int lane, uint64_t v) const {
+    if (w) w[lane] = v;
+    else n[lane] = static_cast<uint32_t>(v);
+  }
+};
+// The lanes of register r (nothing for the sink, r < 0).
+inline LaneDst reg_dst(ExecCtx& c, int32_t r) {
+  if (r < 0) return {};
+  return r & kWideSlot ? LaneDst{nullptr, c.w.col64(r)} : LaneDst{c.w.col32(r), nullptr};
+}
+inline LaneDst lane_dst(ExecCtx& c, const Operand& o) {
+  return o.kind == OpndKind::Reg ? reg_dst(c, o.reg) : LaneDst{};
+}
+
+// d[l] = g(l) for all 32 lanes, as one straight loop per destination width (vectorized).
+template <class G>
+inline void store_lanes(const LaneDst& d, G g) {
+  if (d.w) {
+    for (int l = 0; l < 32; ++l) d.w[l] = g(l);
+  } else {
+    for (int l = 0; l < 32; ++l) d.n[l] = static_cast<uint32_t>(g(l));
   }
 }
 
@@ -69,46 +108,41 @@ inline void copy_lanes(const LaneSrc& s, uint64_t (&out)[32]) {
 // straight loop over copies of the sources (vectorized), otherwise lane by lane. The result is the same
 // either way (each lane reads only its own source lanes).
 template <class F>
-inline void map_lanes(uint32_t mask, uint64_t* d, F f, const LaneSrc& a) {
+inline void map_lanes(uint32_t mask, const LaneDst& d, F f, const LaneSrc& a) {
   if (mask == ~0u) {
     uint64_t x[32];
     copy_lanes(a, x);
-    for (int l = 0; l < 32; ++l) d[l] = f(x[l]);
+    store_lanes(d, [&](int l) { return f(x[l]); });
     return;
   }
-  for_lanes(mask, [&](int l) { d[l] = f(a[l]); });
+  for_lanes(mask, [&](int l) { d.set(l, f(a[l])); });
 }
 template <class F>
-inline void map_lanes(uint32_t mask, uint64_t* d, F f, const LaneSrc& a, const LaneSrc& b) {
+inline void map_lanes(uint32_t mask, const LaneDst& d, F f, const LaneSrc& a, const LaneSrc& b) {
   if (mask == ~0u) {
     uint64_t x[32], y[32];
     copy_lanes(a, x);
     copy_lanes(b, y);
-    for (int l = 0; l < 32; ++l) d[l] = f(x[l], y[l]);
+    store_lanes(d, [&](int l) { return f(x[l], y[l]); });
     return;
   }
-  for_lanes(mask, [&](int l) { d[l] = f(a[l], b[l]); });
+  for_lanes(mask, [&](int l) { d.set(l, f(a[l], b[l])); });
 }
 template <class F>
-inline void map_lanes(uint32_t mask, uint64_t* d, F f, const LaneSrc& a, const LaneSrc& b, const LaneSrc& c) {
+inline void map_lanes(uint32_t mask, const LaneDst& d, F f, const LaneSrc& a, const LaneSrc& b, const LaneSrc& c) {
   if (mask == ~0u) {
     uint64_t x[32], y[32], z[32];
     copy_lanes(a, x);
     copy_lanes(b, y);
     copy_lanes(c, z);
-    for (int l = 0; l < 32; ++l) d[l] = f(x[l], y[l], z[l]);
+    store_lanes(d, [&](int l) { return f(x[l], y[l], z[l]); });
     return;
   }
-  for_lanes(mask, [&](int l) { d[l] = f(a[l], b[l], c[l]); });
-}
-
-// The destination register's 32 lanes, or nullptr for the sink `_` / a non-register operand.
-inline uint64_t* lane_dst(ExecCtx& c, const Operand& o) {
-  return o.kind == OpndKind::Reg && o.reg >= 0 ? c.w.regs.data() + static_cast<size_t>(o.reg) * 32 : nullptr;
+  for_lanes(mask, [&](int l) { d.set(l, f(a[l], b[l], c[l])); });
 }
 
 inline void set_reg(ExecCtx& c, int32_t reg, int lane, uint64_t v) {
-  if (reg >= 0) c.w.regs[static_cast<size_t>(reg) * 32 + lane] = v;
+  if (reg >= 0) c.w.set_reg(reg, lane, v);
 }
 
 // Type traits: V is the compute type; get() decodes register bits, put() encodes a result.
@@ -226,7 +260,7 @@ inline void record_warp(ExecCtx& c, Space space, const uint64_t (&addr)[32], uin
 // Effective address of a memory operand for one lane (base register or symbol + offset).
 inline uint64_t mem_addr(const ExecCtx& c, const Operand& o, int lane) {
   uint64_t a = o.imm;
-  if (o.reg >= 0) a += c.w.regs[static_cast<size_t>(o.reg) * 32 + lane];
+  if (o.reg >= 0) a += c.w.reg(o.reg, lane);
   return a;
 }
 

@@ -39,7 +39,8 @@ void Executor::init_cta(CtaState& cta, uint32_t linear_id) const {
     const uint32_t n = std::min<uint32_t>(32, threads - 32 * i);
     w.valid = n == 32 ? 0xffffffffu : ((1u << n) - 1);
     w.exited = 0;
-    w.regs.assign((k.reg_slots ? k.reg_slots : k.regs.size()) * size_t{32}, 0);
+    w.regs.assign((k.regs_compacted ? k.reg_slots : k.regs.size()) * size_t{32}, 0);
+    w.wregs.assign(k.wide_slots * size_t{32}, 0);
     w.local.assign(static_cast<size_t>(k.local_bytes) * 32, 0);
     w.stack.clear();
     w.stack.push_back({0, end, w.valid});
@@ -56,8 +57,12 @@ void Executor::step(CtaState& cta, WarpState& w, WarpRecord& rec, uint32_t smid)
   uint32_t mask = top.mask;
   if (in.guard >= 0) {  // every lane's predicate as a bit (branch-free), then negated and masked
     uint32_t g = 0;
-    const uint64_t* pr = &w.regs[static_cast<size_t>(in.guard) * 32];
-    for (int l = 0; l < 32; ++l) g |= static_cast<uint32_t>(pr[l] != 0) << l;
+    if (in.guard & kWideSlot) {
+      for (int l = 0; l < 32; ++l) g |= static_cast<uint32_t>(w.reg(in.guard, l) != 0) << l;
+    } else {
+      const uint32_t* pr = w.col32(in.guard);
+      for (int l = 0; l < 32; ++l) g |= static_cast<uint32_t>(pr[l] != 0) << l;
+    }
     mask &= in.guard_neg ? ~g : g;
   }
   const uint32_t simt_mask = top.mask;  // `top` may dangle once the instruction pushes onto the stack

@@ -83,9 +83,9 @@ void find_forms(FragTable& t) {
 namespace {
 
 // A Row-form pair of fp32 registers (FragTable::row_pairs): lane 4g + t of c0 holds M[16g + 2t], of c1
-// M[16g + 2t + 1]; the low 32 bits of a register are the element's bits. With the host SIMD kernels where
+// M[16g + 2t + 1]. With the host SIMD kernels where
 // present (the same bits either way).
-void row_pair_gather(const uint64_t* c0, const uint64_t* c1, float* m, bool simd) {
+void row_pair_gather(const uint32_t* c0, const uint32_t* c1, float* m, bool simd) {
   if (simd) return pair_rows_f32(c0, c1, m);
   for (int g = 0; g < 8; ++g)
     for (int t = 0; t < 4; ++t) {
@@ -93,13 +93,22 @@ void row_pair_gather(const uint64_t* c0, const uint64_t* c1, float* m, bool simd
       m[16 * g + 2 * t + 1] = f32_from_bits(c1[4 * g + t]);
     }
 }
-void row_pair_scatter(const float* m, uint64_t* c0, uint64_t* c1) {
+void row_pair_scatter(const float* m, uint32_t* c0, uint32_t* c1) {
   if (simd_fragments()) return pair_rows_f32_store(m, c0, c1);
   for (int g = 0; g < 8; ++g)
     for (int t = 0; t < 4; ++t) {
       c0[4 * g + t] = bits_from_f32(m[16 * g + 2 * t]);
       c1[4 * g + t] = bits_from_f32(m[16 * g + 2 * t + 1]);
     }
+}
+
+// The 32 lanes of fragment register r as 32-bit words: its own lanes, or for a (never seen) 64-bit
+// register the low halves of its lanes copied into `tmp` (an element is never wider than 32 bits).
+const uint32_t* narrow_lanes(const WarpState& w, int32_t r, uint32_t (&tmp)[32]) {
+  if (!(r & kWideSlot)) return w.col32(r);
+  const uint64_t* wide = w.col64(r);
+  for (int l = 0; l < 32; ++l) tmp[l] = static_cast<uint32_t>(wide[l]);
+  return tmp;
 }
 
 // Register-major, lanes inner; the element type is a template argument so that the decode is inlined. A
@@ -113,11 +122,12 @@ void gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, const FragTabl
   const bool simd = simd_fragments();
   for (int j = 0; j < nregs; ++j) {
     if (skip >> j & 1) continue;  // every element of it is overwritten by a later register: the same M
-    const uint64_t* col = &c.w.regs[static_cast<size_t>(regs[static_cast<size_t>(j)]) * 32];
+    uint32_t tmp[32], tmp1[32];
+    const uint32_t* col = narrow_lanes(c.w, regs[static_cast<size_t>(j)], tmp);
     float* m = M + ft.base[kPer - 1][j];
     if constexpr (T == DType::F32) {
       if ((ft.row_pairs >> j & 1) && !(skip >> (j + 1) & 1)) {  // registers j and j + 1 interleaved
-        row_pair_gather(col, &c.w.regs[static_cast<size_t>(regs[static_cast<size_t>(j + 1)]) * 32], m, simd);
+        row_pair_gather(col, narrow_lanes(c.w, regs[static_cast<size_t>(j + 1)], tmp1), m, simd);
         ++j;
         continue;
       }
@@ -149,7 +159,7 @@ void gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, const FragTabl
         break;
       case FragTable::Other:
         for (int lane = 0; lane < 32; ++lane) {
-          const uint64_t v = col[lane];
+          const uint32_t v = col[lane];
           if constexpr (kHalf) {
             M[ft.at[lane][2 * j]] = elem_value(T, static_cast<uint32_t>(v));
             M[ft.at[lane][2 * j + 1]] = elem_value(T, static_cast<uint32_t>(v >> 16));
@@ -162,23 +172,26 @@ void gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, const FragTabl
   }
 }
 
-// Register by register: a 16-bit pair is written as one 32-bit store (the high bits kept), which is what
-// frag_set does element by element, in the same order (so a register named twice ends the same).
+// Register by register: a 16-bit pair is written as one 32-bit store, which is what frag_set does element
+// by element, in the same order (so a register named twice ends the same).
 template <DType T>
 void scatter_t(ExecCtx& c, const std::vector<int32_t>& regs, const FragTable& ft, const float* M) {
   constexpr bool kHalf = T == DType::F16 || T == DType::BF16;
-  uint64_t* R = c.w.regs.data();
   if (!kHalf && c.mask == ~0u) {
     // Every lane, one element per register: register by register (a register named twice ends with the
     // later element, as below), quad-form registers without the table.
     for (int i = 0; i < ft.n; ++i) {
       const int32_t r = regs[static_cast<size_t>(i)];
       if (r < 0) continue;
-      uint64_t* col = R + static_cast<size_t>(r) * 32;
+      if (r & kWideSlot) {  // (never seen: fragments are 32-bit registers)
+        for (int lane = 0; lane < 32; ++lane) c.w.set_reg(r, lane, elem_bits(T, M[ft.at[lane][i]]));
+        continue;
+      }
+      uint32_t* col = c.w.col32(r);
       if constexpr (T == DType::F32) {
         const int32_t r1 = (ft.row_pairs >> i & 1) ? regs[static_cast<size_t>(i + 1)] : -1;
-        if (r1 >= 0 && r1 != r) {  // registers i and i + 1 interleaved (distinct: no write order to keep)
-          row_pair_scatter(M + ft.base[0][i], col, R + static_cast<size_t>(r1) * 32);
+        if (r1 >= 0 && r1 != r && !(r1 & kWideSlot)) {  // registers i and i + 1 interleaved (distinct: no order)
+          row_pair_scatter(M + ft.base[0][i], col, c.w.col32(r1));
           ++i;
           continue;
         }
@@ -186,9 +199,9 @@ void scatter_t(ExecCtx& c, const std::vector<int32_t>& regs, const FragTable& ft
       if (ft.form[0][i] == FragTable::Row) {
         const float* m = M + ft.base[0][i];
         for (int g = 0; g < 8; ++g, col += 4, m += 16)
-          for (int t = 0; t < 4; ++t) col[t] = elem_bits(T, m[2 * t]);
+          for (int t = 0; t < 4; ++t) col[t] = static_cast<uint32_t>(elem_bits(T, m[2 * t]));
       } else {
-        for (int lane = 0; lane < 32; ++lane) col[lane] = elem_bits(T, M[ft.at[lane][i]]);
+        for (int lane = 0; lane < 32; ++lane) col[lane] = static_cast<uint32_t>(elem_bits(T, M[ft.at[lane][i]]));
       }
     }
     return;
@@ -200,15 +213,14 @@ void scatter_t(ExecCtx& c, const std::vector<int32_t>& regs, const FragTable& ft
       for (int j = 0; j < pairs; ++j) {
         const int32_t r = regs[static_cast<size_t>(j)];
         if (r < 0) continue;
-        uint64_t& slot = R[static_cast<size_t>(r) * 32 + lane];
         const uint64_t lo = elem_bits(T, M[at[2 * j]]) & 0xffff, hi = elem_bits(T, M[at[2 * j + 1]]) & 0xffff;
-        slot = (slot & ~uint64_t{0xffffffff}) | lo | hi << 16;
+        c.w.set_reg(r, lane, lo | hi << 16);
       }
       if (ft.n % 2) frag_set(c, regs, lane, ft.n - 1, true, elem_bits(T, M[at[ft.n - 1]]));
     } else {
       for (int i = 0; i < ft.n; ++i) {
         const int32_t r = regs[static_cast<size_t>(i)];
-        if (r >= 0) R[static_cast<size_t>(r) * 32 + lane] = elem_bits(T, M[at[i]]);
+        if (r >= 0) c.w.set_reg(r, lane, elem_bits(T, M[at[i]]));
       }
     }
   });

@@ -25,17 +25,16 @@ RC wmma_c(int lane, int i);        // wmma m16n16k16 C/D (8 elements)
 
 // Element e of a fragment held in registers `regs` of one lane: 16-bit elements are packed two per register.
 inline uint64_t frag_get(const ExecCtx& c, const std::vector<int32_t>& regs, int lane, int e, bool half) {
-  if (!half) return c.w.regs[static_cast<size_t>(regs[static_cast<size_t>(e)]) * 32 + lane];
-  const uint64_t v = c.w.regs[static_cast<size_t>(regs[static_cast<size_t>(e / 2)]) * 32 + lane];
+  if (!half) return c.w.reg(regs[static_cast<size_t>(e)], lane);
+  const uint64_t v = c.w.reg(regs[static_cast<size_t>(e / 2)], lane);
   return (v >> (16 * (e % 2))) & 0xffff;
 }
 inline void frag_set(ExecCtx& c, const std::vector<int32_t>& regs, int lane, int e, bool half, uint64_t bits) {
   const int32_t r = regs[static_cast<size_t>(half ? e / 2 : e)];
   if (r < 0) return;
-  uint64_t& slot = c.w.regs[static_cast<size_t>(r) * 32 + lane];
-  if (!half) { slot = bits; return; }
+  if (!half) return c.w.set_reg(r, lane, bits);
   const int sh = 16 * (e % 2);
-  slot = (slot & ~(uint64_t{0xffff} << sh)) | ((bits & 0xffff) << sh);
+  c.w.set_reg(r, lane, (c.w.reg(r, lane) & ~(uint64_t{0xffff} << sh)) | ((bits & 0xffff) << sh));
 }
 
 // fp16 -> fp32 for every bit pattern (exact): the decode of fp16 fragment elements.

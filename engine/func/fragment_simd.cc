@@ -12,11 +12,9 @@ namespace {
 
 #define STC_SIMD __attribute__((target("avx2,f16c")))
 
-// The four lanes' low 32 bits (eight fp16 elements) of col[0..3], in lane order.
-STC_SIMD inline __m128i pack_quad_row(const uint64_t* col) {
-  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col));
-  const __m256i lo = _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
-  return _mm256_castsi256_si128(lo);
+// The four lanes col[0..3] (eight fp16 elements), in lane order.
+STC_SIMD inline __m128i pack_quad_row(const uint32_t* col) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(col));
 }
 
 STC_SIMD bool conversion_exact() {
@@ -66,7 +64,7 @@ bool simd_fragments() {
 
 // The quad's eight rows packed; false if one holds an infinity or NaN (F16C quiets a signalling NaN,
 // the table keeps it as it is: those quads take the table).
-STC_SIMD inline bool pack_quad(const uint64_t* col, __m128i (&p)[8]) {
+STC_SIMD inline bool pack_quad(const uint32_t* col, __m128i (&p)[8]) {
   const __m128i exp = _mm_set1_epi16(0x7c00);
   __m128i special = _mm_setzero_si128();
   for (int g = 0; g < 8; ++g) {
@@ -76,14 +74,14 @@ STC_SIMD inline bool pack_quad(const uint64_t* col, __m128i (&p)[8]) {
   return _mm_movemask_epi8(special) == 0;
 }
 
-STC_SIMD bool quad_rows_f16(const uint64_t* col, float* m) {
+STC_SIMD bool quad_rows_f16(const uint32_t* col, float* m) {
   __m128i p[8];
   if (!pack_quad(col, p)) return false;
   for (int g = 0; g < 8; ++g) _mm256_storeu_ps(m + 16 * g, _mm256_cvtph_ps(p[g]));
   return true;
 }
 
-STC_SIMD bool quad_cols_f16(const uint64_t* col, float* m) {
+STC_SIMD bool quad_cols_f16(const uint32_t* col, float* m) {
   __m128i p[8];
   if (!pack_quad(col, p)) return false;
   __m256 r[8];
@@ -93,25 +91,20 @@ STC_SIMD bool quad_cols_f16(const uint64_t* col, float* m) {
   return true;
 }
 
-STC_SIMD void pair_rows_f32(const uint64_t* c0, const uint64_t* c1, float* m) {
-  const __m256i low_words = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+STC_SIMD void pair_rows_f32(const uint32_t* c0, const uint32_t* c1, float* m) {
   for (int g = 0; g < 8; ++g) {
-    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c0 + 4 * g));
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c1 + 4 * g));
-    const __m128 x = _mm_castsi128_ps(_mm256_castsi256_si128(_mm256_permutevar8x32_epi32(a, low_words)));
-    const __m128 y = _mm_castsi128_ps(_mm256_castsi256_si128(_mm256_permutevar8x32_epi32(b, low_words)));
+    const __m128 x = _mm_loadu_ps(reinterpret_cast<const float*>(c0 + 4 * g));
+    const __m128 y = _mm_loadu_ps(reinterpret_cast<const float*>(c1 + 4 * g));
     _mm_storeu_ps(m + 16 * g, _mm_unpacklo_ps(x, y));
     _mm_storeu_ps(m + 16 * g + 4, _mm_unpackhi_ps(x, y));
   }
 }
 
-STC_SIMD void pair_rows_f32_store(const float* m, uint64_t* c0, uint64_t* c1) {
+STC_SIMD void pair_rows_f32_store(const float* m, uint32_t* c0, uint32_t* c1) {
   for (int g = 0; g < 8; ++g) {
     const __m128 lo = _mm_loadu_ps(m + 16 * g), hi = _mm_loadu_ps(m + 16 * g + 4);
-    const __m128i even = _mm_castps_si128(_mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
-    const __m128i odd = _mm_castps_si128(_mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c0 + 4 * g), _mm256_cvtepu32_epi64(even));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c1 + 4 * g), _mm256_cvtepu32_epi64(odd));
+    _mm_storeu_ps(reinterpret_cast<float*>(c0 + 4 * g), _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
+    _mm_storeu_ps(reinterpret_cast<float*>(c1 + 4 * g), _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
   }
 }
 

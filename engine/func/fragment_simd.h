@@ -13,17 +13,17 @@ namespace stc {
 // variable STCSIM_PORTABLE, set to anything, turns them off: the tests compare both paths).
 bool simd_fragments();
 
-// The 64 fp16 elements of one fragment register (lane 4g + t holds elements 2t, 2t + 1 of row g of an
-// 8 x 8 quad, low half first), decoded into the rows of M (16 floats apart) starting at m: as rows
+// The 64 fp16 elements of one fragment register's 32 lanes (lane 4g + t holds elements 2t, 2t + 1 of row g
+// of an 8 x 8 quad, low half first), decoded into the rows of M (16 floats apart) starting at m: as rows
 // (m[16g + 2t + q]) or transposed (m[16(2t + q) + g]). False, with m untouched, for a quad holding an
 // infinity or NaN (the caller decodes it with the table).
-bool quad_rows_f16(const uint64_t* col, float* m);
-bool quad_cols_f16(const uint64_t* col, float* m);
+bool quad_rows_f16(const uint32_t* col, float* m);
+bool quad_cols_f16(const uint32_t* col, float* m);
 
 // An fp32 register pair of the Row form (FragTable::row_pairs): lane 4g + t of c0 holds m[16g + 2t], of c1
-// m[16g + 2t + 1], as the low 32 bits (the high bits zero when stored). Bit copies: exact for every value.
-void pair_rows_f32(const uint64_t* c0, const uint64_t* c1, float* m);
-void pair_rows_f32_store(const float* m, uint64_t* c0, uint64_t* c1);
+// m[16g + 2t + 1]. Bit copies: exact for every value.
+void pair_rows_f32(const uint32_t* c0, const uint32_t* c1, float* m);
+void pair_rows_f32_store(const float* m, uint32_t* c0, uint32_t* c1);
 
 // D = A * B + C for the first 16 rows, N columns and K steps of 16-wide row arrays, each element summed in
 // k order (fp32 multiply, then add): N = 8 or 16, K = 8 or 16.

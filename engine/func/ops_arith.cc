@@ -89,10 +89,10 @@ inline int64_t as_signed(uint64_t v, int bytes) { return static_cast<int64_t>(se
 
 // The condition-code carry flag CC.CF of a lane (bit 0 of the kernel's hidden carry register).
 inline uint64_t carry_flag(const ExecCtx& c, int lane) {
-  return c.w.regs[static_cast<size_t>(c.L.kernel->carry_reg) * 32 + lane] & 1;
+  return c.w.reg(c.L.kernel->carry_reg, lane) & 1;
 }
 inline void set_carry_flag(ExecCtx& c, int lane, uint64_t cf) {
-  c.w.regs[static_cast<size_t>(c.L.kernel->carry_reg) * 32 + lane] = cf & 1;
+  c.w.set_reg(c.L.kernel->carry_reg, lane, cf & 1);
 }
 
 inline int64_t clamp_s32(int64_t v) { return v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v; }
@@ -115,7 +115,7 @@ void int_plain(ExecCtx& c, const Instr& in) {
   LaneSrc a{}, b{}, cc{};  // plain_int checked that each is a register or an immediate
   lane_src(c, in.ops[1], a);
   lane_src(c, in.ops[2], b);
-  uint64_t* d = lane_dst(c, in.ops[0]);
+  const LaneDst d = lane_dst(c, in.ops[0]);
   if constexpr (O == Op::Mad) {
     lane_src(c, in.ops[3], cc);
     map_lanes(c.mask, d, [](uint64_t x, uint64_t y, uint64_t z) { return zext(zext(x * y, BYTES) + z, BYTES); },
@@ -136,7 +136,7 @@ void int_wide(ExecCtx& c, const Instr& in) {
   LaneSrc a{}, b{}, cc{};  // plain_int checked that each is a register or an immediate
   lane_src(c, in.ops[1], a);
   lane_src(c, in.ops[2], b);
-  uint64_t* d = lane_dst(c, in.ops[0]);
+  const LaneDst d = lane_dst(c, in.ops[0]);
   const auto product = [](uint64_t x, uint64_t y) {
     return SIGNED ? static_cast<uint64_t>(as_signed(zext(x, BYTES), BYTES) * as_signed(zext(y, BYTES), BYTES))
                   : zext(x, BYTES) * zext(y, BYTES);
@@ -381,8 +381,8 @@ uint64_t f64_nan_result(Op op, const ExecCtx& c, const Instr& in, int lane, size
 // cost more than the rest of the lane's work; where the host has the FMA instruction (x86-64 CPUs since
 // 2013) the copy compiled for it is used (chosen once at run time, as fragment_simd.cc does), and both
 // round the exact result the same way (IEEE fused multiply-add).
-[[gnu::always_inline]] inline void fma_f32_lanes_body(uint64_t* d, const uint64_t* a, const uint64_t* b,
-                                                      const uint64_t* cc, uint32_t mask) {
+[[gnu::always_inline]] inline void fma_f32_lanes_body(uint32_t* d, const uint32_t* a, const uint32_t* b,
+                                                      const uint32_t* cc, uint32_t mask) {
   const auto lane = [&](int l) {
     const float r = __builtin_fmaf(f32_from_bits(a[l]), f32_from_bits(b[l]), f32_from_bits(cc[l]));
     d[l] = std::isnan(r) ? kCanonicalNaN32 : bits_from_f32(r);
@@ -395,13 +395,13 @@ uint64_t f64_nan_result(Op op, const ExecCtx& c, const Instr& in, int lane, size
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target("fma"))) void fma_f32_lanes_fma(uint64_t* d, const uint64_t* a, const uint64_t* b,
-                                                       const uint64_t* cc, uint32_t mask) {
+__attribute__((target("fma"))) void fma_f32_lanes_fma(uint32_t* d, const uint32_t* a, const uint32_t* b,
+                                                       const uint32_t* cc, uint32_t mask) {
   fma_f32_lanes_body(d, a, b, cc, mask);
 }
 #endif
 
-void fma_f32_lanes(uint64_t* d, const uint64_t* a, const uint64_t* b, const uint64_t* cc, uint32_t mask) {
+void fma_f32_lanes(uint32_t* d, const uint32_t* a, const uint32_t* b, const uint32_t* cc, uint32_t mask) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
   static const bool host_fma = __builtin_cpu_supports("fma");
   if (host_fma) return fma_f32_lanes_fma(d, a, b, cc, mask);
@@ -414,11 +414,10 @@ void fma_f32_lanes(uint64_t* d, const uint64_t* a, const uint64_t* b, const uint
 // operation and NaN canonicalisation as the general path below).
 template <Op O>
 void f32_on_regs(ExecCtx& c, const Instr& in) {
-  uint64_t* regs = c.w.regs.data();
-  const uint64_t* a = regs + static_cast<size_t>(in.ops[1].reg) * 32;
-  const uint64_t* b = regs + static_cast<size_t>(in.ops[2].reg) * 32;
-  const uint64_t* cc = O == Op::Fma ? regs + static_cast<size_t>(in.ops[3].reg) * 32 : nullptr;
-  uint64_t* d = regs + static_cast<size_t>(in.ops[0].reg) * 32;
+  const uint32_t* a = c.w.col32(in.ops[1].reg);
+  const uint32_t* b = c.w.col32(in.ops[2].reg);
+  const uint32_t* cc = O == Op::Fma ? c.w.col32(in.ops[3].reg) : nullptr;
+  uint32_t* d = c.w.col32(in.ops[0].reg);
   if constexpr (O == Op::Fma) {
     fma_f32_lanes(d, a, b, cc, c.mask);
   } else {
@@ -439,13 +438,13 @@ void f32_on_regs(ExecCtx& c, const Instr& in) {
 }
 
 // Whether ex_float<F32> may take f32_on_regs: the rounding is the host's, no .ftz / .sat / other flag
-// that changes the result, and every operand is a register.
+// that changes the result, and every operand is a 32-bit register.
 bool plain_f32_on_regs(const Instr& in) {
   if (in.rnd == Rnd::RZ || in.rnd == Rnd::RM || in.rnd == Rnd::RP || (in.flags & (F_FTZ | F_SAT))) return false;
   const size_t n = in.op == Op::Fma || in.op == Op::Mad ? 4 : in.op == Op::Add || in.op == Op::Sub || in.op == Op::Mul ? 3 : 0;
   if (n == 0 || in.ops.size() != n) return false;
   for (const Operand& o : in.ops)
-    if (o.kind != OpndKind::Reg || o.negate || o.reg < 0) return false;
+    if (o.kind != OpndKind::Reg || o.negate || o.reg < 0 || (o.reg & kWideSlot)) return false;
   return true;
 }
 

@@ -115,7 +115,7 @@ inline typename TT<T>::V cmp_get(const ExecCtx& c, const Instr& in, size_t i, in
 template <DType T>
 bool setp_int_fast(ExecCtx& c, const Instr& in) {
   LaneSrc a, b;
-  uint64_t* p = lane_dst(c, in.ops[0]);
+  const LaneDst p = lane_dst(c, in.ops[0]);
   if (!p || in.ops.size() != 3 || !lane_src(c, in.ops[1], a) || !lane_src(c, in.ops[2], b)) return false;
   const auto run = [&](auto cmp) {
     map_lanes(c.mask, p, [&](uint64_t x, uint64_t y) -> uint64_t { return cmp(TT<T>::get(x), TT<T>::get(y)); }, a, b);
@@ -202,7 +202,7 @@ void ex_set2(ExecCtx& c, const Instr& in) {
 
 void ex_selp(ExecCtx& c, const Instr& in) {
   LaneSrc a, b, p;
-  if (uint64_t* d = lane_dst(c, in.ops[0]);
+  if (const LaneDst d = lane_dst(c, in.ops[0]);
       d && lane_src(c, in.ops[1], a) && lane_src(c, in.ops[2], b) && lane_src(c, in.ops[3], p)) {
     map_lanes(c.mask, d, [](uint64_t x, uint64_t y, uint64_t q) { return q ? x : y; }, a, b, p);
     return;

@@ -54,7 +54,7 @@ template <int BYTES>
 void ex_logic(ExecCtx& c, const Instr& in) {
   const Op op = in.op;
   LaneSrc a, b;
-  uint64_t* d = lane_dst(c, in.ops[0]);
+  const LaneDst d = lane_dst(c, in.ops[0]);
   if (d && in.ops.size() == 3 && lane_src(c, in.ops[1], a) && lane_src(c, in.ops[2], b) &&
       (op == Op::And || op == Op::Or || op == Op::Xor)) {  // the common case, operands resolved once
     if (op == Op::And) map_lanes(c.mask, d, [](uint64_t x, uint64_t y) { return zext(x & y, BYTES); }, a, b);
@@ -95,7 +95,7 @@ void ex_shift(ExecCtx& c, const Instr& in) {
   };
   const bool left = in.op == Op::Shl;
   LaneSrc av, sv;
-  uint64_t* d = lane_dst(c, in.ops[0]);
+  const LaneDst d = lane_dst(c, in.ops[0]);
   if (d && lane_src(c, in.ops[1], av) && lane_src(c, in.ops[2], sv)) {  // operands resolved once
     if (sv.mask == 0) {  // an immediate amount: one shift count for every lane (a vector shift)
       const uint64_t s = *sv.p;
@@ -116,7 +116,7 @@ ExecFn pick_shift(bool is_signed) { return is_signed ? &ex_shift<BYTES, true> : 
 
 void ex_pred_logic(ExecCtx& c, const Instr& in) {
   LaneSrc a, b;
-  uint64_t* d = lane_dst(c, in.ops[0]);
+  const LaneDst d = lane_dst(c, in.ops[0]);
   if (d && in.ops.size() == 3 && lane_src(c, in.ops[1], a) && lane_src(c, in.ops[2], b) &&
       (in.op == Op::And || in.op == Op::Or || in.op == Op::Xor)) {  // the common case, operands resolved once
     // (branch-free forms of && and ||: they vectorize)

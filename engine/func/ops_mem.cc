@@ -175,24 +175,21 @@ void ex_ld(ExecCtx& c, const Instr& in) {
   const uint32_t size = static_cast<uint32_t>(dtype_bytes(in.type));
   const bool sgn = dtype_is_signed(in.type);
   const int n = in.vec;  // 1, 2 or 4 (the parser knows .v2 and .v4)
-  // Each destination's 32 lanes, found once for the warp (nullptr: a sink, `_`).
-  uint64_t* dst[4];
-  for (int i = 0; i < n; ++i) {
-    const int32_t r = d.kind == OpndKind::Vec ? d.vec[static_cast<size_t>(i)] : d.reg;
-    dst[i] = r >= 0 ? c.w.regs.data() + static_cast<size_t>(r) * 32 : nullptr;
-  }
+  // Each destination's 32 lanes, found once for the warp (none: a sink, `_`).
+  LaneDst dst[4];
+  for (int i = 0; i < n; ++i) dst[i] = reg_dst(c, d.kind == OpndKind::Vec ? d.vec[static_cast<size_t>(i)] : d.reg);
   const auto put = [&](int l, int i, uint64_t v) {
-    if (dst[i]) dst[i][l] = sgn ? sext(v, static_cast<int>(size)) : v;
+    if (dst[i]) dst[i].set(l, sgn ? sext(v, static_cast<int>(size)) : v);
   };
   if (uint8_t* p[32]; c.mask == ~0u && warp_vector_access(c, in, a, size, n, false, p)) {
     with_size(size, [&](auto bytes) {  // element by element, each a lane loop of fixed-size loads
       constexpr uint32_t S = decltype(bytes)::value;
       for (int i = 0; i < n; ++i) {
         if (!dst[i]) continue;
-        for (int l = 0; l < 32; ++l) {
+        store_lanes(dst[i], [&](int l) {
           const uint64_t v = load_bits(p[l] + static_cast<size_t>(i) * S, S);
-          dst[i][l] = sgn ? sext(v, S) : v;
-        }
+          return sgn ? sext(v, S) : v;
+        });
       }
     });
     return;
@@ -218,30 +215,33 @@ void ex_st(ExecCtx& c, const Instr& in) {
   // Each element's source, found once for the warp: a register's 32 lanes, else the immediate (-2 in a vector)
   // or zero (a sink) every lane stores; per_lane: a scalar source src_bits reads lane by lane (a special
   // register, a negated predicate).
-  const uint64_t* src[4] = {};
   uint64_t imm[4] = {};
+  LaneSrc src[4];
+  for (int i = 0; i < 4; ++i) src[i] = {nullptr, &imm[i], 0};
   bool per_lane = false;
   if (s.kind == OpndKind::Vec) {
     for (int i = 0; i < n; ++i) {
       const int32_t r = s.vec[static_cast<size_t>(i)];
-      if (r >= 0) src[i] = c.w.regs.data() + static_cast<size_t>(r) * 32;
+      if (r >= 0) src[i] = reg_lanes(c, r);
       else if (r == -2) imm[i] = s.vec_imm[static_cast<size_t>(i)];
     }
-  } else if (LaneSrc one{}; lane_src(c, s, one)) {
-    if (one.mask) src[0] = one.p;
-    else imm[0] = *one.p;
-  } else {
+  } else if (!lane_src(c, s, src[0])) {
     per_lane = true;
   }
-  const auto value = [&](int l, int i) -> uint64_t {
-    if (per_lane) return src_bits(c, s, l);
-    return src[i] ? src[i][l] : imm[i];
-  };
+  const auto value = [&](int l, int i) -> uint64_t { return per_lane ? src_bits(c, s, l) : src[i][l]; };
   if (uint8_t* p[32]; c.mask == ~0u && warp_vector_access(c, in, a, size, n, true, p)) {
+    uint64_t v[4][32];  // every element's 32 lanes, copied once (vectorized)
+    for (int i = 0; i < n; ++i) {
+      if (per_lane) {
+        for (int l = 0; l < 32; ++l) v[i][l] = src_bits(c, s, l);
+      } else {
+        copy_lanes(src[i], v[i]);
+      }
+    }
     with_size(size, [&](auto bytes) {  // lane by lane, in order (two lanes may store to one place)
       constexpr uint32_t S = decltype(bytes)::value;
       for (int l = 0; l < 32; ++l)
-        for (int i = 0; i < n; ++i) store_bits(p[l] + static_cast<size_t>(i) * S, value(l, i), S);
+        for (int i = 0; i < n; ++i) store_bits(p[l] + static_cast<size_t>(i) * S, v[i][l], S);
     });
     return;
   }

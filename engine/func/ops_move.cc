@@ -105,7 +105,7 @@ void ex_mov(ExecCtx& c, const Instr& in) {
       uint64_t v = 0;
       for (size_t i = 0; i < a.vec.size(); ++i) {
         const int32_t r = a.vec[i];
-        const uint64_t e = r >= 0 ? c.w.regs[static_cast<size_t>(r) * 32 + l] : r == -2 ? a.vec_imm[i] : 0;
+        const uint64_t e = r >= 0 ? c.w.reg(r, l) : r == -2 ? a.vec_imm[i] : 0;
         v |= zext(e, part) << (8 * part * i);
       }
       set_reg(c, d.reg, l, v);
@@ -113,7 +113,7 @@ void ex_mov(ExecCtx& c, const Instr& in) {
     return;
   }
   LaneSrc s;
-  if (uint64_t* dst = lane_dst(c, d); dst && lane_src(c, a, s)) {  // a register or an immediate
+  if (const LaneDst dst = lane_dst(c, d); dst && lane_src(c, a, s)) {  // a register or an immediate
     map_lanes(c.mask, dst, [keep = zext(~uint64_t{0}, bytes)](uint64_t x) { return x & keep; }, s);
     return;
   }
@@ -271,7 +271,7 @@ void ex_cvt(ExecCtx& c, const Instr& in) {
 // computes through to_int (truncation, sign or zero extension), with the widths resolved once per
 // instruction. Special registers (read per lane) take ex_cvt.
 void ex_cvt_int(ExecCtx& c, const Instr& in) {
-  uint64_t* d = lane_dst(c, in.ops[0]);
+  const LaneDst d = lane_dst(c, in.ops[0]);
   LaneSrc a;
   if (!d || !lane_src(c, in.ops[1], a)) return ex_cvt(c, in);
   const int sb = dtype_bytes(in.type2), db = dtype_bytes(in.type);
@@ -304,7 +304,7 @@ void ex_cvta(ExecCtx& c, const Instr& in) {
   const int bytes = dtype_bytes(in.type);
   const uint64_t delta = to ? 0 - base : base;  // added modulo 2^64: a - base or a + base
   LaneSrc a;
-  if (uint64_t* d = lane_dst(c, in.ops[0]); d && lane_src(c, in.ops[1], a)) {  // operands resolved once
+  if (const LaneDst d = lane_dst(c, in.ops[0]); d && lane_src(c, in.ops[1], a)) {  // operands resolved once
     map_lanes(c.mask, d, [=](uint64_t x) { return zext(x + delta, bytes); }, a);
     return;
   }

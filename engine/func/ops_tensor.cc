@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <iterator>
 
 #include "decode.h"
 #include "operands.h"
@@ -57,7 +58,7 @@ void expand_sparse_a(const ExecCtx& c, const Instr& in, SparseRow (&rows)[16]) {
   static const FragTable a16 = make_table(8, [](int l, int i) { return mma_a(16, l, i); });
   float V[16][16];
   gather(c, in.ops[1].vec, in.types[1], a16, V);
-  const uint64_t* e = &c.w.regs[static_cast<size_t>(in.ops[4].reg) * 32];
+  const LaneSrc e = reg_lanes(c, in.ops[4].reg);
   const int sel = static_cast<int>(in.ops[5].imm);
   for (int m = 0; m < 16; ++m) {
     const int g = m & 7, half = m >> 3;
@@ -127,10 +128,7 @@ void write_fragment(ExecCtx& c, const std::vector<int32_t>& regs, int lane, cons
     }
     return;
   }
-  uint64_t* r = c.w.regs.data() + lane;
-  const auto put = [&](int reg_index, uint64_t bits) {
-    r[static_cast<size_t>(regs[static_cast<size_t>(reg_index)]) * 32] = bits;
-  };
+  const auto put = [&](int reg_index, uint64_t bits) { c.w.set_reg(regs[static_cast<size_t>(reg_index)], lane, bits); };
   if (half) {
     const int nr = nmem / 2;
     for (int j = 0; j < nr; ++j) {
@@ -296,11 +294,11 @@ void record_planned(ExecCtx& c, WmmaPlan& plan, uint64_t base, Space space, bool
         });
       }
       for (int k = j; k < nregs; k += nr) {  // the register and its duplicate
-        uint64_t* slot = c.w.regs.data() + static_cast<size_t>(frag.vec[static_cast<size_t>(k)]) * 32;
-        if (mask == ~0u) {
-          for (int lane = 0; lane < 32; ++lane) slot[lane] = words[lane];
+        const LaneDst slot = reg_dst(c, frag.vec[static_cast<size_t>(k)]);
+        if (mask == ~0u && slot.n) {
+          std::memcpy(slot.n, words, sizeof words);
         } else {
-          for_lanes(mask, [&](int lane) { slot[lane] = words[lane]; });
+          for_lanes(mask, [&](int lane) { slot.set(lane, words[lane]); });
         }
       }
     }
@@ -347,12 +345,12 @@ void ex_wmma_ldst(ExecCtx& c, const Instr& in) {
   LaneSrc st{};
   if (addr.kind == OpndKind::Mem && (in.ops.size() <= 2 || lane_src(c, in.ops[2], st))) {
     // the common operands (a register address, a register or immediate stride): columns compared directly
-    const uint64_t* a = addr.reg >= 0 ? c.w.regs.data() + static_cast<size_t>(addr.reg) * 32 : nullptr;
-    const uint64_t a0 = a ? a[first] : 0;
-    const bool strided = in.ops.size() > 2;
-    for_lanes(c.mask, [&](int lane) {
-      uniform &= (!a || a[lane] == a0) && (!strided || static_cast<uint32_t>(st[lane]) == stride);
-    });
+    uint64_t a[32] = {}, sv[32] = {};  // the address register's and the stride's lanes
+    if (addr.reg >= 0) copy_lanes(reg_lanes(c, addr.reg), a);
+    if (in.ops.size() > 2) copy_lanes(st, sv);
+    else std::fill(std::begin(sv), std::end(sv), stride);
+    const uint64_t a0 = a[first];
+    for_lanes(c.mask, [&](int lane) { uniform &= a[lane] == a0 && static_cast<uint32_t>(sv[lane]) == stride; });
   } else {
     for_lanes(c.mask, [&](int lane) { uniform &= mem_addr(c, addr, lane) == base && stride_of(lane) == stride; });
   }
@@ -404,7 +402,7 @@ void ex_ldmatrix(ExecCtx& c, const Instr& in) {
   for (int i = 0; i < n; ++i) {
     const int32_t reg = d.kind == OpndKind::Vec ? d.vec[static_cast<size_t>(i)] : d.reg;
     if (reg < 0) continue;
-    uint64_t* dst = c.w.regs.data() + static_cast<size_t>(reg) * 32;
+    const LaneDst dst = reg_dst(c, reg);
     const auto& mat = m[static_cast<size_t>(i)];
     uint32_t word[32];  // what each lane receives
     if (trans) {  // the transpose's rows lie in memory order as well
@@ -415,10 +413,10 @@ void ex_ldmatrix(ExecCtx& c, const Instr& in) {
     } else {
       std::memcpy(word, mat.data(), sizeof word);
     }
-    if (c.mask == ~0u) {
-      for (int lane = 0; lane < 32; ++lane) dst[lane] = word[lane];
+    if (c.mask == ~0u && dst.n) {
+      std::memcpy(dst.n, word, sizeof word);
     } else {
-      for_lanes(c.mask, [&](int lane) { dst[lane] = word[lane]; });
+      for_lanes(c.mask, [&](int lane) { dst.set(lane, word[lane]); });
     }
   }
 }

@@ -29,7 +29,13 @@ bool may_read_dsts(const Instr& in) { return in.op == Op::Ext || in.traits.async
 void compact_registers(Kernel& k) {
   const size_t nr = k.regs.size();
   const int n = static_cast<int>(k.code.size());
-  if (nr == 0 || n == 0 || k.reg_slots) return;  // nothing to do, or compacted already
+  if (k.regs_compacted) return;
+  k.regs_compacted = true;
+  if (nr == 0 || n == 0) return;  // nothing to rename
+  // Registers of more than 32 bits live in the file of 64-bit lanes, the others in the 32-bit one: two
+  // classes, coloured apart (registers of different classes never share a slot).
+  std::vector<char> wide(nr, 0);
+  for (size_t r = 0; r < nr; ++r) wide[r] = dtype_bytes(k.regs[r].type) > 4;
   // Registers that keep a slot of their own: the carry flag (read and written implicitly) and any register
   // an operand names that the scoreboard lists do not (its reads are not known).
   std::vector<char> pinned(nr, 0);
@@ -107,32 +113,33 @@ void compact_registers(Kernel& k) {
     if (last[r] >= 0 && !pinned[r]) order.push_back(r);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return first[a] < first[b]; });
   std::vector<int32_t> slot(nr, -1);
-  int32_t slots = 0;
+  int32_t slots[2] = {0, 0};  // per class: 32-bit, 64-bit lanes
   for (size_t r = 0; r < nr; ++r)
-    if (pinned[r]) slot[r] = slots++;
+    if (pinned[r]) slot[r] = slots[wide[r]]++;
   std::vector<char> taken;
   for (size_t r : order) {
-    taken.assign(static_cast<size_t>(slots) + 1, 0);
+    const int cls = wide[r];
+    taken.assign(static_cast<size_t>(slots[cls]) + 1, 0);
     for (size_t w = 0; w < words; ++w)
       for (uint64_t b = adj[r * words + w]; b; b &= b - 1) {
-        const int32_t s = slot[w * 64 + static_cast<size_t>(__builtin_ctzll(b))];
-        if (s >= 0) taken[static_cast<size_t>(s)] = 1;
+        const size_t o = w * 64 + static_cast<size_t>(__builtin_ctzll(b));
+        if (slot[o] >= 0 && wide[o] == cls) taken[static_cast<size_t>(slot[o])] = 1;
       }
     int32_t s = -1;
-    if (const int32_t p = prefer[r]; p >= 0 && slot[static_cast<size_t>(p)] >= 0 && !pinned[static_cast<size_t>(p)] &&
-                                      !taken[static_cast<size_t>(slot[static_cast<size_t>(p)])])
+    if (const int32_t p = prefer[r]; p >= 0 && wide[static_cast<size_t>(p)] == cls && slot[static_cast<size_t>(p)] >= 0 &&
+                                      !pinned[static_cast<size_t>(p)] && !taken[static_cast<size_t>(slot[static_cast<size_t>(p)])])
       s = slot[static_cast<size_t>(p)];
     if (s < 0) {
       s = 0;
       while (taken[static_cast<size_t>(s)]) ++s;
     }
     slot[r] = s;
-    slots = std::max(slots, s + 1);
+    slots[cls] = std::max(slots[cls], s + 1);
   }
   for (size_t r = 0; r < nr; ++r)
-    if (slot[r] < 0) slot[r] = slots++;  // never touched by any instruction: a slot of its own, unused
+    if (slot[r] < 0) slot[r] = slots[wide[r]]++;  // never touched by any instruction: a slot of its own, unused
   const auto rename = [&](int32_t& r) {
-    if (r >= 0) r = slot[static_cast<size_t>(r)];
+    if (r >= 0) r = slot[static_cast<size_t>(r)] | (wide[static_cast<size_t>(r)] ? kWideSlot : 0);
   };
   for (Instr& in : k.code) {
     rename(in.guard);
@@ -142,7 +149,8 @@ void compact_registers(Kernel& k) {
     }
   }
   rename(k.carry_reg);
-  k.reg_slots = static_cast<uint32_t>(slots);
+  k.reg_slots = static_cast<uint32_t>(slots[0]);
+  k.wide_slots = static_cast<uint32_t>(slots[1]);
 }
 
 }  // namespace stc

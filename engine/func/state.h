@@ -83,7 +83,10 @@ struct WarpState {
   uint32_t warp_in_cta = 0;
   uint32_t valid = 0;              // lanes that hold threads of the CTA
   uint32_t exited = 0;             // lanes that executed exit/ret
-  std::vector<uint64_t, RegisterAllocator<uint64_t>> regs;  // [reg * 32 + lane] (huge_pool.h: why)
+  // The register file (huge_pool.h: why), by slot (Kernel::reg_slots / wide_slots): registers of up to 32
+  // bits in 32-bit lanes, [slot * 32 + lane] of `regs`; wider ones (named kWideSlot | slot) in `wregs`.
+  std::vector<uint32_t, RegisterAllocator<uint32_t>> regs;
+  std::vector<uint64_t, RegisterAllocator<uint64_t>> wregs;
   std::vector<SimtEntry> stack;
   std::vector<uint8_t> local;      // [lane * local_bytes + offset]
   bool at_barrier = false;
@@ -91,6 +94,22 @@ struct WarpState {
   uint32_t barrier_count = 0;      // expected thread count of a named barrier (0: all)
   bool waiting = false;            // an extension's instruction cannot complete yet (warpgroup arrival,
                                    // mbarrier phase): the pc stays, it re-executes once woken (wake_waiters)
+  // Lane `lane` of register r (a slot), zero-extended to 64 bits.
+  uint64_t reg(int32_t r, int lane) const {
+    return r & kWideSlot ? wregs[static_cast<size_t>(r & ~kWideSlot) * 32 + static_cast<size_t>(lane)]
+                         : regs[static_cast<size_t>(r) * 32 + static_cast<size_t>(lane)];
+  }
+  // Writes lane `lane` of register r: a register of up to 32 bits keeps the low 32 bits of v (no reader of
+  // it sees more: PTX reads a register as a type no wider than it).
+  void set_reg(int32_t r, int lane, uint64_t v) {
+    if (r & kWideSlot) wregs[static_cast<size_t>(r & ~kWideSlot) * 32 + static_cast<size_t>(lane)] = v;
+    else regs[static_cast<size_t>(r) * 32 + static_cast<size_t>(lane)] = static_cast<uint32_t>(v);
+  }
+  // The 32 lanes of a register of up to 32 bits / of a 64-bit one.
+  uint32_t* col32(int32_t r) { return regs.data() + static_cast<size_t>(r) * 32; }
+  const uint32_t* col32(int32_t r) const { return regs.data() + static_cast<size_t>(r) * 32; }
+  uint64_t* col64(int32_t r) { return wregs.data() + static_cast<size_t>(r & ~kWideSlot) * 32; }
+  const uint64_t* col64(int32_t r) const { return wregs.data() + static_cast<size_t>(r & ~kWideSlot) * 32; }
   bool done() const { return stack.empty(); }
   int32_t pc() const { return stack.back().pc; }
 };

@@ -54,6 +54,10 @@ enum class OpndKind : uint8_t { Reg, Imm, Vec, Mem, Label, Special, Symbol };
 // How an immediate literal was written: its bits must be interpreted by the instruction type.
 enum class ImmKind : uint8_t { Int, F32Bits, F64Bits, Real };
 
+// A compacted register operand (Kernel::regs_compacted) names slot s of the 64-bit lanes as kWideSlot | s,
+// of the 32-bit lanes as s.
+constexpr int32_t kWideSlot = int32_t{1} << 30;
+
 // One operand. Registers are dense per-kernel indices; -1 stands for the sink "_".
 struct Operand {
   OpndKind kind = OpndKind::Reg;
@@ -208,8 +212,11 @@ struct Kernel {
   uint32_t param_bytes = 0;
   std::vector<RegInfo> regs;
   std::map<std::string, int32_t> reg_index;
-  uint32_t reg_slots = 0;             // slots of the functional register file once compacted (func/regalloc.h:
-                                      // the operands name slots); 0: not compacted, one per register
+  // The functional register file once compacted (func/regalloc.h; the operands then name slots): 32-bit
+  // lanes for registers of up to 32 bits, 64-bit lanes for the wider ones (slot numbers with kWideSlot).
+  bool regs_compacted = false;
+  uint32_t reg_slots = 0;             // slots of 32-bit lanes
+  uint32_t wide_slots = 0;            // slots of 64-bit lanes
   std::vector<Variable> locals;       // .shared / .local declared in the body
   uint64_t static_shared_bytes = 0;   // kernel-visible static shared (module + body)
   uint64_t local_bytes = 0;           // per-thread .local bytes

@@ -546,14 +546,20 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   const IssueFacts& f = facts_[static_cast<size_t>(rec_.pc)];
   for (uint32_t i = f.dst_begin, e = i + f.dst_count; i < e; ++i) w.reg_ready[static_cast<size_t>(pc_dsts_[i])] = done;
   if (!w.w->done()) {
-    // Host cache only: the register columns the warp's next instruction names (32 lanes, 256 bytes each),
-    // cold by the time it issues again after other warps' work; asking now overlaps the misses (with the
-    // scoreboard reads below too).
+    // Host cache only: the register columns the warp's next instruction names (32 lanes, 128 or 256
+    // bytes each), cold by the time it issues again after other warps' work; asking now overlaps the misses
+    // (with the scoreboard reads below too).
     const IssueFacts& nf = facts_[static_cast<size_t>(w.w->pc())];
-    const uint64_t* regs = w.w->regs.data();
     for (uint32_t i = nf.slot_begin, e = i + nf.slot_count; i < e; ++i) {
-      const uint64_t* col = regs + static_cast<size_t>(pc_slots_[i]) * 32;
-      for (int line = 0; line < 4; ++line) __builtin_prefetch(col + 8 * line);
+      const int32_t r = pc_slots_[i];
+      if (r & kWideSlot) {
+        const uint64_t* col = w.w->col64(r);
+        for (int line = 0; line < 4; ++line) __builtin_prefetch(col + 8 * line);
+      } else {
+        const uint32_t* col = w.w->col32(r);
+        __builtin_prefetch(col);
+        __builtin_prefetch(col + 16);
+      }
     }
     w.operands_ready = operands_ready(w);
   }

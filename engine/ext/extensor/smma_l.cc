@@ -88,7 +88,7 @@ void ex_mma(ExecCtx& c, const Instr& in) {
     int real = 0, last = -1;
     for (int j = 0; j < w; ++j) {
       const int lane = 2 * r + j / (w / 2), slot = j % (w / 2);
-      const uint64_t xreg = c.w.regs[static_cast<size_t>(xv[static_cast<size_t>(slot / 4)]) * 32 + static_cast<size_t>(lane)];
+      const uint64_t xreg = c.w.reg(xv[static_cast<size_t>(slot / 4)], lane);
       const int col = static_cast<int>((xreg >> (8 * (slot % 4))) & 0xffu);
       if (col == kPad) continue;
       if (real != j) bad_chunk(c, in, r, "a coordinate follows padding (0xFF) at entry " + std::to_string(j));

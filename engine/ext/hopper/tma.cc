@@ -71,7 +71,7 @@ void ex_tensor_copy(ExecCtx& c, const Instr& in) {
     int64_t coord[5] = {0, 0, 0, 0, 0};
     for (uint32_t d = 0; d < m.rank; ++d) {
       const int32_t r = src.vec[d];
-      coord[d] = static_cast<int32_t>(r == -2 ? src.vec_imm[d] : c.w.regs[static_cast<size_t>(r) * 32 + lane]);
+      coord[d] = static_cast<int32_t>(r == -2 ? src.vec_imm[d] : c.w.reg(r, lane));
     }
     const uint64_t dst = mem_addr(c, in.ops[0], lane);
     if (dst % 128) hopper_fault(c, in, "the shared destination must be 128-byte aligned");

@@ -45,7 +45,7 @@ MmaOps mma_ops(const Instr& in) {
   return o;
 }
 
-uint64_t reg_of(const WarpState& w, int32_t reg, int lane) { return w.regs[static_cast<size_t>(reg) * 32 + lane]; }
+uint64_t reg_of(const WarpState& w, int32_t reg, int lane) { return w.reg(reg, lane); }
 
 // The value every thread of the warpgroup holds in operand `o` (an error where they differ).
 uint64_t uniform(const ExecCtx& c, const Instr& in, const Operand& o, uint32_t first, const char* what) {
@@ -168,14 +168,13 @@ void ex_mma_async(ExecCtx& c, const Instr& in) {
         const RC p = d_elem(lane, i);
         const size_t m = 16 * w + static_cast<size_t>(p.r);
         const int32_t r = d_regs[static_cast<size_t>(i)];
-        uint64_t& slot = ws.regs[static_cast<size_t>(r) * 32 + static_cast<size_t>(lane)];
-        float acc = scale_d ? f32_from_bits(slot) : 0.0f;
+        float acc = scale_d ? f32_from_bits(ws.reg(r, lane)) : 0.0f;
         for (int k = 0; k < 16; ++k)
           acc += A[m * 16 + static_cast<size_t>(k)] *
                  B[static_cast<size_t>(col[m * 16 + static_cast<size_t>(k)]) * static_cast<size_t>(n_cols) +
                    static_cast<size_t>(p.c)];
-        slot = bits_from_f32(acc);
-        wm.d_vals[static_cast<size_t>(i) * 32 + static_cast<size_t>(lane)] = slot;
+        ws.set_reg(r, lane, bits_from_f32(acc));
+        wm.d_vals[static_cast<size_t>(i) * 32 + static_cast<size_t>(lane)] = ws.reg(r, lane);
       }
   }
   release(c, st);

@@ -68,7 +68,7 @@ void ex_mma(ExecCtx& c, const Instr& in) {
   const auto& a = in.ops[1].vec;
   const int32_t o = in.ops[4].vec[0];
   for (int r = 0; r < 16; ++r) {
-    const uint32_t offs = static_cast<uint32_t>(c.w.regs[static_cast<size_t>(o) * 32 + static_cast<size_t>(r)]);
+    const uint32_t offs = static_cast<uint32_t>(c.w.reg(o, r));
     float acc[16];
     for (int n = 0; n < 16; ++n) acc[n] = C[r][n];
     for (int j = 0; j < k; ++j) {
