@@ -220,7 +220,7 @@ inline uint8_t* access_fast(ExecCtx& c, Space& space, uint64_t& addr, uint32_t s
 
 // Records one access of `lane` for the timing model (when it records) and the instruction's resolved space.
 inline void record_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, int lane, bool write) {
-  if (c.L.record_accesses) c.rec.acc.push_back({addr, size, static_cast<uint8_t>(lane), write, space});
+  if (c.L.record_accesses) append_access(c.rec.acc, addr, size, lane, write, space);
   if (c.rec.space == Space::Generic) c.rec.space = space;
 }
 
@@ -251,8 +251,16 @@ inline void record_warp(ExecCtx& c, Space space, const uint64_t (&addr)[32], uin
                         int lanes = 32) {
   if (c.L.record_accesses) {
     std::vector<MemAccess>& acc = c.rec.acc;
-    acc.reserve(acc.size() + static_cast<size_t>(lanes));  // (resize would zero them first)
-    for (int l = 0; l < lanes; ++l) acc.push_back({addr[l], size, static_cast<uint8_t>(l), write, space});
+    const size_t first = acc.size();
+    acc.resize(first + static_cast<size_t>(lanes));
+    for (int l = 0; l < lanes; ++l) {  // fields in place (append_access: why)
+      MemAccess& m = acc[first + static_cast<size_t>(l)];
+      m.addr = addr[l];
+      m.size = size;
+      m.lane = static_cast<uint8_t>(l);
+      m.write = write;
+      m.space = space;
+    }
   }
   if (c.rec.space == Space::Generic) c.rec.space = space;
 }

@@ -74,7 +74,7 @@ uint8_t* mem_access_general(ExecCtx& c, Space space, uint64_t addr, uint32_t siz
     if (space == Space::Global) what += " (" + c.L.mem->describe(addr, size) + ")";
     raise_fault(c, lane, what, addr, size);
   }
-  if (c.L.record_accesses) c.rec.acc.push_back({addr, size, static_cast<uint8_t>(lane), write, space});
+  if (c.L.record_accesses) append_access(c.rec.acc, addr, size, lane, write, space);
   if (c.rec.space == Space::Generic) c.rec.space = space;
   return p;
 }

@@ -23,6 +23,19 @@ struct MemAccess {
   Space space;     // Global, Shared, Local, Param or Const (never Generic)
 };
 
+// Appends a record with its fields written in place: `push_back({...})` made GCC build the record with
+// narrow stores on the stack and copy it with one 16-byte load, which waits for those stores to complete
+// (a store-forwarding stall on every record).
+inline void append_access(std::vector<MemAccess>& acc, uint64_t addr, uint32_t size, int lane, bool write,
+                          Space space) {
+  MemAccess& m = acc.emplace_back();
+  m.addr = addr;
+  m.size = size;
+  m.lane = static_cast<uint8_t>(lane);
+  m.write = write;
+  m.space = space;
+}
+
 // Data-dependent work an instruction reports for the latency model of its timing class (e.g. the operand
 // blocks each phase of wmma.smma.L touches). Opaque to the core: the class that reads it defines the bytes.
 struct WorkSummary {
