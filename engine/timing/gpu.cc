@@ -25,22 +25,25 @@ bool may_touch_global(const Instr& in) {
 uint32_t integer_instructions(const Instr& in);  // below: SASS instructions of a PTX integer instruction
 }  // namespace
 
-struct TimingModel::WarpT {
-  CtaSlot* cta = nullptr;
-  WarpState* w = nullptr;
-  uint64_t age = 0;
+// The fields the scheduler reads of every warp it visits (check(), sleep_after_issue) come first, in the
+// record's first host cache line (the record is line-aligned): a sub-core's warps lie apart, so a visit
+// costs one line, not two.
+struct alignas(64) TimingModel::WarpT {
+  uint64_t hint = 0;          // the warp cannot issue before this cycle (cached result of check)
   uint64_t next_issue = 0;
-  bool after_branch = false;
-  std::vector<uint64_t, RegisterAllocator<uint64_t>> reg_ready;  // on the register files' huge pages (huge_pool.h)
   uint64_t operands_ready = 0;  // when the registers of its next instruction are ready (see issue())
+  WarpState* w = nullptr;
+  CtaSlot* cta = nullptr;
+  uint32_t line = UINT32_MAX;  // the code line in its instruction buffer (icache.*)
+  TStat hint_reason = TStat::StallScoreboard;
+  bool after_branch = false;
+  uint64_t age = 0;
+  std::vector<uint64_t, RegisterAllocator<uint64_t>> reg_ready;  // on the register files' huge pages (huge_pool.h)
   std::vector<uint64_t> groups;  // completion cycle of each committed cp.async group, oldest first
   uint64_t open_group = 0;
   uint64_t last_done = 0;
-  uint64_t hint = 0;          // the warp cannot issue before this cycle (cached result of check)
-  uint32_t line = UINT32_MAX;  // the code line in its instruction buffer (icache.*)
   uint32_t want = UINT32_MAX;  // the line last requested for it, and when that arrives
   double want_ready = 0;
-  TStat hint_reason = TStat::StallScoreboard;
 };
 
 struct TimingModel::CtaSlot {
