@@ -95,3 +95,74 @@ def test_compacted_registers_keep_every_value(config):
     eng.launch("regs", 1, threads, [out, np.uint32(n)])
     got = eng.copy_from(out, (threads, 7), np.uint32)
     np.testing.assert_array_equal(got, expected(threads, n))
+
+
+WIDTHS_PTX = """
+.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry widths(.param .u64 in, .param .u64 out)
+{
+  .reg .pred %p<4>;
+  .reg .b16 %h<4>;
+  .reg .b32 %r<20>;
+  .reg .b64 %rd<24>;
+  ld.param.u64 %rd1, [in];
+  ld.param.u64 %rd2, [out];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 16;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.v2.u64 {%rd5, %rd6}, [%rd4];
+  xor.b64 %rd7, %rd5, %rd6;
+  add.s64 %rd8, %rd7, %rd5;
+  mov.b64 {%r2, %r3}, %rd8;
+  add.u32 %r4, %r2, %r3;
+  cvt.u32.u64 %r5, %rd6;
+  cvt.u16.u32 %h1, %r5;
+  cvt.u32.u16 %r6, %h1;
+  mov.b64 %rd9, {%r4, %r6};
+  shl.b64 %rd10, %rd5, 3;
+  and.b32 %r7, %r1, 3;
+  setp.eq.u32 %p1, %r7, 1;
+  @%p1 add.s64 %rd10, %rd10, %rd6;
+  setp.lt.u64 %p2, %rd5, %rd6;
+  selp.b64 %rd11, %rd9, %rd10, %p2;
+  mul.wide.u32 %rd12, %r1, 32;
+  add.s64 %rd13, %rd2, %rd12;
+  st.global.v2.u64 [%rd13], {%rd9, %rd10};
+  st.global.v2.u64 [%rd13+16], {%rd11, %rd8};
+  ret;
+}
+"""
+
+
+def widths_expected(x: np.ndarray) -> np.ndarray:
+    """What each thread stores from its two 64-bit inputs a, b (numpy's uint64 arithmetic wraps as PTX's)."""
+    a, b = x[:, 0], x[:, 1]
+    m32 = np.uint64(0xFFFFFFFF)
+    s = (a ^ b) + a
+    r4 = ((s & m32) + (s >> np.uint64(32))) & m32
+    r6 = b & np.uint64(0xFFFF)
+    rd9 = r4 | (r6 << np.uint64(32))
+    tid = np.arange(len(a))
+    rd10 = (a << np.uint64(3)) + np.where(tid % 4 == 1, b, np.uint64(0))
+    rd11 = np.where(a < b, rd9, rd10)
+    return np.stack([rd9, rd10, rd11, s], axis=1)
+
+
+@pytest.mark.parametrize("config", [None, "v100"], ids=["functional", "v100"])
+def test_registers_of_both_widths_keep_their_values(config, rng):
+    """32-bit and 64-bit registers live in files of their own lane width (regalloc.h): 64-bit values with
+    their high bits set, packed into and unpacked from 32-bit halves, truncated through 32 and 16 bits, and
+    a 64-bit register written under a divergent guard, against numpy."""
+    eng = Engine(config)
+    eng.load_ptx(WIDTHS_PTX)
+    threads = 64
+    x = rng.integers(0, np.iinfo(np.uint64).max, size=(threads, 2), dtype=np.uint64, endpoint=True)
+    src, out = eng.malloc(x.nbytes), eng.malloc(threads * 32)
+    eng.copy_to(src, x)
+    eng.copy_to(out, np.full(threads * 4, 0xDEADBEEFDEADBEEF, np.uint64))
+    eng.launch("widths", 1, threads, [src, out])
+    got = eng.copy_from(out, (threads, 4), np.uint64)
+    np.testing.assert_array_equal(got, widths_expected(x))
