@@ -39,7 +39,7 @@ void Executor::init_cta(CtaState& cta, uint32_t linear_id) const {
     const uint32_t n = std::min<uint32_t>(32, threads - 32 * i);
     w.valid = n == 32 ? 0xffffffffu : ((1u << n) - 1);
     w.exited = 0;
-    w.regs.assign((k.regs_compacted ? k.reg_slots : k.regs.size()) * size_t{32}, 0);
+    w.regs.assign(k.reg_slots * size_t{32}, 0);  // (every kernel is compacted when its module loads)
     w.wregs.assign(k.wide_slots * size_t{32}, 0);
     w.local.assign(static_cast<size_t>(k.local_bytes) * 32, 0);
     w.stack.clear();
