@@ -24,41 +24,57 @@ class Calendar {
     drop_before(now / bucket_);
     uint64_t b = static_cast<uint64_t>(arrive) / bucket_;
     if (b < base_) b = base_;
-    while (true) {
-      double& used = slot(b);
-      const double bucket_start = static_cast<double>(b * bucket_);
-      if (used < bucket_) {
-        const double start = std::max(arrive, bucket_start + used);
-        used += service;
-        if (used > bucket_) {  // spill the remainder into following buckets
-          double rest = used - bucket_;
-          used = bucket_;
-          for (uint64_t n = b + 1; rest > 0; ++n) {
-            double& u = slot(n);
-            const double take = std::min(rest, bucket_ - u);
-            u += take;
-            rest -= take;
-          }
-        }
-        return start;
+    b = first_with_room(b);
+    double& used = slot(b).used;
+    const double start = std::max(arrive, static_cast<double>(b * bucket_) + used);
+    used += service;
+    if (used >= bucket_) {  // full: spill the remainder into following buckets
+      double rest = used - bucket_;
+      used = bucket_;
+      slot(b).skip = 1;
+      for (uint64_t n = b + 1; rest > 0; ++n) {
+        Bucket& u = slot(n);
+        const double take = std::min(rest, bucket_ - u.used);
+        u.used += take;
+        rest -= take;
+        if (u.used >= bucket_) u.skip = 1;
       }
-      ++b;
     }
+    return start;
   }
 
  private:
+  // A bucket's reserved service cycles, and where it is full, how many buckets from it on are known full
+  // (at least 1): buckets only fill up until they are dropped, so a request skips a saturated stretch in a
+  // few jumps instead of testing each bucket (a saturated L2 slice queued ten buckets deep).
+  struct Bucket {
+    double used;
+    uint32_t skip;
+  };
+  // The first bucket at or after b with room (b at least base_), shortening the jumps it took to it.
+  uint64_t first_with_room(uint64_t b) {
+    uint64_t c = b;
+    while (c < base_ + size_ && ring_[c & (ring_.size() - 1)].skip) c += ring_[c & (ring_.size() - 1)].skip;
+    for (uint64_t n = b; n < c;) {  // path compression: every full bucket passed points at c
+      uint32_t& skip = ring_[n & (ring_.size() - 1)].skip;
+      const uint64_t next = n + skip;
+      skip = static_cast<uint32_t>(c - n);
+      n = next;
+    }
+    return c;
+  }
   // The buckets base_ .. base_ + size_ - 1 live in a ring indexed by bucket number (its capacity a power of
   // two, at least size_).
-  double& slot(uint64_t b) {
+  Bucket& slot(uint64_t b) {
     while (b >= base_ + size_) {
       if (size_ == ring_.size()) grow();
-      ring_[(base_ + size_) & (ring_.size() - 1)] = 0.0;
+      ring_[(base_ + size_) & (ring_.size() - 1)] = Bucket{0.0, 0};
       ++size_;
     }
     return ring_[b & (ring_.size() - 1)];
   }
   void grow() {
-    std::vector<double> next(std::max<size_t>(64, 2 * ring_.size()));
+    std::vector<Bucket> next(std::max<size_t>(64, 2 * ring_.size()));
     for (uint64_t b = base_; b < base_ + size_; ++b) next[b & (next.size() - 1)] = ring_[b & (ring_.size() - 1)];
     ring_.swap(next);
   }
@@ -72,7 +88,7 @@ class Calendar {
   static constexpr uint32_t bucket_ = kBucketCycles;
   uint64_t base_ = 0;
   size_t size_ = 0;
-  std::vector<double> ring_;
+  std::vector<Bucket> ring_;
 };
 
 }  // namespace stc
