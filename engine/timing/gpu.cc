@@ -869,17 +869,19 @@ void TimingModel::run() {
       const bool can_dispatch = next_cta_ < total_ctas_ && sm.ctas.size() < max_ctas_per_sm_;
       if (sm.wake > t && !can_dispatch) { next = std::min(next, sm.wake); continue; }  // every sub-core asleep
       for (auto& sub : sm.subs) {
-        if (sub.wake > t) { next = std::min(next, sub.wake); continue; }
+        if (sub.wake > t) continue;
         account(sub, t);
         schedule(sub, sm, t);
-        next = std::min(next, sub.wake);
       }
       if (next_cta_ < total_ctas_ && sm.ctas.size() < max_ctas_per_sm_) {
         while (dispatch(sm, t + 1)) {}
         next = std::min(next, t + 1);
       }
+      // the sub-cores' wakes once all have run: one may wake another it passed already (a barrier's
+      // release, a retired CTA), at t + 1
       sm.wake = kNever;
       for (const auto& sub : sm.subs) sm.wake = std::min(sm.wake, sub.wake);
+      next = std::min(next, sm.wake);
       any_dead |= dead(&sm);
     }
     if (any_dead) live.erase(std::remove_if(live.begin(), live.end(), dead), live.end());
