@@ -809,16 +809,18 @@ void TimingModel::sleep_after_issue(SubCore& sub, uint64_t t) {
   if (phase_.enabled() || sub.warps.empty()) return;
   const uint64_t t1 = t + 1;
   WarpT* const issuer = sub.last;  // null if it finished
-  // What check() at t1 returns for w, where that is known now without acting: a cached hint, or for the
-  // warp that issued, the branch delay, the scoreboard or its unit, when nothing before those in check()
-  // holds the warp or acts (it is not finished or blocked, and its next instruction is on the line in its
-  // buffer).
+  // What check() at t1 returns for w, where that is known now without acting: a cached hint, or the branch
+  // delay, the scoreboard or the unit, when nothing before those in check() holds the warp or acts (it is
+  // not finished, nor blocked: another sub-core may release its barrier at t1, before this one's pass; and
+  // its next instruction is on the line in its buffer, else check() would fetch). Only the warp's own issue
+  // changes those. Any warp, not only the one that issued: a warp held by the unit the issuer took (an INT
+  // pair on V100) no longer costs a pass of its own.
   const auto asleep = [&](WarpT* w, Check& ck) {
     if (w->hint > t1) {
       ck = {false, w->hint, w->hint_reason};
       return true;
     }
-    if (w != issuer || w->w->done() || w->w->at_barrier || w->w->waiting) return false;
+    if (w->w->done() || w->w->at_barrier || w->w->waiting) return false;
     if (w->next_issue > t1) {
       ck = {false, w->next_issue, w->after_branch ? TStat::StallControl : TStat::StallScoreboard};
       return true;

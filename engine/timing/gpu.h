@@ -83,7 +83,7 @@ class TimingModel {
     }
   };
   // After a warp issued at t: when the sub-core's pass at t + 1 can be told now (every warp sleeps on a
-  // known cycle after it: cached hints, and the scoreboard of the warp that issued), the sub-core sleeps
+  // known cycle after it: cached hints, branch delays, the scoreboard or the unit), the sub-core sleeps
   // until then with that pass's stall reason instead (the same hints, stall cycles and wake as that pass).
   void sleep_after_issue(SubCore& sub, uint64_t t);
   // The SASS memory instructions of a memory instruction (gpu.cc: memory_instructions), kept by name for
