@@ -21,8 +21,7 @@ class Completions {
     if (ready <= now_) return;
     ++outstanding_;
     if (ready - now_ < kRing) {
-      ++ring_[ready & kMask];
-      ++in_ring_;
+      put(ready);
     } else {
       far_.push_back(ready);
       std::push_heap(far_.begin(), far_.end(), std::greater<>());
@@ -37,9 +36,12 @@ class Completions {
 
   // The earliest completion of an outstanding request (0: none).
   uint64_t earliest() const {
-    if (in_ring_)
-      for (uint64_t c = now_ + 1;; ++c)
-        if (ring_[c & kMask]) return c;
+    if (in_ring_)  // the first occupied cycle after now_ (the ring wraps: at most a ring's cycles on)
+      for (uint64_t c = now_ + 1;;) {
+        const uint64_t i = c & kMask, rest = occupied_[i >> 6] >> (i & 63);
+        if (rest) return c + static_cast<uint64_t>(__builtin_ctzll(rest));
+        c += 64 - (i & 63);
+      }
     return far_.empty() ? 0 : far_.front();
   }
 
@@ -47,31 +49,45 @@ class Completions {
   static constexpr uint64_t kRing = 1024;  // cycles
   static constexpr uint64_t kMask = kRing - 1;
 
+  // Counts a completion at cycle `ready`, within the ring.
+  void put(uint64_t ready) {
+    const uint64_t i = ready & kMask;
+    ++ring_[i];
+    ++in_ring_;
+    occupied_[i >> 6] |= uint64_t{1} << (i & 63);
+  }
+
   void advance(uint64_t t) {
-    // the ring's cycles now_ + 1 .. t complete (all of them when t is a ring or more ahead)
-    for (uint64_t c = now_ + 1, end = std::min(t, now_ + kRing); c <= end && in_ring_; ++c) {
-      const uint32_t n = ring_[c & kMask];
-      ring_[c & kMask] = 0;
-      in_ring_ -= n;
-      outstanding_ -= n;
+    // the ring's cycles now_ + 1 .. t complete (all of them when t is a ring or more ahead): only its
+    // occupied cycles are read, a word of the bitmap at a time
+    for (uint64_t c = now_ + 1, left = std::min(t - now_, kRing); left && in_ring_;) {
+      const uint64_t i = c & kMask, bit = i & 63, n = std::min<uint64_t>(left, 64 - bit);
+      const uint64_t span = (n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1) << bit;
+      uint64_t& word = occupied_[i >> 6];
+      for (uint64_t hit = word & span; hit; hit &= hit - 1) {
+        uint32_t& count = ring_[(i & ~uint64_t{63}) + static_cast<uint64_t>(__builtin_ctzll(hit))];
+        in_ring_ -= count;
+        outstanding_ -= count;
+        count = 0;
+      }
+      word &= ~span;
+      c += n;
+      left -= n;
     }
     now_ = t;
     while (!far_.empty() && far_.front() < now_ + kRing) {  // far requests that come within the ring
       const uint64_t ready = far_.front();
       std::pop_heap(far_.begin(), far_.end(), std::greater<>());
       far_.pop_back();
-      if (ready <= now_) {
-        --outstanding_;
-      } else {
-        ++ring_[ready & kMask];
-        ++in_ring_;
-      }
+      if (ready <= now_) --outstanding_;
+      else put(ready);
     }
   }
 
   uint64_t now_ = 0;
   uint32_t outstanding_ = 0, in_ring_ = 0;
   std::array<uint32_t, kRing> ring_{};
+  std::array<uint64_t, kRing / 64> occupied_{};  // a bit per ring cycle with a count
   std::vector<uint64_t> far_;  // min-heap of completions a ring or more after now_
 };
 
