@@ -114,12 +114,13 @@ const uint32_t* narrow_lanes(const WarpState& w, int32_t r, uint32_t (&tmp)[32])
 // Register-major, lanes inner; the element type is a template argument so that the decode is inlined. A
 // register in quad form is read without the table: its lanes' elements go to fixed places of eight rows.
 template <DType T>
-void gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, const FragTable& ft, float* M) {
+bool gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, const FragTable& ft, float* M) {
   constexpr bool kHalf = T == DType::F16 || T == DType::BF16;
   constexpr int kPer = kHalf ? 2 : 1;
   const int nregs = ft.n / kPer;
   const uint16_t skip = ft.overwritten[kPer - 1];
   const bool simd = simd_fragments();
+  bool finite = T == DType::F16 && simd;  // every quad so far through the SIMD conversion
   for (int j = 0; j < nregs; ++j) {
     if (skip >> j & 1) continue;  // every element of it is overwritten by a later register: the same M
     uint32_t tmp[32], tmp1[32];
@@ -137,6 +138,7 @@ void gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, const FragTabl
         if constexpr (T == DType::F16) {
           if (simd && quad_rows_f16(col, m)) break;
         }
+        finite = false;
         for (int g = 0; g < 8; ++g, col += 4, m += 16)
           for (int t = 0; t < 4; ++t) {
             if constexpr (kHalf) {
@@ -151,6 +153,7 @@ void gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, const FragTabl
         if constexpr (T == DType::F16) {
           if (simd && quad_cols_f16(col, m)) break;
         }
+        finite = false;
         for (int t = 0; t < 4; ++t)
           for (int q = 0; q < kPer; ++q) {
             float* row = m + 16 * (2 * t + q);
@@ -158,6 +161,7 @@ void gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, const FragTabl
           }
         break;
       case FragTable::Other:
+        finite = false;
         for (int lane = 0; lane < 32; ++lane) {
           const uint32_t v = col[lane];
           if constexpr (kHalf) {
@@ -170,6 +174,7 @@ void gather_t(const ExecCtx& c, const std::vector<int32_t>& regs, const FragTabl
         break;
     }
   }
+  return finite;
 }
 
 // Register by register: a 16-bit pair is written as one 32-bit store, which is what frag_set does element
@@ -227,12 +232,12 @@ void scatter_t(ExecCtx& c, const std::vector<int32_t>& regs, const FragTable& ft
 }
 }  // namespace
 
-void gather(const ExecCtx& c, const std::vector<int32_t>& regs, DType t, const FragTable& ft, float (*M)[16]) {
+bool gather(const ExecCtx& c, const std::vector<int32_t>& regs, DType t, const FragTable& ft, float (*M)[16]) {
   switch (t) {
-    case DType::F16: gather_t<DType::F16>(c, regs, ft, &M[0][0]); break;
-    case DType::BF16: gather_t<DType::BF16>(c, regs, ft, &M[0][0]); break;
-    case DType::F32: gather_t<DType::F32>(c, regs, ft, &M[0][0]); break;
-    default: gather_t<DType::U32>(c, regs, ft, &M[0][0]); break;  // no float decode: zeros, as elem_value
+    case DType::F16: return gather_t<DType::F16>(c, regs, ft, &M[0][0]);
+    case DType::BF16: return gather_t<DType::BF16>(c, regs, ft, &M[0][0]);
+    case DType::F32: return gather_t<DType::F32>(c, regs, ft, &M[0][0]);
+    default: return gather_t<DType::U32>(c, regs, ft, &M[0][0]);  // no float decode: zeros, as elem_value
   }
 }
 

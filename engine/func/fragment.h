@@ -139,8 +139,9 @@ const FragTable& wmma_a_table();
 const FragTable& wmma_b_table();
 const FragTable& wmma_c_table();
 
-// Reads the fragment elements of all 32 lanes into the operand matrix M.
-void gather(const ExecCtx& c, const std::vector<int32_t>& regs, DType t, const FragTable& ft, float (*M)[16]);
+// Reads the fragment elements of all 32 lanes into the operand matrix M. True when they are fp16 values
+// known finite (every quad decoded by the host SIMD conversion, which leaves infinities and NaN to the table).
+bool gather(const ExecCtx& c, const std::vector<int32_t>& regs, DType t, const FragTable& ft, float (*M)[16]);
 // Writes M into the fragment registers of the lanes in c.mask, as type t.
 void scatter(ExecCtx& c, const std::vector<int32_t>& regs, DType t, const FragTable& ft, const float (*M)[16]);
 

@@ -108,8 +108,50 @@ STC_SIMD void pair_rows_f32_store(const float* m, uint32_t* c0, uint32_t* c1) {
   }
 }
 
+namespace {
+
+#define STC_FMA __attribute__((target("avx2,f16c,fma")))
+
+bool host_fma() {
+  static const bool ok = __builtin_cpu_supports("fma");
+  return ok;
+}
+
+// tile_product's 8-wide loops (16 rows, about 8 independent accumulator chains, k in order) with one fused
+// multiply-add per step instead of a multiply and an add.
+template <int N, int K>
+STC_FMA inline void tile_fma(const float (*A)[16], const float (*B)[16], const float (*C)[16], float (*D)[16]) {
+  constexpr int V = N / 8, R = 8 / V;
+  __m256 Bv[K][V];
+  for (int k = 0; k < K; ++k)
+    for (int q = 0; q < V; ++q) Bv[k][q] = _mm256_loadu_ps(B[k] + 8 * q);
+  for (int m0 = 0; m0 < 16; m0 += R) {
+    __m256 acc[R][V];
+    for (int r = 0; r < R; ++r)
+      for (int q = 0; q < V; ++q) acc[r][q] = _mm256_loadu_ps(C[m0 + r] + 8 * q);
+    for (int k = 0; k < K; ++k)
+      for (int r = 0; r < R; ++r) {
+        const __m256 a = _mm256_broadcast_ss(&A[m0 + r][k]);
+        for (int q = 0; q < V; ++q) acc[r][q] = _mm256_fmadd_ps(a, Bv[k][q], acc[r][q]);
+      }
+    for (int r = 0; r < R; ++r)
+      for (int q = 0; q < V; ++q) _mm256_storeu_ps(D[m0 + r] + 8 * q, acc[r][q]);
+  }
+}
+
+STC_FMA void tile_mma_fma(int n, int k, const float (*A)[16], const float (*B)[16], const float (*C)[16],
+                          float (*D)[16]) {
+  if (n == 8 && k == 16) tile_fma<8, 16>(A, B, C, D);
+  else if (n == 8) tile_fma<8, 8>(A, B, C, D);
+  else if (k == 16) tile_fma<16, 16>(A, B, C, D);
+  else tile_fma<16, 8>(A, B, C, D);
+}
+
+}  // namespace
+
 STC_SIMD void tile_mma_avx(int n, int k, const float (*A)[16], const float (*B)[16], const float (*C)[16],
-                           float (*D)[16]) {
+                           float (*D)[16], bool exact_products) {
+  if (exact_products && host_fma()) return tile_mma_fma(n, k, A, B, C, D);
   if (n == 8 && k == 16) tile_product<8, 16, 8, 16>(A, B, C, D);
   else if (n == 8) tile_product<8, 16, 8, 8>(A, B, C, D);
   else if (k == 16) tile_product<8, 16, 16, 16>(A, B, C, D);

@@ -26,7 +26,11 @@ void pair_rows_f32(const uint32_t* c0, const uint32_t* c1, float* m);
 void pair_rows_f32_store(const float* m, uint32_t* c0, uint32_t* c1);
 
 // D = A * B + C for the first 16 rows, N columns and K steps of 16-wide row arrays, each element summed in
-// k order (fp32 multiply, then add): N = 8 or 16, K = 8 or 16.
-void tile_mma_avx(int n, int k, const float (*A)[16], const float (*B)[16], const float (*C)[16], float (*D)[16]);
+// k order (fp32 multiply, then add): N = 8 or 16, K = 8 or 16. `exact_products`: every product of A and B
+// is exact in fp32 (finite fp16 operands: 11-bit significands, exponents far inside fp32's range); then,
+// where the host has FMA, each step is one fused multiply-add, which rounds the exact product plus the sum
+// once, as the add after an exact multiply does: the same bits, half the host's vector operations.
+void tile_mma_avx(int n, int k, const float (*A)[16], const float (*B)[16], const float (*C)[16], float (*D)[16],
+                  bool exact_products);
 
 }  // namespace stc

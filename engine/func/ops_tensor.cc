@@ -23,10 +23,10 @@ enum WmmaSub : uint8_t { W_LOAD_A, W_LOAD_B, W_LOAD_C, W_STORE_D, W_MMA };
 template <int M, int N, int K>
 void warp_mma(ExecCtx& c, const Instr& in, const FragTable& ta, const FragTable& tb, const FragTable& tc) {
   float A[16][16], B[16][16], C[16][16], D[16][16];
-  gather(c, in.ops[1].vec, in.types[1], ta, A);
-  gather(c, in.ops[2].vec, in.types[2], tb, B);
+  const bool finite_a = gather(c, in.ops[1].vec, in.types[1], ta, A);
+  const bool finite_b = gather(c, in.ops[2].vec, in.types[2], tb, B);
   gather(c, in.ops[3].vec, in.types[3], tc, C);
-  if (M == 16 && simd_fragments()) tile_mma_avx(N, K, A, B, C, D);
+  if (M == 16 && simd_fragments()) tile_mma_avx(N, K, A, B, C, D, finite_a && finite_b);
   else tile_product<4, M, N, K>(A, B, C, D);
   scatter(c, in.ops[0].vec, in.types[0], tc, D);
 }
