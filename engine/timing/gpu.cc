@@ -58,6 +58,10 @@ struct TimingModel::SubCore {
   std::array<uint64_t, kUnits> unit_free{};  // per unit: when its earliest pipe accepts an instruction
   std::vector<uint64_t> tensor_pipes;        // tensor.pipes_per_subcore Tensor Core pipes
   uint64_t wake = 0;
+  // The cycle of the pass sleep_after_issue skipped while a warp of the sub-core was blocked (at a barrier,
+  // or waiting on an extension): a release in that cycle by a sub-core visited before this one brings the
+  // pass back (wake_subcores). A past cycle never matches again.
+  uint64_t skipped = std::numeric_limits<uint64_t>::max();
   WarpT* last = nullptr;  // the last warp that issued, while it has not finished (GTO's first choice)
   size_t rr = 0;
   uint64_t acct_t = 0;
@@ -502,6 +506,13 @@ uint32_t TimingModel::memory_instructions_named(const Instr& in, WarpRecord& rec
   return e.count;
 }
 
+void TimingModel::wake_subcores(SmT& sm, const SubCore& by, uint64_t t) {
+  for (auto& s : sm.subs) {
+    s.wake = std::min(s.wake, t + 1);
+    if (&s > &by && s.skipped == t) s.wake = std::min(s.wake, t);  // the loop visits it later in this cycle
+  }
+}
+
 bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   L_.clock = t;
   mem_.set_now(t);
@@ -516,7 +527,7 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   exec_.step(w.cta->cta, *w.w, rec_, sm.id);
   if (w.cta->cta.woken) {  // an extension's instruction let waiting warps re-execute theirs
     w.cta->cta.woken = false;
-    for (auto& s : sm.subs) s.wake = std::min(s.wake, t + 1);
+    wake_subcores(sm, sub, t);
   }
   if (w.w->waiting) return false;  // it re-executes once woken
   ++w.cta->insts;
@@ -570,14 +581,10 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   w.after_branch = in.traits.branch;
   w.next_issue = folded ? t : w.after_branch ? t + branch_latency_ : t + sass;
   if (in.traits.cas_loop) w.next_issue = std::max(w.next_issue, done);  // the warp itself runs the loop
-  if (w.w->at_barrier && exec_.release_barriers(w.cta->cta)) {
-    for (auto& s : sm.subs) s.wake = std::min(s.wake, t + 1);
-  }
+  if (w.w->at_barrier && exec_.release_barriers(w.cta->cta)) wake_subcores(sm, sub, t);
   if (!w.w->done()) return false;
   if (--w.cta->live == 0) retire_cta(sm, *w.cta, t);
-  else if (exec_.release_barriers(w.cta->cta)) {  // an exited warp may complete a barrier
-    for (auto& s : sm.subs) s.wake = std::min(s.wake, t + 1);
-  }
+  else if (exec_.release_barriers(w.cta->cta)) wake_subcores(sm, sub, t);  // an exited warp may complete a barrier
   return true;
 }
 
@@ -809,18 +816,24 @@ void TimingModel::sleep_after_issue(SubCore& sub, uint64_t t) {
   if (phase_.enabled() || sub.warps.empty()) return;
   const uint64_t t1 = t + 1;
   WarpT* const issuer = sub.last;  // null if it finished
-  // What check() at t1 returns for w, where that is known now without acting: a cached hint, or the branch
-  // delay, the scoreboard or the unit, when nothing before those in check() holds the warp or acts (it is
-  // not finished, nor blocked: another sub-core may release its barrier at t1, before this one's pass; and
-  // its next instruction is on the line in its buffer, else check() would fetch). Only the warp's own issue
-  // changes those. Any warp, not only the one that issued: a warp held by the unit the issuer took (an INT
-  // pair on V100) no longer costs a pass of its own.
+  // What check() at t1 returns for w, where that is known now without acting: a cached hint; a blocked
+  // warp (a release at t1 by a sub-core visited before this one would unblock it before this one's pass:
+  // wake_subcores then brings the pass back, `skipped`); or the branch delay, the scoreboard or the unit,
+  // when the warp is not finished and its next instruction is on the line in its buffer (else check() would
+  // fetch). Only the warp's own issue changes those. Any warp, not only the one that issued: a warp held by
+  // the unit the issuer took (an INT pair on V100) no longer costs a pass of its own.
+  bool blocked = false;
   const auto asleep = [&](WarpT* w, Check& ck) {
     if (w->hint > t1) {
       ck = {false, w->hint, w->hint_reason};
       return true;
     }
-    if (w->w->done() || w->w->at_barrier || w->w->waiting) return false;
+    if (w->w->done()) return false;
+    if (w->w->at_barrier || w->w->waiting) {
+      ck = {false, kNever, TStat::StallBarrier};
+      blocked = true;
+      return true;
+    }
     if (w->next_issue > t1) {
       ck = {false, w->next_issue, w->after_branch ? TStat::StallControl : TStat::StallScoreboard};
       return true;
@@ -848,6 +861,7 @@ void TimingModel::sleep_after_issue(SubCore& sub, uint64_t t) {
   }
   sub.pending = sleep.reason;
   sub.wake = sleep.earliest;
+  if (blocked) sub.skipped = t1;
 }
 
 void TimingModel::run() {

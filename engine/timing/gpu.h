@@ -86,6 +86,9 @@ class TimingModel {
   // known cycle after it: cached hints, branch delays, the scoreboard or the unit), the sub-core sleeps
   // until then with that pass's stall reason instead (the same hints, stall cycles and wake as that pass).
   void sleep_after_issue(SubCore& sub, uint64_t t);
+  // A barrier's release or an extension's wake at t, in sub-core `by`'s issue: every sub-core of the SM
+  // passes at t + 1; one the loop visits after `by` whose pass at t sleep_after_issue skipped passes at t.
+  void wake_subcores(SmT& sm, const SubCore& by, uint64_t t);
   // The SASS memory instructions of a memory instruction (gpu.cc: memory_instructions), kept by name for
   // records that name their shape: the count depends only on the records relative to each other (and on
   // whether the instruction loads a fragment, which the name's wmma kind fixes), and a global wmma.load
