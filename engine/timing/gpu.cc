@@ -612,6 +612,8 @@ void TimingModel::retire_cta(SmT& sm, CtaSlot& cta, uint64_t t) {
   sm.ctas.erase(it);
   --resident_ctas_;
   ++resident_events_;
+  // (not wake_subcores: a sub-core holding a warp of this CTA had a finished warp, and sleep_after_issue
+  // never skips a pass past a finished warp, so no skipped pass waits on this retirement)
   for (auto& sub : sm.subs) sub.wake = std::min(sub.wake, t + 1);
 }
 
