@@ -8,6 +8,7 @@ SectorCache::SectorCache(uint32_t sets, uint32_t assoc, uint32_t line_bytes, uin
     : sets_(std::max(1u, sets)), assoc_(std::max(1u, assoc)), line_(line_bytes), sector_(sector_bytes) {
   const auto pow2 = [](uint64_t v) { return v && !(v & (v - 1)); };
   if (pow2(line_)) line_shift_ = __builtin_ctz(line_);
+  if (pow2(line_) && pow2(sector_)) sector_shift_ = __builtin_ctz(sector_);
   if (pow2(sets_)) sets_mask_ = sets_ - 1;
 }
 

@@ -67,7 +67,9 @@ class SectorCache {
   uint32_t set_of(uint64_t line_addr) const {
     return static_cast<uint32_t>(sets_mask_ ? line_addr & sets_mask_ : line_addr % sets_);
   }
-  uint32_t sector_bit(uint64_t addr) const { return 1u << ((addr % line_) / sector_); }
+  uint32_t sector_bit(uint64_t addr) const {
+    return 1u << (sector_shift_ >= 0 ? (addr & (line_ - 1)) >> sector_shift_ : (addr % line_) / sector_);
+  }
   // Moves line i of set s to the most recent end of its list (appending it if not in the list).
   void touch(Set& s, uint32_t i, bool listed);
   // The index of the line holding `line_addr` in `set`, or kNone.
@@ -81,6 +83,7 @@ class SectorCache {
 
   uint32_t sets_, assoc_, line_, sector_;
   int line_shift_ = -1;     // log2 of line_ when a power of two
+  int sector_shift_ = -1;   // log2 of sector_ when it and line_ are powers of two
   uint64_t sets_mask_ = 0;  // sets_ - 1 when a power of two
   std::vector<Line, UninitAllocator<Line>> lines_;
   uint64_t dirty_ = 0;  // dirty sectors of all lines

@@ -19,11 +19,27 @@ class Calendar {
   // Reserves `service` cycles of the resource for a request arriving at `arrive`; returns the cycle its
   // service starts. `now`: the current cycle, never after any later request's arrival (buckets before it
   // are dropped).
+  // The usual request (its bucket held, not full, and left with room) is served inline; the rest by
+  // reserve_slow(), which does the same for it.
   double reserve(double arrive, double service, uint64_t now) {
     if (arrive < 0) arrive = 0;
     drop_before(now / bucket_);
     uint64_t b = static_cast<uint64_t>(arrive) / bucket_;
     if (b < base_) b = base_;
+    if (b < base_ + size_) {
+      Bucket& k = ring_[b & (ring_.size() - 1)];
+      if (!k.skip && k.used + service < bucket_) {
+        const double start = std::max(arrive, static_cast<double>(b * bucket_) + k.used);
+        k.used += service;
+        return start;
+      }
+    }
+    return reserve_slow(arrive, service, b);
+  }
+
+ private:
+  // reserve() past its inline case: b is the arrival's bucket (at least base_).
+  [[gnu::noinline]] double reserve_slow(double arrive, double service, uint64_t b) {
     b = first_with_room(b);
     double& used = slot(b).used;
     const double start = std::max(arrive, static_cast<double>(b * bucket_) + used);
@@ -43,7 +59,6 @@ class Calendar {
     return start;
   }
 
- private:
   // A bucket's reserved service cycles, and where it is full, how many buckets from it on are known full
   // (at least 1): buckets only fill up until they are dropped, so a request skips a saturated stretch in a
   // few jumps instead of testing each bucket (a saturated L2 slice queued ten buckets deep).
