@@ -6,7 +6,9 @@
 // the alignment, which the caller's result must not depend on (bank and sector arithmetic does not).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "../func/state.h"
@@ -27,26 +29,30 @@ class ShapeMemo {
   // first access's offset from the base, which together fix every record relative to the base.
   const Value* find(const std::vector<MemAccess>& acc, uint64_t base, const AccessShape& named = {}) {
     if (named.key) return find_named(named, acc.front().addr - base);
-    // Four independent multiply chains (records i, i + 4, ... in chain i % 4), folded at the end: the host
-    // overlaps them, where one chain waits on each multiply in turn.
+    // Each record as two words: its offset from the base, and its size and space (lane, write flag and
+    // padding masked off). Four independent multiply chains (records i, i + 4, ... in chain i % 4), folded
+    // at the end: the host overlaps them, where one chain waits on each multiply in turn.
     const size_t n = acc.size();
-    const auto word = [&](const MemAccess& a) {
-      return (a.addr - base) ^ (uint64_t{a.size} << 40) ^ (uint64_t(a.space) << 60);
-    };
     constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
     uint64_t h[4] = {n, 1, 2, 3};
     size_t i = 0;
     for (; i + 4 <= n; i += 4)
-      for (size_t j = 0; j < 4; ++j) h[j] = (h[j] ^ word(acc[i + j])) * kMul;
-    for (; i < n; ++i) h[0] = (h[0] ^ word(acc[i])) * kMul;
+      for (size_t j = 0; j < 4; ++j) {
+        const Rel r = rel_of(acc[i + j], base);
+        h[j] = (h[j] ^ r.off ^ (r.kind << 40 | r.kind >> 24)) * kMul;
+      }
+    for (; i < n; ++i) {
+      const Rel r = rel_of(acc[i], base);
+      h[0] = (h[0] ^ r.off ^ (r.kind << 40 | r.kind >> 24)) * kMul;
+    }
     const uint64_t hash = ((h[0] ^ (h[1] << 21 | h[1] >> 43)) * kMul ^ (h[2] << 42 | h[2] >> 22) ^ h[3]) * kMul;
     slot_ = &slots_[hash >> (64 - kSlotBits)];
     if (slot_->hash == hash && slot_->rel.size() == n && slot_->valid) {
       uint64_t diff = 0;  // every record compared, no branch per record
+      const Rel* stored = slot_->rel.data();
       for (size_t k = 0; k < n; ++k) {
-        const Rel& r = slot_->rel[k];
-        diff |= (r.off ^ (acc[k].addr - base)) | (r.size ^ acc[k].size) |
-                static_cast<uint64_t>(static_cast<uint8_t>(r.space) ^ static_cast<uint8_t>(acc[k].space));
+        const Rel r = rel_of(acc[k], base);
+        diff |= (r.off ^ stored[k].off) | (r.kind ^ stored[k].kind);
       }
       if (diff == 0) return &slot_->value;
     }
@@ -63,7 +69,7 @@ class ShapeMemo {
   // Stores `value` for the shape of `acc` at `base`, in the slot the last find() missed.
   void store(const std::vector<MemAccess>& acc, uint64_t base, const Value& value) {
     slot_->rel.clear();
-    for (const MemAccess& a : acc) slot_->rel.push_back({a.addr - base, a.size, a.space});
+    for (const MemAccess& a : acc) slot_->rel.push_back(rel_of(a, base));
     slot_->value = value;
     slot_->valid = true;
   }
@@ -83,11 +89,20 @@ class ShapeMemo {
 
   static constexpr uint32_t kSlotBits = 8;
   static constexpr size_t kSlots = size_t{1} << kSlotBits;
+  // A record relative to the base: its offset, and its second 8 bytes (size, lane, write, space, padding)
+  // masked to the size and the space.
   struct Rel {
     uint64_t off;
-    uint32_t size;
-    Space space;
+    uint64_t kind;
   };
+  static_assert(sizeof(MemAccess) == 16 && offsetof(MemAccess, size) == 8 && offsetof(MemAccess, space) == 14 &&
+                sizeof(Space) == 1);
+  static constexpr uint64_t kKindMask = 0x00FF0000FFFFFFFFull;  // size: bytes 8-11, space: byte 14
+  static Rel rel_of(const MemAccess& a, uint64_t base) {
+    uint64_t kind;
+    std::memcpy(&kind, reinterpret_cast<const unsigned char*>(&a) + 8, 8);
+    return {a.addr - base, kind & kKindMask};
+  }
   struct Slot {
     uint64_t hash = 0;
     bool valid = false;
