@@ -74,6 +74,18 @@ inline void copy_lanes(const LaneSrc& s, uint64_t (&out)[32]) {
   }
 }
 
+// Whether a resolved source's lanes are 32-bit values (a 32-bit register) or an immediate: all a 32-bit
+// operation reads of them is their low 32 bits.
+inline bool narrow_src(const LaneSrc& s) { return s.n || !s.mask; }
+// A narrow source's low 32 bits per lane, copied into a local array (see copy_lanes).
+inline void copy_lanes32(const LaneSrc& s, uint32_t (&out)[32]) {
+  if (s.n) {
+    std::memcpy(out, s.n, sizeof out);
+  } else {
+    for (uint32_t& v : out) v = static_cast<uint32_t>(*s.p);
+  }
+}
+
 // A destination register's 32 lanes: a 32-bit register's (n, each lane keeps the low 32 bits of what it
 // is given) or a 64-bit one's (w); neither for the sink `_` or a non-register operand.
 struct LaneDst {

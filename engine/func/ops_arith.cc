@@ -116,8 +116,25 @@ void int_plain(ExecCtx& c, const Instr& in) {
   lane_src(c, in.ops[1], a);
   lane_src(c, in.ops[2], b);
   const LaneDst d = lane_dst(c, in.ops[0]);
+  if constexpr (O == Op::Mad) lane_src(c, in.ops[3], cc);
+  if constexpr (BYTES == 4) {
+    // A full warp on 32-bit registers and immediates: the low 32 bits of each result depend only on the low
+    // 32 bits of the sources, so the lanes are computed as 32-bit words (twice the lanes per vector op).
+    if (c.mask == ~0u && d.n && narrow_src(a) && narrow_src(b) && (O != Op::Mad || narrow_src(cc))) {
+      uint32_t x[32], y[32], z[32];
+      copy_lanes32(a, x);
+      copy_lanes32(b, y);
+      if constexpr (O == Op::Mad) copy_lanes32(cc, z);
+      for (int l = 0; l < 32; ++l) {
+        if constexpr (O == Op::Add) d.n[l] = x[l] + y[l];
+        else if constexpr (O == Op::Sub) d.n[l] = x[l] - y[l];
+        else if constexpr (O == Op::Mul) d.n[l] = x[l] * y[l];
+        else d.n[l] = x[l] * y[l] + z[l];
+      }
+      return;
+    }
+  }
   if constexpr (O == Op::Mad) {
-    lane_src(c, in.ops[3], cc);
     map_lanes(c.mask, d, [](uint64_t x, uint64_t y, uint64_t z) { return zext(zext(x * y, BYTES) + z, BYTES); },
               a, b, cc);
   } else {
