@@ -149,6 +149,52 @@ STC_FMA void tile_mma_fma(int n, int k, const float (*A)[16], const float (*B)[1
 
 }  // namespace
 
+STC_FMA bool mma_m16n8k16_f16_f32(const uint32_t* const (&a)[4], const uint32_t* const (&b)[2],
+                                  const uint32_t* const (&c)[4], uint32_t* const (&d)[4]) {
+  if (!simd_fragments() || !host_fma()) return false;
+  __m128i pa[4][8], pb[2][8];
+  for (int j = 0; j < 4; ++j)
+    if (!pack_quad(a[j], pa[j])) return false;
+  for (int j = 0; j < 2; ++j)
+    if (!pack_quad(b[j], pb[j])) return false;
+  // A as rows (a0: rows 0-7 columns 0-7, a1: rows 8-15, a2 and a3: columns 8-15), as quad_rows_f16 decodes
+  // them; B as its rows k, as quad_cols_f16 decodes b0 (k 0-7) and b1 (k 8-15); C as rows, as pair_rows_f32
+  // (every C register read before any D register is written: they may be the same).
+  alignas(32) float A[16][16];
+  for (int g = 0; g < 8; ++g) {
+    _mm256_store_ps(A[g], _mm256_cvtph_ps(pa[0][g]));
+    _mm256_store_ps(A[g + 8], _mm256_cvtph_ps(pa[1][g]));
+    _mm256_store_ps(A[g] + 8, _mm256_cvtph_ps(pa[2][g]));
+    _mm256_store_ps(A[g + 8] + 8, _mm256_cvtph_ps(pa[3][g]));
+  }
+  __m256 Bv[2][8];
+  for (int h = 0; h < 2; ++h) {
+    for (int g = 0; g < 8; ++g) Bv[h][g] = _mm256_cvtph_ps(pb[h][g]);
+    transpose8(Bv[h]);
+  }
+  __m256 acc[16];
+  for (int m = 0; m < 16; ++m) {
+    const uint32_t* c0 = c[m < 8 ? 0 : 2] + 4 * (m % 8);
+    const uint32_t* c1 = c[m < 8 ? 1 : 3] + 4 * (m % 8);
+    const __m128 x = _mm_loadu_ps(reinterpret_cast<const float*>(c0));
+    const __m128 y = _mm_loadu_ps(reinterpret_cast<const float*>(c1));
+    acc[m] = _mm256_set_m128(_mm_unpackhi_ps(x, y), _mm_unpacklo_ps(x, y));
+  }
+  // tile_fma<8, 16>'s steps: each element's k chain in order, one fused multiply-add per step
+  for (int k = 0; k < 16; ++k)
+    for (int m = 0; m < 16; ++m) acc[m] = _mm256_fmadd_ps(_mm256_broadcast_ss(&A[m][k]), Bv[k / 8][k % 8], acc[m]);
+  // D as pair_rows_f32_store writes it, d0 and d1 (rows 0-7) before d2 and d3 (rows 8-15): a register named
+  // twice ends with the later one's elements, as the table's register order leaves it
+  for (int m = 0; m < 16; ++m) {
+    const __m128 lo = _mm256_castps256_ps128(acc[m]), hi = _mm256_extractf128_ps(acc[m], 1);
+    uint32_t* d0 = d[m < 8 ? 0 : 2] + 4 * (m % 8);
+    uint32_t* d1 = d[m < 8 ? 1 : 3] + 4 * (m % 8);
+    _mm_storeu_ps(reinterpret_cast<float*>(d0), _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
+    _mm_storeu_ps(reinterpret_cast<float*>(d1), _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
+  }
+  return true;
+}
+
 STC_SIMD void tile_mma_avx(int n, int k, const float (*A)[16], const float (*B)[16], const float (*C)[16],
                            float (*D)[16], bool exact_products) {
   if (exact_products && host_fma()) return tile_mma_fma(n, k, A, B, C, D);

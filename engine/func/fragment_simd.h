@@ -33,4 +33,11 @@ void pair_rows_f32_store(const float* m, uint32_t* c0, uint32_t* c1);
 void tile_mma_avx(int n, int k, const float (*A)[16], const float (*B)[16], const float (*C)[16], float (*D)[16],
                   bool exact_products);
 
+// mma.sync m16n8k16 with fp16 A and B and fp32 C and D, straight from the 32 lanes of its registers (a: 4,
+// b: 2, c: 4, d: 4 columns, C read whole before D is written): the bits the fragment tables, tile_mma_avx
+// with exact products and the scatter give. False, nothing written, where the host lacks AVX2, F16C or FMA
+// or an A or B element is an infinity or NaN (the caller takes the general path).
+bool mma_m16n8k16_f16_f32(const uint32_t* const (&a)[4], const uint32_t* const (&b)[2],
+                          const uint32_t* const (&c)[4], uint32_t* const (&d)[4]);
+
 }  // namespace stc

@@ -31,7 +31,30 @@ void warp_mma(ExecCtx& c, const Instr& in, const FragTable& ta, const FragTable&
   scatter(c, in.ops[0].vec, in.types[0], tc, D);
 }
 
+// mma.sync m16n8k16 f32 += f16 x f16 of a full warp on 32-bit registers through the host kernel that reads
+// the registers' lanes directly (the same bits as warp_mma); false where it does not apply.
+bool mma_direct(ExecCtx& c, const Instr& in) {
+  if (in.shape_k != 16 || c.mask != ~0u || in.types[0] != DType::F32 || in.types[1] != DType::F16 ||
+      in.types[2] != DType::F16 || in.types[3] != DType::F32)
+    return false;
+  const auto& dv = in.ops[0].vec;
+  const auto& av = in.ops[1].vec;
+  const auto& bv = in.ops[2].vec;
+  const auto& cv = in.ops[3].vec;
+  if (dv.size() != 4 || av.size() != 4 || bv.size() != 2 || cv.size() != 4) return false;
+  // every register a 32-bit slot (none negative: the sink, none wide), tested on the OR of their numbers
+  const int32_t any = dv[0] | dv[1] | dv[2] | dv[3] | av[0] | av[1] | av[2] | av[3] | bv[0] | bv[1] | cv[0] |
+                      cv[1] | cv[2] | cv[3];
+  if (any < 0 || (any & kWideSlot)) return false;
+  const uint32_t* const a[4] = {c.w.col32(av[0]), c.w.col32(av[1]), c.w.col32(av[2]), c.w.col32(av[3])};
+  const uint32_t* const b[2] = {c.w.col32(bv[0]), c.w.col32(bv[1])};
+  const uint32_t* const cc[4] = {c.w.col32(cv[0]), c.w.col32(cv[1]), c.w.col32(cv[2]), c.w.col32(cv[3])};
+  uint32_t* const d[4] = {c.w.col32(dv[0]), c.w.col32(dv[1]), c.w.col32(dv[2]), c.w.col32(dv[3])};
+  return mma_m16n8k16_f16_f32(a, b, cc, d);
+}
+
 void ex_mma(ExecCtx& c, const Instr& in) {
+  if (mma_direct(c, in)) return;
   static const FragTable a16 = make_table(8, [](int l, int i) { return mma_a(16, l, i); });
   static const FragTable a8 = make_table(4, [](int l, int i) { return mma_a(8, l, i); });
   static const FragTable b16 = make_table(4, [](int l, int i) { return mma_b(16, l, i); });

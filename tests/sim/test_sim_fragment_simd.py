@@ -1,5 +1,6 @@
 """The host SIMD fragment kernels (engine/func/fragment_simd.cc: AVX2/F16C fp16 decode and tile product,
-fused multiply-adds where every A and B element is a finite fp16 value) against the portable code, bit
+fused multiply-adds where every A and B element is a finite fp16 value, and mma.sync m16n8k16's kernel
+on the registers' lanes) against the portable code, bit
 for bit: the same tensor kernels on the same random fp16 bit patterns (normals, subnormals, infinities
 and NaN, which the SIMD path hands to the table) run in two processes, one with STCSIM_PORTABLE set.
 Every non-NaN result is identical; a NaN result is NaN in both, its payload being whichever NaN operand
