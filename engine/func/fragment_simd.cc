@@ -149,17 +149,22 @@ STC_FMA void tile_mma_fma(int n, int k, const float (*A)[16], const float (*B)[1
 
 }  // namespace
 
-STC_FMA bool mma_m16n8k16_f16_f32(const uint32_t* const (&a)[4], const uint32_t* const (&b)[2],
-                                  const uint32_t* const (&c)[4], uint32_t* const (&d)[4]) {
+namespace {
+
+// D = A * B + C, 16 x N x 16 (N = 8 or 16) with fp16 A and B and fp32 C and D in the mma.sync m16n8k16
+// register layout, n8 half h of B, C and D in registers b[2h..2h+1], c[4h..4h+3], d[4h..4h+3].
+template <int N>
+STC_FMA bool direct_mma_f16_f32(const uint32_t* const* a, const uint32_t* const* b, const uint32_t* const* c,
+                                uint32_t* const* d) {
+  constexpr int V = N / 8, R = 8 / V;
   if (!simd_fragments() || !host_fma()) return false;
-  __m128i pa[4][8], pb[2][8];
+  __m128i pa[4][8], pb[2 * V][8];
   for (int j = 0; j < 4; ++j)
     if (!pack_quad(a[j], pa[j])) return false;
-  for (int j = 0; j < 2; ++j)
+  for (int j = 0; j < 2 * V; ++j)
     if (!pack_quad(b[j], pb[j])) return false;
   // A as rows (a0: rows 0-7 columns 0-7, a1: rows 8-15, a2 and a3: columns 8-15), as quad_rows_f16 decodes
-  // them; B as its rows k, as quad_cols_f16 decodes b0 (k 0-7) and b1 (k 8-15); C as rows, as pair_rows_f32
-  // (every C register read before any D register is written: they may be the same).
+  // them; B as its rows k, as quad_cols_f16 decodes each half's first register (k 0-7) and second (k 8-15)
   alignas(32) float A[16][16];
   for (int g = 0; g < 8; ++g) {
     _mm256_store_ps(A[g], _mm256_cvtph_ps(pa[0][g]));
@@ -167,32 +172,70 @@ STC_FMA bool mma_m16n8k16_f16_f32(const uint32_t* const (&a)[4], const uint32_t*
     _mm256_store_ps(A[g] + 8, _mm256_cvtph_ps(pa[2][g]));
     _mm256_store_ps(A[g + 8] + 8, _mm256_cvtph_ps(pa[3][g]));
   }
-  __m256 Bv[2][8];
-  for (int h = 0; h < 2; ++h) {
-    for (int g = 0; g < 8; ++g) Bv[h][g] = _mm256_cvtph_ps(pb[h][g]);
-    transpose8(Bv[h]);
-  }
-  __m256 acc[16];
-  for (int m = 0; m < 16; ++m) {
-    const uint32_t* c0 = c[m < 8 ? 0 : 2] + 4 * (m % 8);
-    const uint32_t* c1 = c[m < 8 ? 1 : 3] + 4 * (m % 8);
-    const __m128 x = _mm_loadu_ps(reinterpret_cast<const float*>(c0));
-    const __m128 y = _mm_loadu_ps(reinterpret_cast<const float*>(c1));
-    acc[m] = _mm256_set_m128(_mm_unpackhi_ps(x, y), _mm_unpacklo_ps(x, y));
-  }
-  // tile_fma<8, 16>'s steps: each element's k chain in order, one fused multiply-add per step
-  for (int k = 0; k < 16; ++k)
-    for (int m = 0; m < 16; ++m) acc[m] = _mm256_fmadd_ps(_mm256_broadcast_ss(&A[m][k]), Bv[k / 8][k % 8], acc[m]);
-  // D as pair_rows_f32_store writes it, d0 and d1 (rows 0-7) before d2 and d3 (rows 8-15): a register named
-  // twice ends with the later one's elements, as the table's register order leaves it
-  for (int m = 0; m < 16; ++m) {
-    const __m128 lo = _mm256_castps256_ps128(acc[m]), hi = _mm256_extractf128_ps(acc[m], 1);
-    uint32_t* d0 = d[m < 8 ? 0 : 2] + 4 * (m % 8);
-    uint32_t* d1 = d[m < 8 ? 1 : 3] + 4 * (m % 8);
-    _mm_storeu_ps(reinterpret_cast<float*>(d0), _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
-    _mm_storeu_ps(reinterpret_cast<float*>(d1), _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
-  }
+  __m256 Bv[16][V];
+  for (int q = 0; q < V; ++q)
+    for (int h = 0; h < 2; ++h) {
+      __m256 r[8];
+      for (int g = 0; g < 8; ++g) r[g] = _mm256_cvtph_ps(pb[2 * q + h][g]);
+      transpose8(r);
+      for (int k = 0; k < 8; ++k) Bv[8 * h + k][q] = r[k];
+    }
+  // tile_fma<N, 16>'s steps (each element's k chain in order, one fused multiply-add per step) from C's rows
+  // as pair_rows_f32 interleaves them (row 8h + g of columns 8q.. from lane quad g of c[4q + 2h] and
+  // c[4q + 2h + 1]), R rows at a time; every C register is read before any D register is written (they may
+  // be the same)
+  __m256 out[2][8][V];
+  for (int h = 0; h < 2; ++h)
+    for (int g0 = 0; g0 < 8; g0 += R) {
+      __m256 acc[R][V];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r)
+#pragma GCC unroll 2
+        for (int q = 0; q < V; ++q) {
+          const int g = g0 + r;
+          const __m128 x = _mm_loadu_ps(reinterpret_cast<const float*>(c[4 * q + 2 * h] + 4 * g));
+          const __m128 y = _mm_loadu_ps(reinterpret_cast<const float*>(c[4 * q + 2 * h + 1] + 4 * g));
+          acc[r][q] = _mm256_set_m128(_mm_unpackhi_ps(x, y), _mm_unpacklo_ps(x, y));
+        }
+#pragma GCC unroll 16
+      for (int k = 0; k < 16; ++k)
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+          const __m256 av = _mm256_broadcast_ss(&A[8 * h + g0 + r][k]);
+#pragma GCC unroll 2
+          for (int q = 0; q < V; ++q) acc[r][q] = _mm256_fmadd_ps(av, Bv[k][q], acc[r][q]);
+        }
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r)
+#pragma GCC unroll 2
+        for (int q = 0; q < V; ++q) out[h][g0 + r][q] = acc[r][q];
+    }
+  // D as pair_rows_f32_store writes it, in the scatter's register order (d0 d1, d2 d3, ...): a register
+  // named twice ends with the later one's elements
+  for (int q = 0; q < V; ++q)
+    for (int h = 0; h < 2; ++h) {
+      uint32_t* d0 = d[4 * q + 2 * h];
+      uint32_t* d1 = d[4 * q + 2 * h + 1];
+#pragma GCC unroll 8
+      for (int g = 0; g < 8; ++g) {
+        const __m128 lo = _mm256_castps256_ps128(out[h][g][q]), hi = _mm256_extractf128_ps(out[h][g][q], 1);
+        _mm_storeu_ps(reinterpret_cast<float*>(d0 + 4 * g), _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
+        _mm_storeu_ps(reinterpret_cast<float*>(d1 + 4 * g), _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
+      }
+    }
   return true;
+}
+
+}  // namespace
+
+bool mma_m16n8k16_f16_f32(const uint32_t* const (&a)[4], const uint32_t* const (&b)[2],
+                          const uint32_t* const (&c)[4], uint32_t* const (&d)[4]) {
+  return direct_mma_f16_f32<8>(a, b, c, d);
+}
+
+bool mma_m16n16k16_f16_f32(const uint32_t* const (&a)[4], const uint32_t* const (&b)[4],
+                           const uint32_t* const (&c)[8], uint32_t* const (&d)[8]) {
+  return direct_mma_f16_f32<16>(a, b, c, d);
 }
 
 STC_SIMD void tile_mma_avx(int n, int k, const float (*A)[16], const float (*B)[16], const float (*C)[16],

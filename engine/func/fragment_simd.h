@@ -39,5 +39,9 @@ void tile_mma_avx(int n, int k, const float (*A)[16], const float (*B)[16], cons
 // or an A or B element is an infinity or NaN (the caller takes the general path).
 bool mma_m16n8k16_f16_f32(const uint32_t* const (&a)[4], const uint32_t* const (&b)[2],
                           const uint32_t* const (&c)[4], uint32_t* const (&d)[4]);
+// Two such products side by side: 16 x 16 x 16, B's and C's and D's columns 8-15 in the second half of b
+// (b2, b3), c and d (c4-c7, d4-d7), as the wmma m16n16k16 fragments place them.
+bool mma_m16n16k16_f16_f32(const uint32_t* const (&a)[4], const uint32_t* const (&b)[4],
+                           const uint32_t* const (&c)[8], uint32_t* const (&d)[8]);
 
 }  // namespace stc

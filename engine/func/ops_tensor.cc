@@ -120,7 +120,33 @@ void ex_mma_sp(ExecCtx& c, const Instr& in) {
   });
 }
 
+// wmma.mma m16n16k16 f32 += f16 x f16 of a full warp on 32-bit registers through the host kernel that reads
+// the registers' lanes directly (the same bits as warp_mma); false where it does not apply. A's and B's
+// registers 4-7 hold the elements of 0-3 again: the fragment tables' gather takes the later ones
+// (FragTable::overwritten), and so does this.
+bool wmma_mma_direct(ExecCtx& c, const Instr& in) {
+  if (c.mask != ~0u || in.types[0] != DType::F32 || in.types[1] != DType::F16 || in.types[2] != DType::F16 ||
+      in.types[3] != DType::F32)
+    return false;
+  const auto& dv = in.ops[0].vec;
+  const auto& av = in.ops[1].vec;
+  const auto& bv = in.ops[2].vec;
+  const auto& cv = in.ops[3].vec;
+  if (dv.size() != 8 || av.size() != 8 || bv.size() != 8 || cv.size() != 8) return false;
+  int32_t any = 0;  // every register a 32-bit slot (none negative: the sink, none wide)
+  for (size_t i = 0; i < 8; ++i) any |= dv[i] | av[i] | bv[i] | cv[i];
+  if (any < 0 || (any & kWideSlot)) return false;
+  const uint32_t* const a[4] = {c.w.col32(av[4]), c.w.col32(av[5]), c.w.col32(av[6]), c.w.col32(av[7])};
+  const uint32_t* const b[4] = {c.w.col32(bv[4]), c.w.col32(bv[5]), c.w.col32(bv[6]), c.w.col32(bv[7])};
+  const uint32_t* const cc[8] = {c.w.col32(cv[0]), c.w.col32(cv[1]), c.w.col32(cv[2]), c.w.col32(cv[3]),
+                                 c.w.col32(cv[4]), c.w.col32(cv[5]), c.w.col32(cv[6]), c.w.col32(cv[7])};
+  uint32_t* const d[8] = {c.w.col32(dv[0]), c.w.col32(dv[1]), c.w.col32(dv[2]), c.w.col32(dv[3]),
+                          c.w.col32(dv[4]), c.w.col32(dv[5]), c.w.col32(dv[6]), c.w.col32(dv[7])};
+  return mma_m16n16k16_f16_f32(a, b, cc, d);
+}
+
 void ex_wmma_mma(ExecCtx& c, const Instr& in) {
+  if (wmma_mma_direct(c, in)) return;
   static const FragTable a = make_table(16, wmma_a);
   static const FragTable b = make_table(16, wmma_b);
   static const FragTable cd = make_table(8, wmma_c);
