@@ -6,6 +6,10 @@
 #include <array>
 #include <cstring>
 #include <iterator>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#include <xmmintrin.h>
+#endif
 
 #include "decode.h"
 #include "operands.h"
@@ -216,6 +220,12 @@ struct WmmaPlan {
   // elements' offsets), and whether every pair is adjacent in memory (low element first).
   uint64_t pair_lo[4][32], pair_hi[4][32];
   bool pairs_adjacent;
+  // Pair j's words of lanes 4g..4g+3 are 16 adjacent bytes (in lane order) for every g (a row-major A's
+  // quads): eight 16-byte copies per register.
+  bool pair_quads[4];
+  // Pair j's low (high) elements of lanes t, 4 + t, ..., 28 + t are 16 adjacent bytes (in lane order) for
+  // every t (a row-major B's columns): eight 16-byte loads per register, interleaved and transposed.
+  bool pair_columns[4];
 };
 
 // The element addresses of one lane (element (r, c) at base + (row-major ? r*stride + c : c*stride + r)).
@@ -267,6 +277,18 @@ WmmaPlan& wmma_plan(const FragTable& ft, int kind, int nmem, bool col, uint32_t 
       p.pair_hi[j][lane] = p.elem[lane][2 * j + 1];
       p.pairs_adjacent &= p.pair_hi[j][lane] == p.pair_lo[j][lane] + 2;
     }
+  for (int j = 0; j < 4; ++j) {
+    bool quads = j < nmem / 2;
+    for (int lane = 0; lane < 32 && quads; ++lane)
+      quads = p.pair_lo[j][lane] == p.pair_lo[j][lane & ~3] + 4 * static_cast<uint64_t>(lane & 3);
+    p.pair_quads[j] = quads;
+    bool columns = j < nmem / 2 && esize == 2;
+    for (int lane = 0; lane < 32 && columns; ++lane) {
+      const uint64_t step = 2 * static_cast<uint64_t>(lane >> 2);
+      columns = p.pair_lo[j][lane] == p.pair_lo[j][lane & 3] + step && p.pair_hi[j][lane] == p.pair_hi[j][lane & 3] + step;
+    }
+    p.pair_columns[j] = columns;
+  }
   return p;
 }
 
@@ -312,6 +334,31 @@ void record_planned(ExecCtx& c, WmmaPlan& plan, uint64_t base, Space space, bool
   c.rec.deferred_base = base;
 }
 
+// The 32 lanes' words of a register pair whose elements lie in columns (WmmaPlan::pair_columns): lane 4g + t
+// gets the 16-bit elements at host + lo[t] + 2g (low half) and host + hi[t] + 2g (high half).
+void column_pairs(const uint8_t* host, const uint64_t* lo, const uint64_t* hi, uint32_t (&words)[32]) {
+#if defined(__SSE2__)
+  __m128 w[2][4];  // [g / 4][t]: the words of lanes 4g + t, g in 4 at a time
+  for (int t = 0; t < 4; ++t) {
+    const __m128i l = _mm_loadu_si128(reinterpret_cast<const __m128i*>(host + lo[t]));
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(host + hi[t]));
+    w[0][t] = _mm_castsi128_ps(_mm_unpacklo_epi16(l, h));
+    w[1][t] = _mm_castsi128_ps(_mm_unpackhi_epi16(l, h));
+  }
+  for (int b = 0; b < 2; ++b) {
+    _MM_TRANSPOSE4_PS(w[b][0], w[b][1], w[b][2], w[b][3]);  // now [g % 4]: the words of lanes 4g .. 4g + 3
+    for (int q = 0; q < 4; ++q) _mm_storeu_ps(reinterpret_cast<float*>(&words[4 * (4 * b + q)]), w[b][q]);
+  }
+#else
+  for (int lane = 0; lane < 32; ++lane) {
+    uint16_t l16, h16;
+    std::memcpy(&l16, host + lo[lane & 3] + 2 * (lane >> 2), 2);
+    std::memcpy(&h16, host + hi[lane & 3] + 2 * (lane >> 2), 2);
+    words[lane] = l16 | static_cast<uint32_t>(h16) << 16;
+  }
+#endif
+}
+
 // One wmma.load/store whose footprint `host` (at `base` in `space`) is resolved, element by element by `plan`.
 // Not inlined: with the plan a parameter, GCC cannot re-derive its thread-local address in the lane loop.
 [[gnu::noinline]] void wmma_ldst_planned(ExecCtx& c, const Instr& in, WmmaPlan& plan, uint8_t* host,
@@ -332,8 +379,12 @@ void record_planned(ExecCtx& c, WmmaPlan& plan, uint64_t base, Space space, bool
       const uint64_t* lo = plan.pair_lo[j];
       const uint64_t* hi = plan.pair_hi[j];
       uint32_t words[32];
-      if (plan.pairs_adjacent) {
+      if (plan.pairs_adjacent && plan.pair_quads[j] && mask == ~0u) {
+        for (int g = 0; g < 8; ++g) std::memcpy(&words[4 * g], host + lo[4 * g], 16);
+      } else if (plan.pairs_adjacent) {
         for_lanes(mask, [&](int lane) { std::memcpy(&words[lane], host + lo[lane], 4); });
+      } else if (plan.pair_columns[j] && mask == ~0u) {
+        column_pairs(host, lo, hi, words);
       } else {
         for_lanes(mask, [&](int lane) {
           uint16_t l16, h16;
