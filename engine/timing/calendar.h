@@ -19,7 +19,8 @@ class Calendar {
   // Reserves `service` cycles of the resource for a request arriving at `arrive`; returns the cycle its
   // service starts. `now`: the current cycle, never after any later request's arrival (buckets before it
   // are dropped).
-  // The usual request (its bucket held, not full, and left with room) is served inline; the rest by
+  // The usual request (its bucket held, not full, and left with room; or a bucket after the held ones that
+  // the ring has room for, which it fills with empty buckets up to it) is served inline; the rest by
   // reserve_slow(), which does the same for it.
   double reserve(double arrive, double service, uint64_t now) {
     if (arrive < 0) arrive = 0;
@@ -33,6 +34,10 @@ class Calendar {
         k.used += service;
         return start;
       }
+    } else if (b - base_ < ring_.size() && service < bucket_) {  // past the held buckets, inside the ring
+      while (base_ + size_ <= b) ring_[(base_ + size_++) & (ring_.size() - 1)] = Bucket{0.0, 0};
+      ring_[b & (ring_.size() - 1)].used = service;
+      return std::max(arrive, static_cast<double>(b * bucket_));
     }
     return reserve_slow(arrive, service, b);
   }
