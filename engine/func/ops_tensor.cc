@@ -443,7 +443,26 @@ void ex_wmma_ldst(ExecCtx& c, const Instr& in) {
   const uint64_t stride = stride_of(first);
   bool uniform = true;
   LaneSrc st{};
-  if (addr.kind == OpndKind::Mem && (in.ops.size() <= 2 || lane_src(c, in.ops[2], st))) {
+  if (addr.kind == OpndKind::Mem && (in.ops.size() <= 2 || lane_src(c, in.ops[2], st)) && c.mask == ~0u) {
+    // a full warp's common operands: every lane's address register and stride (its low 32 bits) the first's
+    uint64_t diff = 0;
+    if (addr.reg >= 0) {
+      const LaneSrc r = reg_lanes(c, addr.reg);
+      if (r.n) {
+        for (int l = 0; l < 32; ++l) diff |= r.n[l] ^ r.n[0];
+      } else {
+        for (int l = 0; l < 32; ++l) diff |= r.p[l] ^ r.p[0];
+      }
+    }
+    if (in.ops.size() > 2 && st.mask) {  // a register stride (an immediate is every lane's)
+      if (st.n) {
+        for (int l = 0; l < 32; ++l) diff |= st.n[l] ^ st.n[0];
+      } else {
+        for (int l = 0; l < 32; ++l) diff |= static_cast<uint32_t>(st.p[l] ^ st.p[0]);
+      }
+    }
+    uniform = diff == 0;
+  } else if (addr.kind == OpndKind::Mem && (in.ops.size() <= 2 || lane_src(c, in.ops[2], st))) {
     // the common operands (a register address, a register or immediate stride): columns compared directly
     uint64_t a[32] = {}, sv[32] = {};  // the address register's and the stride's lanes
     if (addr.reg >= 0) copy_lanes(reg_lanes(c, addr.reg), a);
