@@ -284,6 +284,19 @@ inline uint64_t mem_addr(const ExecCtx& c, const Operand& o, int lane) {
   return a;
 }
 
+// Effective addresses of a memory operand for lanes 0..lanes-1, the base register's column read once.
+inline void mem_addrs(const ExecCtx& c, const Operand& o, uint64_t (&addr)[32], int lanes = 32) {
+  if (o.reg < 0) {
+    for (int l = 0; l < lanes; ++l) addr[l] = o.imm;
+  } else if (o.reg & kWideSlot) {
+    const uint64_t* r = c.w.col64(o.reg);
+    for (int l = 0; l < lanes; ++l) addr[l] = o.imm + r[l];
+  } else {
+    const uint32_t* r = c.w.col32(o.reg);
+    for (int l = 0; l < lanes; ++l) addr[l] = o.imm + r[l];
+  }
+}
+
 // The usual sizes get a fixed-size copy (one move, no call); the byte order is the host's (little-endian).
 inline uint64_t load_bits(const uint8_t* p, uint32_t size) {
   switch (size) {

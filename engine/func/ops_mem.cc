@@ -161,7 +161,7 @@ bool warp_vector_access(ExecCtx& c, const Instr& in, const Operand& a, uint32_t 
                         uint8_t* (&p)[32]) {
   uint64_t addr[32];
   Space space = in.space;
-  for (int l = 0; l < 32; ++l) addr[l] = mem_addr(c, a, l);
+  mem_addrs(c, a, addr);
   const uint32_t bytes = size * static_cast<uint32_t>(n);
   if (!warp_resolve(c, space, addr, bytes, bytes, p, write)) return false;
   record_warp(c, space, addr, bytes, write);
@@ -342,9 +342,9 @@ void ex_cp_async(ExecCtx& c, const Instr& in) {
     uint64_t to[32], from[32];
     uint8_t *dst[32], *src[32];
     Space shared = Space::Shared, global = Space::Global;
-    for (int l = 0; l < 32 && whole; ++l) {
-      to[l] = mem_addr(c, in.ops[0], l);
-      from[l] = mem_addr(c, in.ops[1], l);
+    if (whole) {
+      mem_addrs(c, in.ops[0], to);
+      mem_addrs(c, in.ops[1], from);
     }
     if (whole && warp_resolve(c, shared, to, cp, cp, dst, true) && warp_resolve(c, global, from, cp, 1, src, false)) {
       for (int l = 0; l < 32; ++l) {  // each lane's shared record, then its global one (as mem_access below)

@@ -507,7 +507,7 @@ void ex_ldmatrix(ExecCtx& c, const Instr& in) {
   uint64_t addr[32];
   uint8_t* p[32];
   Space space = in.space;
-  for (int l = 0; l < 8 * n; ++l) addr[l] = mem_addr(c, in.ops[1], l);
+  mem_addrs(c, in.ops[1], addr, 8 * n);
   // Lane l gives the address of row l % 8 of matrix l / 8: every row address at once where it can (the same
   // records), else lane by lane.
   const bool whole = warp_resolve(c, space, addr, 16, 16, p, false, 8 * n);
