@@ -106,9 +106,14 @@ bool warp_resolve(ExecCtx& c, Space& space, uint64_t (&addr)[32], uint32_t size,
     lane_stride = b.lane_stride;
   }
   if (!base) return false;
-  for (int l = 0; l < lanes; ++l) {
-    p[l] = base + (addr[l] - lo) + static_cast<uint64_t>(l) * lane_stride;
-    addr[l] -= window;
+  if (lane_stride == 0 && window == 0) {  // (global and shared: one loop the compiler vectorizes)
+    const uintptr_t origin = reinterpret_cast<uintptr_t>(base) - lo;  // (integers: it may lie outside the memory)
+    for (int l = 0; l < lanes; ++l) p[l] = reinterpret_cast<uint8_t*>(origin + addr[l]);
+  } else {
+    for (int l = 0; l < lanes; ++l) {
+      p[l] = base + (addr[l] - lo) + static_cast<uint64_t>(l) * lane_stride;
+      addr[l] -= window;
+    }
   }
   space = s;
   return true;
