@@ -2,6 +2,9 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
 
 #include "../ptx/errors.h"
 #include "decode.h"
@@ -187,6 +190,24 @@ void ex_ld(ExecCtx& c, const Instr& in) {
     if (dst[i]) dst[i].set(l, sgn ? sext(v, static_cast<int>(size)) : v);
   };
   if (uint8_t* p[32]; c.mask == ~0u && warp_vector_access(c, in, a, size, n, false, p)) {
+#if defined(__SSE2__)
+    if (size == 4 && n == 4 && dst[0].n && dst[1].n && dst[2].n && dst[3].n) {
+      // each lane's four words into the four 32-bit registers: four lanes at a time, transposed (a 32-bit
+      // register keeps the low 32 bits, so signedness does not show)
+      for (int l0 = 0; l0 < 32; l0 += 4) {
+        __m128 r0 = _mm_loadu_ps(reinterpret_cast<const float*>(p[l0]));
+        __m128 r1 = _mm_loadu_ps(reinterpret_cast<const float*>(p[l0 + 1]));
+        __m128 r2 = _mm_loadu_ps(reinterpret_cast<const float*>(p[l0 + 2]));
+        __m128 r3 = _mm_loadu_ps(reinterpret_cast<const float*>(p[l0 + 3]));
+        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+        _mm_storeu_ps(reinterpret_cast<float*>(dst[0].n + l0), r0);
+        _mm_storeu_ps(reinterpret_cast<float*>(dst[1].n + l0), r1);
+        _mm_storeu_ps(reinterpret_cast<float*>(dst[2].n + l0), r2);
+        _mm_storeu_ps(reinterpret_cast<float*>(dst[3].n + l0), r3);
+      }
+      return;
+    }
+#endif
     with_size(size, [&](auto bytes) {  // element by element, each a lane loop of fixed-size loads
       constexpr uint32_t S = decltype(bytes)::value;
       for (int i = 0; i < n; ++i) {
@@ -235,6 +256,23 @@ void ex_st(ExecCtx& c, const Instr& in) {
   }
   const auto value = [&](int l, int i) -> uint64_t { return per_lane ? src_bits(c, s, l) : src[i][l]; };
   if (uint8_t* p[32]; c.mask == ~0u && warp_vector_access(c, in, a, size, n, true, p)) {
+#if defined(__SSE2__)
+    if (size == 4 && n == 4 && !per_lane && src[0].n && src[1].n && src[2].n && src[3].n) {
+      // four 32-bit registers: four lanes at a time, transposed, each lane's 16 bytes stored in lane order
+      for (int l0 = 0; l0 < 32; l0 += 4) {
+        __m128 r0 = _mm_loadu_ps(reinterpret_cast<const float*>(src[0].n + l0));
+        __m128 r1 = _mm_loadu_ps(reinterpret_cast<const float*>(src[1].n + l0));
+        __m128 r2 = _mm_loadu_ps(reinterpret_cast<const float*>(src[2].n + l0));
+        __m128 r3 = _mm_loadu_ps(reinterpret_cast<const float*>(src[3].n + l0));
+        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+        _mm_storeu_ps(reinterpret_cast<float*>(p[l0]), r0);
+        _mm_storeu_ps(reinterpret_cast<float*>(p[l0 + 1]), r1);
+        _mm_storeu_ps(reinterpret_cast<float*>(p[l0 + 2]), r2);
+        _mm_storeu_ps(reinterpret_cast<float*>(p[l0 + 3]), r3);
+      }
+      return;
+    }
+#endif
     uint64_t v[4][32];  // every element's 32 lanes, copied once (vectorized)
     for (int i = 0; i < n; ++i) {
       if (per_lane) {
