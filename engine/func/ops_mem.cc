@@ -390,11 +390,16 @@ void ex_cp_async(ExecCtx& c, const Instr& in) {
       mem_addrs(c, in.ops[1], from);
     }
     if (whole && warp_resolve(c, shared, to, cp, cp, dst, true) && warp_resolve(c, global, from, cp, 1, src, false)) {
-      for (int l = 0; l < 32; ++l) {  // each lane's shared record, then its global one (as mem_access below)
-        record_access(c, shared, to[l], cp, l, true);
-        record_access(c, global, from[l], cp, l, false);
-        std::memcpy(dst[l], src[l], cp);
-      }
+      // the lanes' shared records, then their global ones (the timing model takes each space's records
+      // in lane order, as the lane-by-lane path below interleaves them)
+      record_warp(c, shared, to, cp, true);
+      record_warp(c, global, from, cp, false);
+      const auto copy = [&](auto bytes) {  // a fixed-size copy per lane (cp-size is 4, 8 or 16)
+        for (int l = 0; l < 32; ++l) std::memcpy(dst[l], src[l], decltype(bytes)::value);
+      };
+      if (cp == 16) copy(std::integral_constant<uint32_t, 16>{});
+      else if (cp == 8) copy(std::integral_constant<uint32_t, 8>{});
+      else for (int l = 0; l < 32; ++l) std::memcpy(dst[l], src[l], cp);
       return;
     }
   }
