@@ -6,6 +6,7 @@
 #include <array>
 #include <cstring>
 #include <iterator>
+#include <type_traits>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #include <xmmintrin.h>
@@ -35,25 +36,35 @@ void warp_mma(ExecCtx& c, const Instr& in, const FragTable& ta, const FragTable&
   scatter(c, in.ops[0].vec, in.types[0], tc, D);
 }
 
-// mma.sync m16n8k16 f32 += f16 x f16 of a full warp on 32-bit registers through the host kernel that reads
-// the registers' lanes directly (the same bits as warp_mma); false where it does not apply.
-bool mma_direct(ExecCtx& c, const Instr& in) {
-  if (in.shape_k != 16 || c.mask != ~0u || in.types[0] != DType::F32 || in.types[1] != DType::F16 ||
-      in.types[2] != DType::F16 || in.types[3] != DType::F32)
+// Whether an mma.sync / wmma.mma of a full warp is f32 += f16 x f16 with ND, NA, NB, NC registers, every
+// one a 32-bit slot (none the sink, none wide: tested on the OR of their numbers): the operands the host
+// kernels that read the registers' lanes directly take (fragment_simd.h).
+template <size_t ND, size_t NA, size_t NB, size_t NC>
+bool direct_f16_f32(const ExecCtx& c, const Instr& in) {
+  if (c.mask != ~0u || in.types[0] != DType::F32 || in.types[1] != DType::F16 || in.types[2] != DType::F16 ||
+      in.types[3] != DType::F32)
     return false;
-  const auto& dv = in.ops[0].vec;
-  const auto& av = in.ops[1].vec;
-  const auto& bv = in.ops[2].vec;
-  const auto& cv = in.ops[3].vec;
-  if (dv.size() != 4 || av.size() != 4 || bv.size() != 2 || cv.size() != 4) return false;
-  // every register a 32-bit slot (none negative: the sink, none wide), tested on the OR of their numbers
-  const int32_t any = dv[0] | dv[1] | dv[2] | dv[3] | av[0] | av[1] | av[2] | av[3] | bv[0] | bv[1] | cv[0] |
-                      cv[1] | cv[2] | cv[3];
-  if (any < 0 || (any & kWideSlot)) return false;
-  const uint32_t* const a[4] = {c.w.col32(av[0]), c.w.col32(av[1]), c.w.col32(av[2]), c.w.col32(av[3])};
-  const uint32_t* const b[2] = {c.w.col32(bv[0]), c.w.col32(bv[1])};
-  const uint32_t* const cc[4] = {c.w.col32(cv[0]), c.w.col32(cv[1]), c.w.col32(cv[2]), c.w.col32(cv[3])};
-  uint32_t* const d[4] = {c.w.col32(dv[0]), c.w.col32(dv[1]), c.w.col32(dv[2]), c.w.col32(dv[3])};
+  const auto regs = [&](size_t op, auto n) {  // the OR of the operand's register numbers (-1: not n of them)
+    const std::vector<int32_t>& v = in.ops[op].vec;
+    if (v.size() != n()) return int32_t{-1};
+    int32_t x = 0;
+    for (size_t j = 0; j < n(); ++j) x |= v[j];
+    return x;
+  };
+  const int32_t any = regs(0, std::integral_constant<size_t, ND>{}) | regs(1, std::integral_constant<size_t, NA>{}) |
+                      regs(2, std::integral_constant<size_t, NB>{}) | regs(3, std::integral_constant<size_t, NC>{});
+  return any >= 0 && !(any & kWideSlot);
+}
+
+// mma.sync m16n8k16 f32 += f16 x f16 through the host kernel on the registers' lanes (the same bits as
+// warp_mma); false where it does not apply.
+bool mma_direct(ExecCtx& c, const Instr& in) {
+  if (in.shape_k != 16 || !direct_f16_f32<4, 4, 2, 4>(c, in)) return false;
+  const auto col = [&](size_t op, size_t i) { return c.w.col32(in.ops[op].vec[i]); };
+  const uint32_t* const a[4] = {col(1, 0), col(1, 1), col(1, 2), col(1, 3)};
+  const uint32_t* const b[2] = {col(2, 0), col(2, 1)};
+  const uint32_t* const cc[4] = {col(3, 0), col(3, 1), col(3, 2), col(3, 3)};
+  uint32_t* const d[4] = {col(0, 0), col(0, 1), col(0, 2), col(0, 3)};
   return mma_m16n8k16_f16_f32(a, b, cc, d);
 }
 
@@ -124,28 +135,16 @@ void ex_mma_sp(ExecCtx& c, const Instr& in) {
   });
 }
 
-// wmma.mma m16n16k16 f32 += f16 x f16 of a full warp on 32-bit registers through the host kernel that reads
-// the registers' lanes directly (the same bits as warp_mma); false where it does not apply. A's and B's
-// registers 4-7 hold the elements of 0-3 again: the fragment tables' gather takes the later ones
-// (FragTable::overwritten), and so does this.
+// wmma.mma m16n16k16 f32 += f16 x f16 through the host kernel on the registers' lanes (the same bits as
+// warp_mma); false where it does not apply. A's and B's registers 4-7 hold the elements of 0-3 again: the
+// fragment tables' gather takes the later ones (FragTable::overwritten), and so does this.
 bool wmma_mma_direct(ExecCtx& c, const Instr& in) {
-  if (c.mask != ~0u || in.types[0] != DType::F32 || in.types[1] != DType::F16 || in.types[2] != DType::F16 ||
-      in.types[3] != DType::F32)
-    return false;
-  const auto& dv = in.ops[0].vec;
-  const auto& av = in.ops[1].vec;
-  const auto& bv = in.ops[2].vec;
-  const auto& cv = in.ops[3].vec;
-  if (dv.size() != 8 || av.size() != 8 || bv.size() != 8 || cv.size() != 8) return false;
-  int32_t any = 0;  // every register a 32-bit slot (none negative: the sink, none wide)
-  for (size_t i = 0; i < 8; ++i) any |= dv[i] | av[i] | bv[i] | cv[i];
-  if (any < 0 || (any & kWideSlot)) return false;
-  const uint32_t* const a[4] = {c.w.col32(av[4]), c.w.col32(av[5]), c.w.col32(av[6]), c.w.col32(av[7])};
-  const uint32_t* const b[4] = {c.w.col32(bv[4]), c.w.col32(bv[5]), c.w.col32(bv[6]), c.w.col32(bv[7])};
-  const uint32_t* const cc[8] = {c.w.col32(cv[0]), c.w.col32(cv[1]), c.w.col32(cv[2]), c.w.col32(cv[3]),
-                                 c.w.col32(cv[4]), c.w.col32(cv[5]), c.w.col32(cv[6]), c.w.col32(cv[7])};
-  uint32_t* const d[8] = {c.w.col32(dv[0]), c.w.col32(dv[1]), c.w.col32(dv[2]), c.w.col32(dv[3]),
-                          c.w.col32(dv[4]), c.w.col32(dv[5]), c.w.col32(dv[6]), c.w.col32(dv[7])};
+  if (!direct_f16_f32<8, 8, 8, 8>(c, in)) return false;
+  const auto col = [&](size_t op, size_t i) { return c.w.col32(in.ops[op].vec[i]); };
+  const uint32_t* const a[4] = {col(1, 4), col(1, 5), col(1, 6), col(1, 7)};
+  const uint32_t* const b[4] = {col(2, 4), col(2, 5), col(2, 6), col(2, 7)};
+  const uint32_t* const cc[8] = {col(3, 0), col(3, 1), col(3, 2), col(3, 3), col(3, 4), col(3, 5), col(3, 6), col(3, 7)};
+  uint32_t* const d[8] = {col(0, 0), col(0, 1), col(0, 2), col(0, 3), col(0, 4), col(0, 5), col(0, 6), col(0, 7)};
   return mma_m16n16k16_f16_f32(a, b, cc, d);
 }
 
