@@ -497,6 +497,30 @@ void ex_wmma_ldst(ExecCtx& c, const Instr& in) {
 
 // ldmatrix.m8n8.xN{.trans}.b16: lanes 8i..8i+7 give the row addresses of matrix i; each lane receives in
 // register i the elements (lane/4, 2*(lane%4) + {0,1}) of matrix i (transposed with .trans).
+// The transpose of an 8 x 8 matrix of 16-bit elements (rows of 8 in memory order): out[8c + r] = in[8r + c].
+void transpose8x8_u16(const uint16_t* in, uint16_t* out) {
+#if defined(__SSE2__)
+  __m128i r[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 8 * i));
+  // pairs of rows interleaved by 16, 32 and 64 bits: three rounds of unpacks
+  const __m128i a0 = _mm_unpacklo_epi16(r[0], r[1]), a1 = _mm_unpackhi_epi16(r[0], r[1]);
+  const __m128i a2 = _mm_unpacklo_epi16(r[2], r[3]), a3 = _mm_unpackhi_epi16(r[2], r[3]);
+  const __m128i a4 = _mm_unpacklo_epi16(r[4], r[5]), a5 = _mm_unpackhi_epi16(r[4], r[5]);
+  const __m128i a6 = _mm_unpacklo_epi16(r[6], r[7]), a7 = _mm_unpackhi_epi16(r[6], r[7]);
+  const __m128i b0 = _mm_unpacklo_epi32(a0, a2), b1 = _mm_unpackhi_epi32(a0, a2);
+  const __m128i b2 = _mm_unpacklo_epi32(a1, a3), b3 = _mm_unpackhi_epi32(a1, a3);
+  const __m128i b4 = _mm_unpacklo_epi32(a4, a6), b5 = _mm_unpackhi_epi32(a4, a6);
+  const __m128i b6 = _mm_unpacklo_epi32(a5, a7), b7 = _mm_unpackhi_epi32(a5, a7);
+  const __m128i t[8] = {_mm_unpacklo_epi64(b0, b4), _mm_unpackhi_epi64(b0, b4), _mm_unpacklo_epi64(b1, b5),
+                        _mm_unpackhi_epi64(b1, b5), _mm_unpacklo_epi64(b2, b6), _mm_unpackhi_epi64(b2, b6),
+                        _mm_unpacklo_epi64(b3, b7), _mm_unpackhi_epi64(b3, b7)};
+  for (int i = 0; i < 8; ++i) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 8 * i), t[i]);
+#else
+  for (int r = 0; r < 8; ++r)
+    for (int col = 0; col < 8; ++col) out[8 * col + r] = in[8 * r + col];
+#endif
+}
+
 void ex_ldmatrix(ExecCtx& c, const Instr& in) {
   const int n = in.num;
   const bool trans = in.flags & F_TRANS;
@@ -525,8 +549,7 @@ void ex_ldmatrix(ExecCtx& c, const Instr& in) {
     uint32_t word[32];  // what each lane receives
     if (trans) {  // the transpose's rows lie in memory order as well
       std::array<uint16_t, 64> t;
-      for (size_t r = 0; r < 8; ++r)
-        for (size_t col = 0; col < 8; ++col) t[col * 8 + r] = mat[r * 8 + col];
+      transpose8x8_u16(mat.data(), t.data());
       std::memcpy(word, t.data(), sizeof word);
     } else {
       std::memcpy(word, mat.data(), sizeof word);
