@@ -1,12 +1,34 @@
 #include "executor.h"
 
 #include <algorithm>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "../ptx/errors.h"
 #include "cfg.h"
 #include "exec.h"
 
 namespace stc {
+
+namespace {
+// The lanes of a 32-bit register column that hold a non-zero value, as a bit mask.
+uint32_t nonzero_lanes(const uint32_t* col) {
+#if defined(__SSE2__)
+  const __m128i zero = _mm_setzero_si128();
+  uint32_t zeros = 0;
+  for (int q = 0; q < 8; ++q) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(col + 4 * q));
+    zeros |= static_cast<uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, zero)))) << (4 * q);
+  }
+  return ~zeros;
+#else
+  uint32_t g = 0;
+  for (int l = 0; l < 32; ++l) g |= static_cast<uint32_t>(col[l] != 0) << l;
+  return g;
+#endif
+}
+}  // namespace
 
 void FuncStats::export_to(Stats& out) const {
   out[TStat::WarpInsts] = static_cast<double>(warp_insts);
@@ -60,8 +82,7 @@ void Executor::step(CtaState& cta, WarpState& w, WarpRecord& rec, uint32_t smid)
     if (in.guard & kWideSlot) {
       for (int l = 0; l < 32; ++l) g |= static_cast<uint32_t>(w.reg(in.guard, l) != 0) << l;
     } else {
-      const uint32_t* pr = w.col32(in.guard);
-      for (int l = 0; l < 32; ++l) g |= static_cast<uint32_t>(pr[l] != 0) << l;
+      g = nonzero_lanes(w.col32(in.guard));
     }
     mask &= in.guard_neg ? ~g : g;
   }

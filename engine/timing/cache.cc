@@ -14,6 +14,7 @@ SectorCache::SectorCache(uint32_t sets, uint32_t assoc, uint32_t line_bytes, uin
 
 void SectorCache::allocate() {
   lines_.resize(static_cast<size_t>(sets_) * assoc_);
+  tags_.resize(lines_.size());
   set_state_.resize(sets_);
   if (assoc_ <= kIndexedWays) return;
   size_t cap = 16;
@@ -26,7 +27,7 @@ uint32_t SectorCache::find(uint64_t line_addr, uint32_t set) const {
   if (index_.empty()) {
     const uint32_t first = set * assoc_, end = first + set_state_[set].used;
     for (uint32_t i = first; i < end; ++i)
-      if (lines_[i].tag == line_addr) return i;
+      if (tags_[i] == line_addr) return i;
     return kNone;
   }
   for (size_t h = slot_of(line_addr);; h = (h + 1) & index_mask_) {
@@ -96,10 +97,10 @@ SectorCache::Result SectorCache::access(uint64_t addr, bool write, bool allocate
   if (!fill) {
     r.writeback_sectors = static_cast<uint32_t>(__builtin_popcount(victim.dirty));
     dirty_ -= r.writeback_sectors;
-    r.victim_addr = victim.tag * line_;
-    index_erase(victim.tag);
+    r.victim_addr = tags_[i] * line_;
+    index_erase(tags_[i]);
   }
-  victim.tag = line_addr;
+  tags_[i] = line_addr;
   victim.valid = bit;
   victim.dirty = write ? bit : 0;
   dirty_ += write;

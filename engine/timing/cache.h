@@ -36,8 +36,9 @@ class SectorCache {
   // A way's line is written when the way fills (ways from Set::used on are never read), so the lines are
   // left uninitialised: a launch's caches (an H100's L2: 13 MB of lines) cost no zeroing or page faults
   // beyond the ways the kernel fills.
+  // A line's tag lives apart from the rest of it (tags_): a set's scan reads its tags alone, 8 bytes a way
+  // (an L2 slice's 24 ways: three host cache lines, not nine).
   struct Line {
-    uint64_t tag;
     uint32_t valid;
     uint32_t dirty;
     uint32_t older, newer;  // neighbours in its set's recency list
@@ -86,6 +87,7 @@ class SectorCache {
   int sector_shift_ = -1;   // log2 of sector_ when it and line_ are powers of two
   uint64_t sets_mask_ = 0;  // sets_ - 1 when a power of two
   std::vector<Line, UninitAllocator<Line>> lines_;
+  std::vector<uint64_t, UninitAllocator<uint64_t>> tags_;  // by line, as lines_
   uint64_t dirty_ = 0;  // dirty sectors of all lines
   std::vector<Set> set_state_;
   struct Slot {

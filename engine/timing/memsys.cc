@@ -35,6 +35,8 @@ MemorySystem::MemorySystem(const TimingConfig& cfg, Stats& stats)
   bank_count_.resize(cfg.smem_banks);
   const auto pow2 = [](uint32_t v) { return v && !(v & (v - 1)); };
   if (pow2(cfg.smem_banks) && pow2(cfg.smem_bank_bytes)) bank_shift_ = __builtin_ctz(cfg.smem_bank_bytes);
+  if (pow2(cfg.l2_slices)) slices_mask_ = cfg.l2_slices - 1;
+  if (pow2(cfg.dram_channels)) channels_mask_ = cfg.dram_channels - 1;
 }
 
 void MemorySystem::sectors_of(const std::vector<MemAccess>& acc, const AccessShape& shape, std::vector<uint64_t>& out) {
@@ -83,7 +85,8 @@ void MemorySystem::prune_when_doubled(SectorMap& pending, size_t& prune_at) cons
 }
 
 uint32_t MemorySystem::dram_channel(uint64_t addr) const {
-  return static_cast<uint32_t>(((addr / 256) ^ (addr >> 14)) % cfg_.dram_channels);
+  const uint64_t h = (addr / 256) ^ (addr >> 14);
+  return static_cast<uint32_t>(channels_mask_ ? h & channels_mask_ : h % cfg_.dram_channels);
 }
 
 uint32_t MemorySystem::slice_of(uint64_t sector_addr) const {
@@ -94,7 +97,8 @@ uint32_t MemorySystem::slice_of(uint64_t sector_addr) const {
   uint64_t unit = sector_addr / cfg_.l2_interleave;
   unit = (unit ^ (unit >> 30)) * 0xbf58476d1ce4e5b9ULL;
   unit = (unit ^ (unit >> 27)) * 0x94d049bb133111ebULL;
-  return static_cast<uint32_t>((unit ^ (unit >> 31)) % cfg_.l2_slices);
+  unit ^= unit >> 31;
+  return static_cast<uint32_t>(slices_mask_ ? unit & slices_mask_ : unit % cfg_.l2_slices);
 }
 
 uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write, double request_extra) {

@@ -117,6 +117,8 @@ class MemorySystem {
   ShapeMemo<BankResult> bank_memo_;                // shared(): by shape at a base aligned to a bank row
   ShapeMemo<std::vector<uint64_t>> sector_memo_;   // sectors_of(): global sectors relative to the base
   std::vector<uint64_t> rel_sectors_;
+  uint64_t slices_mask_ = 0;    // l2.slices - 1 when a power of two (0: not)
+  uint64_t channels_mask_ = 0;  // dram.channels - 1 when a power of two (0: not)
   int bank_shift_ = -1;               // log2 of smem.bank_width_bytes (-1: banks or width not a power of two)
 };
 
