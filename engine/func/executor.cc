@@ -101,23 +101,23 @@ void Executor::step(CtaState& cta, WarpState& w, WarpRecord& rec, uint32_t smid)
 }
 
 bool Executor::release_barriers(CtaState& cta) const {
-  uint32_t live = 0, waiting = 0;
+  uint32_t live = 0, ids = 0;  // ids: the barriers some live warp waits at, as bits
   for (const auto& w : cta.warps) {
     if (w.done()) continue;
     ++live;
-    if (w.at_barrier) ++waiting;
+    if (w.at_barrier && static_cast<uint32_t>(w.barrier_id) < 16) ids |= 1u << w.barrier_id;  // (ids 0-15 only)
   }
-  if (waiting == 0) return false;
+  if (ids == 0) return false;
   // Group by barrier id: release an id once its expected number of threads (or every live warp) arrived.
   bool released = false;
-  for (int32_t id = 0; id < 16; ++id) {
+  for (; ids; ids &= ids - 1) {
+    const int32_t id = __builtin_ctz(ids);
     uint32_t arrived = 0, expected = 0;
     for (const auto& w : cta.warps)
       if (!w.done() && w.at_barrier && w.barrier_id == id) {
         ++arrived;
         expected = w.barrier_count;
       }
-    if (!arrived) continue;
     if (expected ? arrived * 32 >= expected : arrived == live) {
       for (auto& w : cta.warps)
         if (w.at_barrier && w.barrier_id == id) w.at_barrier = false;
