@@ -117,11 +117,22 @@ bool setp_int_fast(ExecCtx& c, const Instr& in) {
   LaneSrc a, b;
   const LaneDst p = lane_dst(c, in.ops[0]);
   if (!p || in.ops.size() != 3 || !lane_src(c, in.ops[1], a) || !lane_src(c, in.ops[2], b)) return false;
+  using V = typename TT<T>::V;
   const auto run = [&](auto cmp) {
+    if constexpr (sizeof(V) <= 4) {
+      // A full warp on 32-bit lanes (a type of up to 32 bits reads only the low 32 bits of its sources):
+      // twice the lanes per vector op
+      if (c.mask == ~0u && p.n && narrow_src(a) && narrow_src(b)) {
+        uint32_t x[32], y[32];
+        copy_lanes32(a, x);
+        copy_lanes32(b, y);
+        for (int l = 0; l < 32; ++l) p.n[l] = cmp(TT<T>::get(x[l]), TT<T>::get(y[l]));
+        return true;
+      }
+    }
     map_lanes(c.mask, p, [&](uint64_t x, uint64_t y) -> uint64_t { return cmp(TT<T>::get(x), TT<T>::get(y)); }, a, b);
     return true;
   };
-  using V = typename TT<T>::V;
   switch (in.cmp) {
     case Cmp::EQ: return run([](V x, V y) { return x == y; });
     case Cmp::NE: return run([](V x, V y) { return x != y; });

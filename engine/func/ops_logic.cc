@@ -120,6 +120,17 @@ void ex_pred_logic(ExecCtx& c, const Instr& in) {
   if (d && in.ops.size() == 3 && lane_src(c, in.ops[1], a) && lane_src(c, in.ops[2], b) &&
       (in.op == Op::And || in.op == Op::Or || in.op == Op::Xor)) {  // the common case, operands resolved once
     // (branch-free forms of && and ||: they vectorize)
+    if (c.mask == ~0u && d.n && a.n && b.n) {  // predicate registers, a full warp: on 32-bit lanes
+      uint32_t x[32], y[32];
+      for (int l = 0; l < 32; ++l) {
+        x[l] = a.n[l] != 0;
+        y[l] = b.n[l] != 0;
+      }
+      if (in.op == Op::And) for (int l = 0; l < 32; ++l) d.n[l] = x[l] & y[l];
+      else if (in.op == Op::Or) for (int l = 0; l < 32; ++l) d.n[l] = x[l] | y[l];
+      else for (int l = 0; l < 32; ++l) d.n[l] = x[l] ^ y[l];
+      return;
+    }
     if (in.op == Op::And) map_lanes(c.mask, d, [](uint64_t x, uint64_t y) -> uint64_t { return (x != 0) & (y != 0); }, a, b);
     else if (in.op == Op::Or) map_lanes(c.mask, d, [](uint64_t x, uint64_t y) -> uint64_t { return (x | y) != 0; }, a, b);
     else map_lanes(c.mask, d, [](uint64_t x, uint64_t y) -> uint64_t { return (x != 0) != (y != 0); }, a, b);

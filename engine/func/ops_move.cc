@@ -276,6 +276,11 @@ void ex_cvt_int(ExecCtx& c, const Instr& in) {
   if (!d || !lane_src(c, in.ops[1], a)) return ex_cvt(c, in);
   const int sb = dtype_bytes(in.type2), db = dtype_bytes(in.type);
   const bool ss = dtype_is_signed(in.type2), ds = dtype_is_signed(in.type);
+  if (c.mask == ~0u && d.w && a.n && sb == 4 && db == 8) {  // a 32-bit index widened to 64 bits (an offset)
+    if (ss) for (int l = 0; l < 32; ++l) d.w[l] = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(a.n[l])));
+    else for (int l = 0; l < 32; ++l) d.w[l] = a.n[l];
+    return;
+  }
   map_lanes(c.mask, d, [=](uint64_t x) {
     const uint64_t r = zext(ss ? sext(x, sb) : zext(x, sb), db);
     return ds ? sext(r, db) : r;
