@@ -96,6 +96,8 @@ class SectorCache {
   };
   std::vector<Slot> index_;
   size_t index_mask_ = 0;
+  uint64_t recent_line_ = ~uint64_t{0};  // the line address of the last access's line (none yet: no address's)
+  uint32_t recent_index_ = kNone;        // and its index in lines_
 };
 
 }  // namespace stc
