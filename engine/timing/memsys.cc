@@ -36,6 +36,11 @@ MemorySystem::MemorySystem(const TimingConfig& cfg, Stats& stats)
   const auto pow2 = [](uint32_t v) { return v && !(v & (v - 1)); };
   if (pow2(cfg.smem_banks) && pow2(cfg.smem_bank_bytes)) bank_shift_ = __builtin_ctz(cfg.smem_bank_bytes);
   if (pow2(cfg.l2_slices)) slices_mask_ = cfg.l2_slices - 1;
+  if (pow2(cfg.l2_line)) l2_line_shift_ = __builtin_ctz(cfg.l2_line);
+  if (pow2(cfg.l2_interleave)) interleave_shift_ = __builtin_ctz(cfg.l2_interleave);
+  read_service_ = cfg.l2_sector / cfg.l2_slice_bytes_per_cycle;
+  write_service_ = cfg.l2_sector / cfg.l2_slice_write_bytes_per_cycle;
+  icnt_service_ = cfg.l2_sector / cfg.icnt_bytes_per_cycle_per_sm;
   if (pow2(cfg.dram_channels)) channels_mask_ = cfg.dram_channels - 1;
 }
 
@@ -94,7 +99,7 @@ uint32_t MemorySystem::slice_of(uint64_t sector_addr) const {
   // Without a measured map: a mixing hash of the interleave unit. It spreads a long stream evenly but a small
   // contiguous range as balls fall into bins (16 units on about 14 slices, the busiest holding 2-3), where
   // the H100's measured map keeps a 16 KiB range to at most 2 units per slice at most offsets.
-  uint64_t unit = sector_addr / cfg_.l2_interleave;
+  uint64_t unit = interleave_shift_ >= 0 ? sector_addr >> interleave_shift_ : sector_addr / cfg_.l2_interleave;
   unit = (unit ^ (unit >> 30)) * 0xbf58476d1ce4e5b9ULL;
   unit = (unit ^ (unit >> 27)) * 0x94d049bb133111ebULL;
   unit ^= unit >> 31;
@@ -105,8 +110,7 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
   const TimingConfig& c = cfg_;
   const uint32_t slice = slice_of(sector_addr);
   const double arrive = static_cast<double>(t) + c.icnt_latency;
-  const double per_cycle = write ? c.l2_slice_write_bytes_per_cycle : c.l2_slice_bytes_per_cycle;
-  const double start = l2_port_[slice].reserve(arrive, c.l2_sector / per_cycle + request_extra, now_);
+  const double start = l2_port_[slice].reserve(arrive, (write ? write_service_ : read_service_) + request_extra, now_);
   const SectorCache::Result r = l2_[slice].access(sector_addr, write, true);
   const double per_channel = c.dram_bytes_per_cycle_per_channel;
   if (r.writeback_sectors) {  // dirty victim written back: DRAM write bandwidth on the victim's channel
@@ -145,7 +149,7 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
       if (s != sector_addr && !l2_[slice].access(s, false, true).hit) pending.set(s, filled);
   }
   if (write) return static_cast<uint64_t>(std::ceil(start));
-  const double back = sms_[sm].icnt.reserve(ready, c.l2_sector / c.icnt_bytes_per_cycle_per_sm, now_);
+  const double back = sms_[sm].icnt.reserve(ready, icnt_service_, now_);
   return static_cast<uint64_t>(std::ceil(back));
 }
 
@@ -162,7 +166,7 @@ uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess
   uint64_t done = t0 + c.l1_latency;
   // A warp's sectors of one line are one request to its slice: a request costs the port at least
   // l2.slice_request_cycles, whatever few sectors it carries (a scattered sector pays the request).
-  const double sector_cycles = c.l2_sector / c.l2_slice_bytes_per_cycle;
+  const double sector_cycles = read_service_;
   uint64_t request_line = ~uint64_t{0};
   for (size_t i = 0; i < scratch_.size(); ++i) {
     const uint64_t sec = scratch_[i];
@@ -181,10 +185,10 @@ uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess
     }
     st_[TStat::L1Misses] += 1;
     double extra = 0;
-    if (sec / c.l2_line != request_line) {  // the line's first sector going to L2: the request's cost
-      request_line = sec / c.l2_line;
+    if (l2_line_of(sec) != request_line) {  // the line's first sector going to L2: the request's cost
+      request_line = l2_line_of(sec);
       size_t n = i + 1;
-      while (n < scratch_.size() && scratch_[n] / c.l2_line == request_line) ++n;
+      while (n < scratch_.size() && l2_line_of(scratch_[n]) == request_line) ++n;
       extra = std::max(0.0, c.l2_slice_request_cycles - static_cast<double>(n - i) * sector_cycles);
     }
     const uint64_t ready = l2_path(sm, t0, sec, false, extra);

@@ -117,6 +117,13 @@ class MemorySystem {
   ShapeMemo<BankResult> bank_memo_;                // shared(): by shape at a base aligned to a bank row
   ShapeMemo<std::vector<uint64_t>> sector_memo_;   // sectors_of(): global sectors relative to the base
   std::vector<uint64_t> rel_sectors_;
+  // The line of an L2 address (a shift where l2.line_bytes is a power of two: a division per sector before).
+  uint64_t l2_line_of(uint64_t addr) const { return l2_line_shift_ >= 0 ? addr >> l2_line_shift_ : addr / cfg_.l2_line; }
+  int l2_line_shift_ = -1;      // log2 of l2.line_bytes (-1: not a power of two)
+  int interleave_shift_ = -1;   // log2 of l2.interleave_bytes (-1: not a power of two)
+  // A sector's service cycles at its slice's port (read / write) and on the SM's response path: the
+  // quotients the config fixes, computed once.
+  double read_service_ = 0, write_service_ = 0, icnt_service_ = 0;
   uint64_t slices_mask_ = 0;    // l2.slices - 1 when a power of two (0: not)
   uint64_t channels_mask_ = 0;  // dram.channels - 1 when a power of two (0: not)
   int bank_shift_ = -1;               // log2 of smem.bank_width_bytes (-1: banks or width not a power of two)
