@@ -14,6 +14,7 @@ class SectorMap {
 
   // The cycle stored for `key` (a sector address: never kEmpty), or nullptr.
   const uint64_t* find(uint64_t key) const {
+    if (size_ == 0) return nullptr;  // (an SM whose loads all bypass L1 never fills its map: no probe)
     for (size_t h = index(key);; h = (h + 1) & mask()) {
       const Slot& s = slots_[h];
       if (s.key == key) return &s.value;
