@@ -34,7 +34,7 @@ void compact_registers(Kernel& k) {
   if (nr == 0 || n == 0) return;  // nothing to rename
   // Registers of more than 32 bits live in the file of 64-bit lanes, the others in the 32-bit one: two
   // classes, coloured apart (registers of different classes never share a slot).
-  std::vector<char> wide(nr, 0);
+  std::vector<uint8_t> wide(nr, 0);
   for (size_t r = 0; r < nr; ++r) wide[r] = dtype_bytes(k.regs[r].type) > 4;
   // Registers that keep a slot of their own: the carry flag (read and written implicitly) and any register
   // an operand names that the scoreboard lists do not (its reads are not known).
