@@ -92,7 +92,14 @@ struct SimtEntry {
   uint32_t mask;
 };
 
-struct WarpState {
+// The fields the scheduler and the executor read at every instruction of the warp (its SIMT stack, its
+// flags, the register file's base) come first, in the record's first host cache line (the record is
+// line-aligned): a warp visited but not issuing costs that line, not two.
+struct alignas(64) WarpState {
+  std::vector<SimtEntry> stack;
+  bool at_barrier = false;
+  bool waiting = false;            // an extension's instruction cannot complete yet (warpgroup arrival,
+                                   // mbarrier phase): the pc stays, it re-executes once woken (wake_waiters)
   uint32_t warp_in_cta = 0;
   uint32_t valid = 0;              // lanes that hold threads of the CTA
   uint32_t exited = 0;             // lanes that executed exit/ret
@@ -100,13 +107,9 @@ struct WarpState {
   // bits in 32-bit lanes, [slot * 32 + lane] of `regs`; wider ones (named kWideSlot | slot) in `wregs`.
   std::vector<uint32_t, RegisterAllocator<uint32_t>> regs;
   std::vector<uint64_t, RegisterAllocator<uint64_t>> wregs;
-  std::vector<SimtEntry> stack;
   std::vector<uint8_t> local;      // [lane * local_bytes + offset]
-  bool at_barrier = false;
   int32_t barrier_id = 0;
   uint32_t barrier_count = 0;      // expected thread count of a named barrier (0: all)
-  bool waiting = false;            // an extension's instruction cannot complete yet (warpgroup arrival,
-                                   // mbarrier phase): the pc stays, it re-executes once woken (wake_waiters)
   // Lane `lane` of register r (a slot), zero-extended to 64 bits.
   uint64_t reg(int32_t r, int lane) const {
     return r & kWideSlot ? wregs[static_cast<size_t>(r & ~kWideSlot) * 32 + static_cast<size_t>(lane)]
