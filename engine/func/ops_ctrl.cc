@@ -51,7 +51,7 @@ void ex_bra(ExecCtx& c, const Instr& in) {
 void ex_exit(ExecCtx& c, const Instr&) {
   const uint32_t lanes = c.mask;
   c.w.exited |= lanes;
-  for (auto& e : c.w.stack) e.mask &= ~lanes;
+  c.w.stack.for_each([lanes](SimtEntry& e) { e.mask &= ~lanes; });
   c.w.stack.back().pc += 1;  // lanes whose guard was false continue
 }
 

@@ -92,11 +92,61 @@ struct SimtEntry {
   uint32_t mask;
 };
 
+// A warp's SIMT stack. Its top entry lives in the warp's record (the scheduler reads a visited warp's pc
+// from the line it reads its flags from); the entries below it, on the heap, only while it has diverged.
+class SimtStack {
+ public:
+  SimtStack() = default;
+  SimtStack(const SimtStack& o) : top_(o.top_), size_(o.size_) {
+    if (o.below_) below_ = std::make_unique<std::vector<SimtEntry>>(*o.below_);
+  }
+  SimtStack& operator=(const SimtStack& o) {
+    if (this != &o) *this = SimtStack(o);
+    return *this;
+  }
+  SimtStack(SimtStack&&) = default;
+  SimtStack& operator=(SimtStack&&) = default;
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  SimtEntry& back() { return top_; }
+  const SimtEntry& back() const { return top_; }
+  void clear() {
+    size_ = 0;
+    if (below_) below_->clear();
+  }
+  void push_back(const SimtEntry& e) {
+    if (size_ > 0) {
+      if (!below_) below_ = std::make_unique<std::vector<SimtEntry>>();
+      below_->push_back(top_);
+    }
+    top_ = e;
+    ++size_;
+  }
+  void pop_back() {
+    if (--size_ > 0) {
+      top_ = below_->back();
+      below_->pop_back();
+    }
+  }
+  // Applies f to every entry, bottom first.
+  template <class F>
+  void for_each(F f) {
+    if (size_ == 0) return;
+    if (below_) for (SimtEntry& e : *below_) f(e);
+    f(top_);
+  }
+
+ private:
+  SimtEntry top_{};
+  uint32_t size_ = 0;
+  std::unique_ptr<std::vector<SimtEntry>> below_;
+};
+
 // The fields the scheduler and the executor read at every instruction of the warp (its SIMT stack, its
 // flags, the register file's base) come first, in the record's first host cache line (the record is
 // line-aligned): a warp visited but not issuing costs that line, not two.
 struct alignas(64) WarpState {
-  std::vector<SimtEntry> stack;
+  SimtStack stack;
   bool at_barrier = false;
   bool waiting = false;            // an extension's instruction cannot complete yet (warpgroup arrival,
                                    // mbarrier phase): the pc stays, it re-executes once woken (wake_waiters)
