@@ -86,7 +86,7 @@ void Executor::step(CtaState& cta, WarpState& w, WarpRecord& rec, uint32_t smid)
     }
     mask &= in.guard_neg ? ~g : g;
   }
-  const uint32_t simt_mask = top.mask;  // `top` may dangle once the instruction pushes onto the stack
+  const uint32_t simt_mask = top.mask;  // `top` names another entry once the instruction pushes onto the stack
   rec.reset(&in, pc, mask);
   ExecCtx ctx{L_, cta, w, rec, mask, smid};
   in.fn(ctx, in);
