@@ -86,6 +86,25 @@ inline void copy_lanes32(const LaneSrc& s, uint32_t (&out)[32]) {
   }
 }
 
+// d[l] = f(a[l], b[l] [, c[l]]) on 32-bit words, for a full warp whose sources are narrow (narrow_src) and
+// whose destination is a 32-bit register: the caller's operation reads only its sources' low 32 bits, so
+// the lanes go twice as many to a vector op as map_lanes' 64-bit copies.
+template <class D, class F>
+inline void map_lanes32(D* d, F f, const LaneSrc& a, const LaneSrc& b) {
+  uint32_t x[32], y[32];
+  copy_lanes32(a, x);
+  copy_lanes32(b, y);
+  for (int l = 0; l < 32; ++l) d[l] = f(x[l], y[l]);
+}
+template <class D, class F>
+inline void map_lanes32(D* d, F f, const LaneSrc& a, const LaneSrc& b, const LaneSrc& c) {
+  uint32_t x[32], y[32], z[32];
+  copy_lanes32(a, x);
+  copy_lanes32(b, y);
+  copy_lanes32(c, z);
+  for (int l = 0; l < 32; ++l) d[l] = f(x[l], y[l], z[l]);
+}
+
 // A destination register's 32 lanes: a 32-bit register's (n, each lane keeps the low 32 bits of what it
 // is given) or a 64-bit one's (w); neither for the sink `_` or a non-register operand.
 struct LaneDst {

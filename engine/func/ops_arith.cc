@@ -121,16 +121,10 @@ void int_plain(ExecCtx& c, const Instr& in) {
     // A full warp on 32-bit registers and immediates: the low 32 bits of each result depend only on the low
     // 32 bits of the sources, so the lanes are computed as 32-bit words (twice the lanes per vector op).
     if (c.mask == ~0u && d.n && narrow_src(a) && narrow_src(b) && (O != Op::Mad || narrow_src(cc))) {
-      uint32_t x[32], y[32], z[32];
-      copy_lanes32(a, x);
-      copy_lanes32(b, y);
-      if constexpr (O == Op::Mad) copy_lanes32(cc, z);
-      for (int l = 0; l < 32; ++l) {
-        if constexpr (O == Op::Add) d.n[l] = x[l] + y[l];
-        else if constexpr (O == Op::Sub) d.n[l] = x[l] - y[l];
-        else if constexpr (O == Op::Mul) d.n[l] = x[l] * y[l];
-        else d.n[l] = x[l] * y[l] + z[l];
-      }
+      if constexpr (O == Op::Add) map_lanes32(d.n, [](uint32_t x, uint32_t y) { return x + y; }, a, b);
+      else if constexpr (O == Op::Sub) map_lanes32(d.n, [](uint32_t x, uint32_t y) { return x - y; }, a, b);
+      else if constexpr (O == Op::Mul) map_lanes32(d.n, [](uint32_t x, uint32_t y) { return x * y; }, a, b);
+      else map_lanes32(d.n, [](uint32_t x, uint32_t y, uint32_t z) { return x * y + z; }, a, b, cc);
       return;
     }
   }

@@ -123,10 +123,7 @@ bool setp_int_fast(ExecCtx& c, const Instr& in) {
       // A full warp on 32-bit lanes (a type of up to 32 bits reads only the low 32 bits of its sources):
       // twice the lanes per vector op
       if (c.mask == ~0u && p.n && narrow_src(a) && narrow_src(b)) {
-        uint32_t x[32], y[32];
-        copy_lanes32(a, x);
-        copy_lanes32(b, y);
-        for (int l = 0; l < 32; ++l) p.n[l] = cmp(TT<T>::get(x[l]), TT<T>::get(y[l]));
+        map_lanes32(p.n, [&](uint32_t x, uint32_t y) -> uint32_t { return cmp(TT<T>::get(x), TT<T>::get(y)); }, a, b);
         return true;
       }
     }
