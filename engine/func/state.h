@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -16,6 +17,10 @@ class DeviceMemory;
 
 // One memory access of one lane (vector and matrix accesses produce several per lane).
 struct MemAccess {
+  // Nothing zeroed: every maker writes every field (append_access, record_warp's resize by a warp's lanes
+  // spent a tenth of a global ld/st zeroing 32 records it then overwrote).
+  MemAccess() {}  // NOLINT(modernize-use-equals-default): `= default` would zero them in resize()
+  MemAccess(uint64_t a, uint32_t s, uint8_t l, bool w, Space sp) : addr(a), size(s), lane(l), write(w), space(sp) {}
   uint64_t addr;   // address in the resolved space (global address, shared/local offset)
   uint32_t size;   // bytes
   uint8_t lane;
@@ -79,7 +84,8 @@ struct WarpRecord {
   void materialize() {
     if (!ndeferred) return;
     const size_t first = acc.size();
-    acc.insert(acc.end(), deferred, deferred + ndeferred);
+    acc.resize(first + ndeferred);  // (uninitialised: a record is trivially copyable, moved in whole)
+    std::memcpy(acc.data() + first, deferred, ndeferred * sizeof(MemAccess));
     for (size_t i = first; i < acc.size(); ++i) acc[i].addr += deferred_base;
     ndeferred = 0;
   }
