@@ -178,9 +178,10 @@ void int_minmax(ExecCtx& c, const Instr& in) {
   }, a, b);
 }
 
-// Whether ex_int may take int_plain (add, sub, mul.lo or mad.lo without other flags), int_wide (mul.wide,
-// mad.wide of 16 or 32-bit sources) or int_minmax (min, max without .relu): the destination and the first
-// source registers, the other sources registers or immediates (no special registers, no negated predicates).
+// Whether an integer instruction may take int_plain (add, sub, mul.lo or mad.lo without other flags),
+// int_wide (mul.wide, mad.wide of 16 or 32-bit sources) or int_minmax (min, max without .relu): the
+// destination and the first source registers, the other sources registers or immediates (no special
+// registers, no negated predicates).
 bool plain_int(const Instr& in, int bytes) {
   const bool binary = in.op == Op::Add || in.op == Op::Sub || in.op == Op::Mul || in.op == Op::Min || in.op == Op::Max;
   const size_t n = in.op == Op::Mad ? 4 : binary ? 3 : 0;
@@ -195,25 +196,10 @@ bool plain_int(const Instr& in, int bytes) {
   return true;
 }
 
+// The general integer instruction, lane by lane (carries, .sat, .hi, special registers, negated predicates:
+// what plain_int leaves out).
 template <int BYTES, bool SIGNED>
 void ex_int(ExecCtx& c, const Instr& in) {
-  if (plain_int(in, BYTES)) {
-    if constexpr (BYTES <= 4) {
-      if (in.flags & F_WIDE) {
-        if (in.op == Op::Mul) int_wide<BYTES, SIGNED, Op::Mul>(c, in);
-        else int_wide<BYTES, SIGNED, Op::Mad>(c, in);
-        return;
-      }
-    }
-    switch (in.op) {
-      case Op::Min: int_minmax<BYTES, SIGNED, Op::Min>(c, in); return;
-      case Op::Max: int_minmax<BYTES, SIGNED, Op::Max>(c, in); return;
-      case Op::Add: int_plain<BYTES, Op::Add>(c, in); return;
-      case Op::Sub: int_plain<BYTES, Op::Sub>(c, in); return;
-      case Op::Mul: int_plain<BYTES, Op::Mul>(c, in); return;
-      default: int_plain<BYTES, Op::Mad>(c, in); return;
-    }
-  }
   const Operand& d = in.ops[0];
   const Op op = in.op;
   const uint32_t f = in.flags;
@@ -299,14 +285,33 @@ void ex_int16x2(ExecCtx& c, const Instr& in) {
   });
 }
 
-ExecFn pick_int(DType t) {
-  switch (t) {
-    case DType::U16: case DType::B16: return &ex_int<2, false>;
-    case DType::S16: return &ex_int<2, true>;
-    case DType::U32: case DType::B32: return &ex_int<4, false>;
-    case DType::S32: return &ex_int<4, true>;
-    case DType::U64: case DType::B64: return &ex_int<8, false>;
-    case DType::S64: return &ex_int<8, true>;
+// The semantic function of an integer instruction of BYTES-wide type: one with the operation fixed at compile
+// time where plain_int holds (decided here, once, not at every execution), else ex_int.
+template <int BYTES, bool SIGNED>
+ExecFn pick_int_of(const Instr& in) {
+  if (!plain_int(in, BYTES)) return &ex_int<BYTES, SIGNED>;
+  if constexpr (BYTES <= 4) {
+    if (in.flags & F_WIDE)
+      return in.op == Op::Mul ? &int_wide<BYTES, SIGNED, Op::Mul> : &int_wide<BYTES, SIGNED, Op::Mad>;
+  }
+  switch (in.op) {
+    case Op::Min: return &int_minmax<BYTES, SIGNED, Op::Min>;
+    case Op::Max: return &int_minmax<BYTES, SIGNED, Op::Max>;
+    case Op::Add: return &int_plain<BYTES, Op::Add>;
+    case Op::Sub: return &int_plain<BYTES, Op::Sub>;
+    case Op::Mul: return &int_plain<BYTES, Op::Mul>;
+    default: return &int_plain<BYTES, Op::Mad>;
+  }
+}
+
+ExecFn pick_int(const Instr& in) {
+  switch (in.type) {
+    case DType::U16: case DType::B16: return pick_int_of<2, false>(in);
+    case DType::S16: return pick_int_of<2, true>(in);
+    case DType::U32: case DType::B32: return pick_int_of<4, false>(in);
+    case DType::S32: return pick_int_of<4, true>(in);
+    case DType::U64: case DType::B64: return pick_int_of<8, false>(in);
+    case DType::S64: return pick_int_of<8, true>(in);
     case DType::U16x2: return &ex_int16x2<false>;
     case DType::S16x2: return &ex_int16x2<true>;
     default: return nullptr;
@@ -629,7 +634,7 @@ void decode_arith(Instr& in, const Kernel& k) {
     in.fn = pick_float(in.type);
     imms_as(in, dtype_bytes(in.type) == 4 && in.type != DType::F32 ? DType::B32 : in.type);
   } else {
-    in.fn = pick_int(in.type);
+    in.fn = pick_int(in);
     if (in.op == Op::Div || in.op == Op::Rem) in.unit = Unit::SFU;
   }
   // The carry flag lives in the kernel's hidden carry register: written by .cc, read by addc / subc / madc.
