@@ -181,6 +181,17 @@ void TimingModel::resolve_classes() {
     f.one_ldst = ((in.op == Op::Ld || in.op == Op::Ldu || in.op == Op::St) &&
                   static_cast<uint32_t>(in.vec) * dtype_bytes(in.type) <= 16) ||
                  in.op == Op::CpAsync;
+    f.sass = static_cast<uint8_t>(integer_instructions(in));
+    f.branch = in.traits.branch;
+    f.cas_loop = in.traits.cas_loop;
+    const OpDesc& desc = *desc_[facts_.size()];
+    f.fixed = !in.traits.folded && in.unit != Unit::TENSOR && in.unit != Unit::LDST &&
+              in.traits.mem == MemKind::None && in.traits.async == AsyncKind::None && !in.traits.async_group &&
+              !in.traits.tensor_math && !desc.model && !desc.account;
+    if (f.fixed) {
+      f.interval = desc.timing.interval * f.sass;
+      f.done_after = desc.timing.latency + (f.sass - 1u);
+    }
     facts_.push_back(f);
   }
   if (c.icache) {
@@ -537,27 +548,35 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
     phase_.on_issue(rec_.pc, static_cast<uint64_t>(w.cta->cta.linear_id) << 6 | w.w->warp_in_cta, t,
                     backedge_taken(in, rec_.pc, done, done ? -1 : w.w->pc()), in.target);
   }
-  const size_t ui = static_cast<size_t>(in.unit);
-  const OpDesc& desc = *desc_[static_cast<size_t>(rec_.pc)];
-  const OpTiming ot = desc.of(rec_.work);
-  if (desc.account) desc.account(stats_, ot);
-  const bool folded = in.traits.folded;  // no SASS instruction: no slot, no unit, ready at once
-  uint32_t interval = ot.interval;
-  const uint32_t sass = integer_instructions(in);
-  if (in.unit == Unit::LDST) interval *= facts_[rec_.pc].one_ldst ? 1 : memory_instructions_named(in, rec_);
-  else interval *= sass;
-  if (folded) {
-  } else if (in.unit == Unit::TENSOR) {  // the earliest free pipe takes it
-    auto pipe = std::min_element(sub.tensor_pipes.begin(), sub.tensor_pipes.end());
-    *pipe = std::max(*pipe, t) + interval;
-    sub.unit_free[ui] = *std::min_element(sub.tensor_pipes.begin(), sub.tensor_pipes.end());
-  } else {
-    sub.unit_free[ui] = t + interval;
-  }
-  if (folded) stats_[TStat::FoldedInsts] += 1;
-  else stats_.v[static_cast<size_t>(TStat::BusyINT) + std::min<size_t>(ui, 8)] += interval;
-  const uint64_t done = folded ? t : complete_time(in, rec_, ot, w, sm.id, t) + (sass - 1);  // pair: 2nd half
   const IssueFacts& f = facts_[static_cast<size_t>(rec_.pc)];
+  const size_t ui = f.unit;
+  uint64_t done;
+  if (f.fixed) {  // the usual ALU or branch instruction: its unit's figures, known before the launch
+    sub.unit_free[ui] = t + f.interval;
+    stats_.v[static_cast<size_t>(TStat::BusyINT) + std::min<size_t>(ui, 8)] += f.interval;
+    done = t + f.done_after;
+  } else {
+    const OpDesc& desc = *desc_[static_cast<size_t>(rec_.pc)];
+    const OpTiming ot = desc.of(rec_.work);
+    if (desc.account) desc.account(stats_, ot);
+    uint32_t interval = ot.interval;
+    if (in.unit == Unit::LDST) interval *= f.one_ldst ? 1 : memory_instructions_named(in, rec_);
+    else interval *= f.sass;
+    if (f.folded) {  // no SASS instruction: no slot, no unit, ready at once
+      stats_[TStat::FoldedInsts] += 1;
+      done = t;
+    } else {
+      if (in.unit == Unit::TENSOR) {  // the earliest free pipe takes it
+        auto pipe = std::min_element(sub.tensor_pipes.begin(), sub.tensor_pipes.end());
+        *pipe = std::max(*pipe, t) + interval;
+        sub.unit_free[ui] = *std::min_element(sub.tensor_pipes.begin(), sub.tensor_pipes.end());
+      } else {
+        sub.unit_free[ui] = t + interval;
+      }
+      stats_.v[static_cast<size_t>(TStat::BusyINT) + std::min<size_t>(ui, 8)] += interval;
+      done = complete_time(in, rec_, ot, w, sm.id, t) + (f.sass - 1u);  // pair: 2nd half
+    }
+  }
   for (uint32_t i = f.dst_begin, e = i + f.dst_count; i < e; ++i) w.reg_ready[static_cast<size_t>(pc_dsts_[i])] = done;
   if (!w.w->done()) {
     // Host cache only: the register columns the warp's next instruction names (32 lanes, 128 or 256
@@ -578,9 +597,9 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
     w.operands_ready = operands_ready(w);
   }
   w.last_done = std::max(w.last_done, done);
-  w.after_branch = in.traits.branch;
-  w.next_issue = folded ? t : w.after_branch ? t + branch_latency_ : t + sass;
-  if (in.traits.cas_loop) w.next_issue = std::max(w.next_issue, done);  // the warp itself runs the loop
+  w.after_branch = f.branch;
+  w.next_issue = f.folded ? t : f.branch ? t + branch_latency_ : t + f.sass;
+  if (f.cas_loop) w.next_issue = std::max(w.next_issue, done);  // the warp itself runs the loop
   if (w.w->at_barrier && exec_.release_barriers(w.cta->cta)) wake_subcores(sm, sub, t);
   if (!w.w->done()) return false;
   if (--w.cta->live == 0) retire_cta(sm, *w.cta, t);

@@ -144,6 +144,15 @@ class TimingModel {
     bool may_touch_global = false;
     bool global_store = false;  // waits for the SM's store path (l1d.store_sector_cycles)
     bool one_ldst = false;      // ld/st of at most 16 bytes per lane, cp.async: always one SASS memory instruction
+    bool branch = false;        // a branch: the warp's next instruction waits the branch latency
+    bool cas_loop = false;      // a shared atomic the warp runs as a CAS loop
+    // Timing fixed by its class alone, known before the launch (no memory, no tensor pipe, no latency model
+    // or class stats, not folded: the usual ALU and branch instruction): its unit's busy cycles (interval
+    // times the SASS instructions) and when its result is ready after issue.
+    bool fixed = false;
+    uint8_t sass = 1;           // SASS instructions (integer_instructions: a 64-bit add is a pair)
+    uint32_t interval = 0;
+    uint32_t done_after = 0;
     uint32_t line = 0;  // the instruction cache line of its code (icache.*)
     uint32_t slot_begin = 0;  // the functional register slots its operands name: pc_slots_[slot_begin, +slot_count)
     uint16_t slot_count = 0;
