@@ -171,6 +171,13 @@ void TimingModel::resolve_classes() {
     }
     if (in.guard >= 0) add_slot(in.guard);
     f.slot_count = static_cast<uint16_t>(pc_slots_.size() - f.slot_begin);
+    // its scoreboard entries' host lines of reg_ready, each once (issue() prefetches them)
+    f.ready_begin = static_cast<uint32_t>(pc_ready_lines_.size());
+    for (uint32_t i = f.reg_begin; i < f.reg_begin + f.reg_count; ++i)
+      if (const auto line = static_cast<uint32_t>(pc_regs_[i]) / 8;
+          std::find(pc_ready_lines_.begin() + f.ready_begin, pc_ready_lines_.end(), line) == pc_ready_lines_.end())
+        pc_ready_lines_.push_back(line);
+    f.ready_count = static_cast<uint16_t>(pc_ready_lines_.size() - f.ready_begin);
     f.unit = static_cast<uint8_t>(in.unit);
     f.folded = in.traits.folded;
     f.waits_groups = in.traits.async == AsyncKind::WaitGroup || in.traits.async == AsyncKind::WaitAll;
@@ -532,8 +539,8 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   // the misses with the step's work.
   if (const size_t next = static_cast<size_t>(w.w->pc()) + 1; next < facts_.size()) {
     const uint64_t* ready = w.reg_ready.data();
-    for (uint32_t i = facts_[next].reg_begin, e = i + facts_[next].reg_count; i < e; ++i)
-      __builtin_prefetch(ready + pc_regs_[i]);
+    for (uint32_t i = facts_[next].ready_begin, e = i + facts_[next].ready_count; i < e; ++i)
+      __builtin_prefetch(ready + 8 * pc_ready_lines_[i]);
   }
   exec_.step(w.cta->cta, *w.w, rec_, sm.id);
   if (w.cta->cta.woken) {  // an extension's instruction let waiting warps re-execute theirs

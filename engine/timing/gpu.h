@@ -156,12 +156,15 @@ class TimingModel {
     uint32_t line = 0;  // the instruction cache line of its code (icache.*)
     uint32_t slot_begin = 0;  // the functional register slots its operands name: pc_slots_[slot_begin, +slot_count)
     uint16_t slot_count = 0;
+    uint32_t ready_begin = 0;  // its scoreboard entries' lines of reg_ready: pc_ready_lines_[ready_begin, +ready_count)
+    uint16_t ready_count = 0;
   };
   std::vector<IssueFacts> facts_;
   std::vector<int32_t> pc_regs_;
   std::vector<int32_t> pc_dsts_;
   uint32_t scoreboard_entries_ = 0;  // a warp's register ready times (WarpT::reg_ready)
   std::vector<int32_t> pc_slots_;
+  std::vector<uint32_t> pc_ready_lines_;
   struct NamedCount {
     AccessShape shape;
     uint32_t count = 0;
