@@ -40,7 +40,10 @@ void successors(const Kernel& k, int pc, std::vector<int>& out);
 // True for a load that may read global memory (its space global, or generic: resolved per lane).
 bool global_load(const Instr& in);
 
-// True for instructions that set the warp's pc themselves (bra, ret, exit, trap).
-bool is_control(const Instr& in);
+// True for instructions that set the warp's pc themselves (bra, ret, exit, trap). Inline: the executor
+// asks it of every instruction it steps.
+inline bool is_control(const Instr& in) {
+  return in.op == Op::Bra || in.op == Op::Ret || in.op == Op::Exit || in.op == Op::Trap;
+}
 
 }  // namespace stc

@@ -76,8 +76,6 @@ void ex_bar(ExecCtx& c, const Instr& in) {
 
 }  // namespace
 
-bool is_control(const Instr& in) { return in.op == Op::Bra || in.op == Op::Ret || in.op == Op::Exit || in.op == Op::Trap; }
-
 void decode_ctrl(Instr& in, const Kernel& k) {
   check_form(in, k, form_table(kCtrlForms));
   in.unit = Unit::BRANCH;
