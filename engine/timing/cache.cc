@@ -72,53 +72,41 @@ void SectorCache::touch(Set& s, uint32_t i, bool listed) {
   s.newest = i;
 }
 
-SectorCache::Result SectorCache::access(uint64_t addr, bool write, bool allocate) {
+SectorCache::Result SectorCache::access_set(uint64_t addr, uint64_t line_addr, bool write, bool allocate) {
   if (set_state_.empty()) this->allocate();
-  const uint64_t line_addr = line_of(addr);
   const uint32_t bit = sector_bit(addr);
-  Result r;
-  // The line the previous access found or installed is still where it was and the most recent of its set
-  // (an access moves its own line there; nothing else moves or evicts lines): the set's lookup and the
-  // recency update are no-ops for it.
-  uint32_t i = line_addr == recent_line_ ? recent_index_ : kNone;
+  // The line this access finds or installs becomes the most recent of its set and access()'s memo (an
+  // access moves its own line there; nothing else moves or evicts lines): until another line is accessed,
+  // the set's lookup and the recency update are no-ops for it.
+  const uint32_t set = set_of(line_addr);
+  Set& s = set_state_[set];
+  uint32_t i = find(line_addr, set);
   if (i == kNone) {
-    const uint32_t set = set_of(line_addr);
-    Set& s = set_state_[set];
-    i = find(line_addr, set);
-    if (i != kNone) {
-      touch(s, i, true);
-    } else {
-      if (!allocate) return r;
-      const bool fill = s.used < assoc_;  // an empty way left: the next one in way order
-      i = fill ? set * assoc_ + s.used++ : s.oldest;
-      Line& victim = lines_[i];
-      if (!fill) {
-        r.writeback_sectors = static_cast<uint32_t>(__builtin_popcount(victim.dirty));
-        dirty_ -= r.writeback_sectors;
-        r.victim_addr = tags_[i] * line_;
-        index_erase(tags_[i]);
-      }
-      tags_[i] = line_addr;
-      victim.valid = bit;
-      victim.dirty = write ? bit : 0;
-      dirty_ += write;
-      index_insert(line_addr, i);
-      touch(s, i, !fill);
-      recent_line_ = line_addr;
-      recent_index_ = i;
-      return r;
+    Result r;
+    if (!allocate) return r;
+    const bool fill = s.used < assoc_;  // an empty way left: the next one in way order
+    i = fill ? set * assoc_ + s.used++ : s.oldest;
+    Line& victim = lines_[i];
+    if (!fill) {
+      r.writeback_sectors = static_cast<uint32_t>(__builtin_popcount(victim.dirty));
+      dirty_ -= r.writeback_sectors;
+      r.victim_addr = tags_[i] * line_;
+      index_erase(tags_[i]);
     }
+    tags_[i] = line_addr;
+    victim.valid = bit;
+    victim.dirty = write ? bit : 0;
+    dirty_ += write;
+    index_insert(line_addr, i);
+    touch(s, i, !fill);
     recent_line_ = line_addr;
     recent_index_ = i;
+    return r;
   }
-  Line& l = lines_[i];
-  r.hit = (l.valid & bit) != 0;
-  if (!r.hit && allocate) l.valid |= bit;
-  if (write && (r.hit || allocate) && !(l.dirty & bit)) {
-    l.dirty |= bit;
-    ++dirty_;
-  }
-  return r;
+  touch(s, i, true);
+  recent_line_ = line_addr;
+  recent_index_ = i;
+  return access_line(lines_[i], bit, write, allocate);
 }
 
 void SectorCache::invalidate(uint64_t addr) {

@@ -20,8 +20,13 @@ class SectorCache {
   };
 
   // Looks up the sector holding `addr`. On a miss with `allocate`, installs it (evicting the LRU line).
-  // `write` marks the sector dirty (write-back caches).
-  Result access(uint64_t addr, bool write, bool allocate);
+  // `write` marks the sector dirty (write-back caches). The line of the previous access is answered here
+  // (a warp's sectors of one line come one after another), the rest by access_set().
+  Result access(uint64_t addr, bool write, bool allocate) {
+    const uint64_t line_addr = line_of(addr);
+    if (line_addr != recent_line_) return access_set(addr, line_addr, write, allocate);
+    return access_line(lines_[recent_index_], sector_bit(addr), write, allocate);
+  }
   // Drops the sector holding `addr` if present (write-evict policy).
   void invalidate(uint64_t addr);
   // Number of dirty sectors (for the end-of-kernel flush accounting).
@@ -70,6 +75,19 @@ class SectorCache {
   }
   uint32_t sector_bit(uint64_t addr) const {
     return 1u << (sector_shift_ >= 0 ? (addr & (line_ - 1)) >> sector_shift_ : (addr % line_) / sector_);
+  }
+  // access() on a line other than the previous access's: the set's lookup, and the install on a miss.
+  Result access_set(uint64_t addr, uint64_t line_addr, bool write, bool allocate);
+  // access()'s sector update of a line it found.
+  Result access_line(Line& l, uint32_t bit, bool write, bool allocate) {
+    Result r;
+    r.hit = (l.valid & bit) != 0;
+    if (!r.hit && allocate) l.valid |= bit;
+    if (write && (r.hit || allocate) && !(l.dirty & bit)) {
+      l.dirty |= bit;
+      ++dirty_;
+    }
+    return r;
   }
   // Moves line i of set s to the most recent end of its list (appending it if not in the list).
   void touch(Set& s, uint32_t i, bool listed);

@@ -94,16 +94,19 @@ uint32_t MemorySystem::dram_channel(uint64_t addr) const {
   return static_cast<uint32_t>(channels_mask_ ? h & channels_mask_ : h % cfg_.dram_channels);
 }
 
-uint32_t MemorySystem::slice_of(uint64_t sector_addr) const {
+uint32_t MemorySystem::slice_of(uint64_t sector_addr) {
   if (cfg_.l2_slice_map) return cfg_.l2_slice_map->slice(sector_addr);
   // Without a measured map: a mixing hash of the interleave unit. It spreads a long stream evenly but a small
   // contiguous range as balls fall into bins (16 units on about 14 slices, the busiest holding 2-3), where
   // the H100's measured map keeps a 16 KiB range to at most 2 units per slice at most offsets.
   uint64_t unit = interleave_shift_ >= 0 ? sector_addr >> interleave_shift_ : sector_addr / cfg_.l2_interleave;
+  if (unit == last_unit_) return last_slice_;  // a line's sectors come one after another: hashed once
+  last_unit_ = unit;
   unit = (unit ^ (unit >> 30)) * 0xbf58476d1ce4e5b9ULL;
   unit = (unit ^ (unit >> 27)) * 0x94d049bb133111ebULL;
   unit ^= unit >> 31;
-  return static_cast<uint32_t>(slices_mask_ ? unit & slices_mask_ : unit % cfg_.l2_slices);
+  last_slice_ = static_cast<uint32_t>(slices_mask_ ? unit & slices_mask_ : unit % cfg_.l2_slices);
+  return last_slice_;
 }
 
 uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write, double request_extra) {

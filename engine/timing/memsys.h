@@ -73,7 +73,7 @@ class MemorySystem {
   // `request_extra`: slice port cycles a read request for a line costs beyond its sectors' bytes (charged
   // with the request's first sector; l2.slice_request_cycles)
   uint64_t l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write, double request_extra = 0);
-  uint32_t slice_of(uint64_t sector_addr) const;
+  uint32_t slice_of(uint64_t sector_addr);
   uint32_t dram_channel(uint64_t addr) const;
   // Drops the fills done by the current cycle from a map of fills in flight (an SM's or an L2 slice's) once
   // it has doubled since its last prune (`prune_at`: the size that triggers the next one).
@@ -121,6 +121,8 @@ class MemorySystem {
   uint64_t l2_line_of(uint64_t addr) const { return l2_line_shift_ >= 0 ? addr >> l2_line_shift_ : addr / cfg_.l2_line; }
   int l2_line_shift_ = -1;      // log2 of l2.line_bytes (-1: not a power of two)
   int interleave_shift_ = -1;   // log2 of l2.interleave_bytes (-1: not a power of two)
+  uint64_t last_unit_ = ~uint64_t{0};  // slice_of(): the last interleave unit it hashed, and its slice
+  uint32_t last_slice_ = 0;
   // A sector's service cycles at its slice's port (read / write) and on the SM's response path: the
   // quotients the config fixes, computed once.
   double read_service_ = 0, write_service_ = 0, icnt_service_ = 0;
