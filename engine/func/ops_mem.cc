@@ -147,13 +147,11 @@ uint64_t affine_shape(const uint64_t (&addr)[32], uint32_t bytes, Space space, b
   if (g & (g - 1)) return 0;
   const int log_g = __builtin_ctz(static_cast<uint32_t>(g));
   const uint64_t s2 = g < 32 ? addr[g] - a0 : 0;
-  bool affine = true;  // every group: its first lane s2 after the last group's, then steps of s1
-  uint64_t row = a0;
-  for (int r = g; r < 32; r += g) {
-    row += s2;
-    uint64_t v = row;
-    for (int j = 0; j < g; ++j, v += s1) affine &= addr[r + j] == v;
-  }
+  // every later group: each lane s2 after the same lane of the group before (group 0 is the line a0 + j * s1,
+  // so lane r + j of group r / g lies at a0 + j * s1 + (r / g) * s2); one straight loop, vectorized
+  uint64_t diff = 0;
+  for (int l = g; l < 32; ++l) diff |= (addr[l] - addr[l - g]) ^ s2;
+  const bool affine = diff == 0;
   constexpr int64_t kLimit = int64_t{1} << 22;
   const auto fits = [](uint64_t s) { return static_cast<int64_t>(s) >= -kLimit && static_cast<int64_t>(s) < kLimit; };
   if (!affine || !fits(s1) || !fits(s2) || bytes >= 32) return 0;
