@@ -174,7 +174,8 @@ uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess
   for (size_t i = 0; i < scratch_.size(); ++i) {
     const uint64_t sec = scratch_[i];
     // A sector allocated by an earlier miss whose data is still on its way is an MSHR hit: it waits for it.
-    const uint64_t* fill = s.pending.find(sec);
+    SectorMap::Slot* slot = s.pending.probe(sec);  // (a miss below stores its fill there)
+    const uint64_t* fill = slot && slot->key == sec ? &slot->value : nullptr;
     if (fill && *fill > t0) {
       st_[TStat::L1Misses] += 1;
       if (l1_allocate) s.l1.access(sec, false, true);  // keep LRU order
@@ -195,7 +196,7 @@ uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess
       extra = std::max(0.0, c.l2_slice_request_cycles - static_cast<double>(n - i) * sector_cycles);
     }
     const uint64_t ready = l2_path(sm, t0, sec, false, extra);
-    if (l1_allocate) s.pending.set(sec, ready);
+    if (l1_allocate) s.pending.set_at(slot, sec, ready);
     s.outstanding.add(ready);
     done = std::max(done, ready);
   }

@@ -12,13 +12,40 @@ class SectorMap {
  public:
   SectorMap() : slots_(kMinCapacity) {}
 
+  // An empty slot's key: no sector address (those are multiples of the sector size). Slots are 16 bytes,
+  // four to a host cache line (with a separate used flag they were 24 and a probe often read two lines).
+  static constexpr uint64_t kEmpty = ~uint64_t{0};
+  struct Slot {
+    uint64_t key = kEmpty;
+    uint64_t value = 0;
+  };
+
   // The cycle stored for `key` (a sector address: never kEmpty), or nullptr.
   const uint64_t* find(uint64_t key) const {
-    if (size_ == 0) return nullptr;  // (an SM whose loads all bypass L1 never fills its map: no probe)
+    const Slot* s = probe(key);
+    return s && s->key == key ? &s->value : nullptr;
+  }
+  // The slot holding `key`, or the empty one where set() would put it now; nullptr for an empty map (an SM
+  // whose loads all bypass L1 never fills its map: no probe). Valid until the map next changes.
+  Slot* probe(uint64_t key) {
+    return const_cast<Slot*>(static_cast<const SectorMap*>(this)->probe(key));
+  }
+  const Slot* probe(uint64_t key) const {
+    if (size_ == 0) return nullptr;
     for (size_t h = index(key);; h = (h + 1) & mask()) {
       const Slot& s = slots_[h];
-      if (s.key == key) return &s.value;
-      if (s.key == kEmpty) return nullptr;
+      if (s.key == key || s.key == kEmpty) return &s;
+    }
+  }
+  // set(key, value) where `slot` is probe(key)'s answer, the map unchanged since: no second probe.
+  void set_at(Slot* slot, uint64_t key, uint64_t value) {
+    if (slot && slot->key == key) {
+      slot->value = value;
+    } else if (slot && 2 * (size_ + 1) <= slots_.size()) {
+      *slot = {key, value};
+      ++size_;
+    } else {
+      set(key, value);  // an empty map, or one that grows first
     }
   }
   // Stores `value` for `key` (inserting or overwriting).
@@ -43,13 +70,6 @@ class SectorMap {
 
  private:
   static constexpr size_t kMinCapacity = 1024;
-  // An empty slot's key: no sector address (those are multiples of the sector size). Slots are 16 bytes,
-  // four to a host cache line (with a separate used flag they were 24 and a probe often read two lines).
-  static constexpr uint64_t kEmpty = ~uint64_t{0};
-  struct Slot {
-    uint64_t key = kEmpty;
-    uint64_t value = 0;
-  };
   size_t mask() const { return slots_.size() - 1; }
   size_t index(uint64_t key) const { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask(); }
   // Rebuilds the table with `capacity` slots, keeping the entries whose cycle is >= `keep_from`.
