@@ -136,10 +136,9 @@ uint8_t* vector_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size, in
 
 // The shape (AccessShape) of a full warp's records of `bytes` bytes each, in lane order, when their
 // addresses are affine in the lane within groups of G lanes: addr[l] = addr[0] + (l % G) * s1 + (l / G) * s2,
-// G a power of two (a row of lanes, a broadcast, a plain stride). Tag bit 63, write, space, bytes, log2 G,
-// s1 and s2 (23-bit signed each) fix every record relative to the first, so the timing model finds the
-// results it keeps per shape by this key instead of comparing the records. 0: no such pattern (or a stride
-// too wide for the key).
+// G a power of two (a row of lanes, a broadcast, a plain stride): the LaneAffine key, which fixes every
+// record relative to the first, so the timing model finds the results it keeps per shape by this key instead
+// of comparing the records. 0: no such pattern (or a stride too wide for the key).
 uint64_t affine_shape(const uint64_t (&addr)[32], uint32_t bytes, Space space, bool write) {
   const uint64_t a0 = addr[0], s1 = addr[1] - a0;
   int g = 2;  // the first lane off the line a0 + l * s1: the group size
@@ -151,18 +150,15 @@ uint64_t affine_shape(const uint64_t (&addr)[32], uint32_t bytes, Space space, b
   // so lane r + j of group r / g lies at a0 + j * s1 + (r / g) * s2); one straight loop, vectorized
   uint64_t diff = 0;
   for (int l = g; l < 32; ++l) diff |= (addr[l] - addr[l - g]) ^ s2;
-  const bool affine = diff == 0;
-  constexpr int64_t kLimit = int64_t{1} << 22;
-  const auto fits = [](uint64_t s) { return static_cast<int64_t>(s) >= -kLimit && static_cast<int64_t>(s) < kLimit; };
-  if (!affine || !fits(s1) || !fits(s2) || bytes >= 32) return 0;
-  constexpr uint64_t kField = (uint64_t{1} << 23) - 1;
-  return uint64_t{1} << 63 | uint64_t{write} << 62 | uint64_t(space) << 59 | uint64_t{bytes} << 54 |
-         uint64_t(log_g) << 51 | (s2 & kField) << 23 | (s1 & kField);
+  const LaneAffine a{bytes, space, write, log_g, static_cast<int64_t>(s1), static_cast<int64_t>(s2)};
+  if (diff != 0 || !LaneAffine::fits(a.s1) || !LaneAffine::fits(a.s2) || bytes >= 32) return 0;
+  return a.key();
 }
 
 // A full warp's access of n elements of `size` bytes per lane at the address operand `a`, resolved and recorded
-// at once (warp_resolve, record_warp: one record per lane for its n elements, as vector_access makes them,
-// and their shape where affine_shape finds one); false, nothing done: the caller goes lane by lane.
+// at once (one record per lane for its n elements, as vector_access makes them, and their shape where
+// affine_shape finds one: then held as the first address until the timing model needs them, WarpRecord::
+// affine; else written now, record_warp); false, nothing done: the caller goes lane by lane.
 bool warp_vector_access(ExecCtx& c, const Instr& in, const Operand& a, uint32_t size, int n, bool write,
                         uint8_t* (&p)[32]) {
   uint64_t addr[32];
@@ -170,8 +166,16 @@ bool warp_vector_access(ExecCtx& c, const Instr& in, const Operand& a, uint32_t 
   mem_addrs(c, a, addr);
   const uint32_t bytes = size * static_cast<uint32_t>(n);
   if (!warp_resolve(c, space, addr, bytes, bytes, p, write)) return false;
-  record_warp(c, space, addr, bytes, write);
-  if (c.L.record_accesses) c.rec.shape = {affine_shape(addr, bytes, space, write), c.mask};
+  WarpRecord& rec = c.rec;
+  if (rec.space == Space::Generic) rec.space = space;
+  if (!c.L.record_accesses) return true;
+  rec.shape = {affine_shape(addr, bytes, space, write), c.mask};
+  if (rec.shape.key && rec.acc.empty() && rec.ndeferred == 0) {
+    rec.affine = true;
+    rec.affine_first = addr[0];
+  } else {
+    record_warp(c, space, addr, bytes, write);
+  }
   return true;
 }
 

@@ -59,6 +59,29 @@ struct AccessShape {
   bool operator==(const AccessShape& o) const { return key == o.key && lanes == o.lanes; }
 };
 
+// A full warp's access pattern affine in the lane within groups of 2^log_g lanes: lane l's `bytes` bytes lie
+// at a0 + (l % 2^log_g) * s1 + (l / 2^log_g) * s2. key() names it as an AccessShape key (tag bit 63, write,
+// space, bytes, log_g, s2 and s1 as 23-bit signed fields); of() reads such a key back.
+struct LaneAffine {
+  static constexpr int64_t kLimit = int64_t{1} << 22;  // every stride in [-kLimit, kLimit)
+  uint32_t bytes;  // below 32
+  Space space;
+  bool write;
+  int log_g;
+  int64_t s1, s2;
+  static bool fits(int64_t s) { return s >= -kLimit && s < kLimit; }
+  uint64_t key() const {
+    constexpr uint64_t kField = (uint64_t{1} << 23) - 1;
+    return uint64_t{1} << 63 | uint64_t{write} << 62 | uint64_t(space) << 59 | uint64_t{bytes} << 54 |
+           uint64_t(log_g) << 51 | (static_cast<uint64_t>(s2) & kField) << 23 | (static_cast<uint64_t>(s1) & kField);
+  }
+  static LaneAffine of(uint64_t key) {
+    const auto field = [](uint64_t v) { return static_cast<int64_t>(v << 41) >> 41; };  // 23 bits, signed
+    return {static_cast<uint32_t>(key >> 54 & 31), static_cast<Space>(key >> 59 & 7), (key >> 62 & 1) != 0,
+            static_cast<int>(key >> 51 & 7), field(key), field(key >> 23)};
+  }
+};
+
 // What executing one warp instruction did: the timing model's view of it.
 struct WarpRecord {
   const Instr* in = nullptr;
@@ -74,20 +97,46 @@ struct WarpRecord {
   const MemAccess* deferred = nullptr;
   uint32_t ndeferred = 0;
   uint64_t deferred_base = 0;
+  // A full warp's access whose shape is a LaneAffine key (an ld/st's lanes at affine addresses): its 32
+  // records, one per lane in lane order, held as lane 0's address alone (`affine`, with `acc` empty and no
+  // deferred records) until a consumer needs them: the timing model's memos of the shape mostly do not.
+  bool affine = false;
+  uint64_t affine_first = 0;
   void reset(const Instr* i, int32_t p, uint32_t mask) {
     in = i; pc = p; active = mask; space = Space::Generic; acc.clear(); shape = {}; work.size = 0; ndeferred = 0;
+    affine = false;
   }
-  bool no_accesses() const { return acc.empty() && ndeferred == 0; }
+  bool no_accesses() const { return acc.empty() && ndeferred == 0 && !affine; }
   // The first record's address (there is one).
-  uint64_t first_addr() const { return acc.empty() ? deferred[0].addr + deferred_base : acc.front().addr; }
+  uint64_t first_addr() const {
+    return affine ? affine_first : acc.empty() ? deferred[0].addr + deferred_base : acc.front().addr;
+  }
   // Moves the deferred records into `acc`.
   void materialize() {
+    if (affine) expand_affine();
     if (!ndeferred) return;
     const size_t first = acc.size();
     acc.resize(first + ndeferred);  // (uninitialised: a record is trivially copyable, moved in whole)
     std::memcpy(acc.data() + first, deferred, ndeferred * sizeof(MemAccess));
     for (size_t i = first; i < acc.size(); ++i) acc[i].addr += deferred_base;
     ndeferred = 0;
+  }
+
+ private:
+  void expand_affine() {
+    const LaneAffine a = LaneAffine::of(shape.key);
+    const uint32_t g = 1u << a.log_g;
+    acc.resize(32);  // (empty before: see `affine`)
+    for (uint32_t l = 0; l < 32; ++l) {
+      MemAccess& m = acc[l];
+      m.addr = affine_first + static_cast<uint64_t>(l % g) * static_cast<uint64_t>(a.s1) +
+               static_cast<uint64_t>(l / g) * static_cast<uint64_t>(a.s2);
+      m.size = a.bytes;
+      m.lane = static_cast<uint8_t>(l);
+      m.write = a.write;
+      m.space = a.space;
+    }
+    affine = false;
   }
 };
 

@@ -494,9 +494,12 @@ uint64_t TimingModel::complete_time(const Instr& in, WarpRecord& rec, const OpTi
     case MemKind::Load: case MemKind::Store: case MemKind::Atomic: {
       if (rec.no_accesses()) return t + 1;
       const Space s = rec.space;
-      uint64_t known = 0;  // a shared access of a named shape the memo knows: its records stay unread
+      uint64_t known = 0;  // a shared access or global load of a named shape the memo knows: records unread
       if (s == Space::Shared && rec.shape.key && !in.traits.cas_loop &&
           mem_.shared_named(sm, t, rec.first_addr(), rec.shape, known))
+        return known;
+      if (s == Space::Global && in.traits.mem == MemKind::Load && rec.shape.key &&
+          mem_.load_named(sm, t, rec.first_addr(), rec.shape, !(in.flags & F_CG), known))
         return known;
       rec.materialize();
       if (s == Space::Param) return t + int_latency_;

@@ -29,7 +29,6 @@ MemorySystem::MemorySystem(const TimingConfig& cfg, Stats& stats)
     l2_atomic_shared_.resize(1);
   }
   l2_pending_.resize(cfg.l2_slices);
-  l2_prune_at_.assign(cfg.l2_slices, kPruneMin);
   dram_.resize(cfg.dram_channels);
   bank_words_.resize(static_cast<size_t>(cfg.smem_banks) * kBankSlots);
   bank_count_.resize(cfg.smem_banks);
@@ -77,16 +76,6 @@ void MemorySystem::sectors_of(const std::vector<MemAccess>& acc, const AccessSha
     for (uint64_t s : out) rel_sectors_.push_back(s - base);
     sector_memo_.store(acc, base, rel_sectors_);
   }
-}
-
-// A fill done by the current cycle is never waited for again (every later request is ready after it), so
-// dropping it is invisible. Pruning whenever the map doubled keeps it near the size of the fills in flight,
-// and so in the host cache (held to 8192 entries, every SM's map and every L2 slice's grew to 400 KB and
-// nearly every lookup missed the host's caches).
-void MemorySystem::prune_when_doubled(SectorMap& pending, size_t& prune_at) const {
-  if (pending.size() < prune_at) return;
-  pending.prune(now_);
-  prune_at = std::max(kPruneMin, 2 * pending.size());
 }
 
 uint32_t MemorySystem::dram_channel(uint64_t addr) const {
@@ -144,12 +133,11 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
     if (c.l2_slice_fill_bytes_per_cycle > 0)
       filled_at = l2_port_[slice].reserve(filled_at, c.l2_dram_fetch / c.l2_slice_fill_bytes_per_cycle, now_);
     ready = filled_at + c.l2_access + c.icnt_latency + c.l1_latency;
-    prune_when_doubled(pending, l2_prune_at_[slice]);
     const uint64_t filled = static_cast<uint64_t>(std::ceil(ready));
-    pending.set(sector_addr, filled);
+    pending.set(sector_addr, filled, now_);
     const uint64_t block = sector_addr / c.l2_dram_fetch * c.l2_dram_fetch;
     for (uint64_t s = block; s < block + c.l2_dram_fetch; s += c.l2_sector)
-      if (s != sector_addr && !l2_[slice].access(s, false, true).hit) pending.set(s, filled);
+      if (s != sector_addr && !l2_[slice].access(s, false, true).hit) pending.set(s, filled, now_);
   }
   if (write) return static_cast<uint64_t>(std::ceil(start));
   const double back = sms_[sm].icnt.reserve(ready, icnt_service_, now_);
@@ -158,9 +146,24 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
 
 uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, bool l1_allocate,
                            const AccessShape& shape) {
+  sectors_of(acc, shape, scratch_);
+  return load_sectors(sm, t, l1_allocate);
+}
+
+bool MemorySystem::load_named(uint32_t sm, uint64_t t, uint64_t first_addr, const AccessShape& shape,
+                              bool l1_allocate, uint64_t& done) {
+  const std::vector<uint64_t>* rel = sector_memo_.find(shape, first_addr);
+  if (!rel) return false;
+  const uint64_t base = first_addr & ~(uint64_t{cfg_.l1_sector} - 1);
+  scratch_.clear();
+  for (uint64_t r : *rel) scratch_.push_back(base + r);
+  done = load_sectors(sm, t, l1_allocate);
+  return true;
+}
+
+uint64_t MemorySystem::load_sectors(uint32_t sm, uint64_t t, bool l1_allocate) {
   const TimingConfig& c = cfg_;
   Sm& s = sms_[sm];
-  sectors_of(acc, shape, scratch_);
   st_[TStat::GlobalLoadSectors] += static_cast<double>(scratch_.size());
   const double per_wave = static_cast<double>(c.smem_banks * c.smem_bank_bytes) / c.l1_sector;  // sectors/cycle
   const double waves = std::ceil(static_cast<double>(scratch_.size()) / per_wave);
@@ -196,11 +199,10 @@ uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess
       extra = std::max(0.0, c.l2_slice_request_cycles - static_cast<double>(n - i) * sector_cycles);
     }
     const uint64_t ready = l2_path(sm, t0, sec, false, extra);
-    if (l1_allocate) s.pending.set_at(slot, sec, ready);
+    if (l1_allocate) s.pending.set_at(slot, sec, ready, now_);
     s.outstanding.add(ready);
     done = std::max(done, ready);
   }
-  prune_when_doubled(s.pending, s.prune_at);
   return done;
 }
 

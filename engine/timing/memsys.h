@@ -28,6 +28,10 @@ class MemorySystem {
   // (WarpRecord::shape; here and below).
   uint64_t load(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, bool l1_allocate,
                 const AccessShape& shape = {});
+  // load() for a named shape from its first access's address alone, where the memo holds the shape's
+  // sectors: true and `done` set; false, nothing done, on a miss (the caller then gives load() the records).
+  bool load_named(uint32_t sm, uint64_t t, uint64_t first_addr, const AccessShape& shape, bool l1_allocate,
+                  uint64_t& done);
   // Cycle at which a global/local store issued at `t` has reached L2. Its sectors leave the SM through its
   // store path one after another: l1d.store_sector_cycles per sector, times the 16-byte halves of the sector
   // it writes only in part (at least one).
@@ -63,11 +67,14 @@ class MemorySystem {
     SectorCache l1;
     Calendar l1_port;    // L1/shared data port (wavefronts)
     Calendar icnt;       // response path L2 -> SM
-    SectorMap pending;                               // sector -> data-ready cycle of an outstanding miss
+    // sector -> data-ready cycle of an outstanding miss. A fill done by the current cycle is never waited for
+    // again (every later request is ready after it): inserts pass now_ as the cycle up to which entries are dead.
+    SectorMap pending;
     Completions outstanding;                         // completion cycles of its misses (MSHRs)
     double store_free = 0;                           // the store path is busy until then
-    size_t prune_at = kPruneMin;                   // pending's size that triggers its next prune
   };
+  // load() once its sectors are in scratch_ (address order).
+  uint64_t load_sectors(uint32_t sm, uint64_t t, bool l1_allocate);
   // Store-path cycles of a store's sectors (l1d.store_sector_cycles each, per partly written 16-byte half).
   double store_path_cycles(const std::vector<MemAccess>& acc);
   // `request_extra`: slice port cycles a read request for a line costs beyond its sectors' bytes (charged
@@ -75,10 +82,6 @@ class MemorySystem {
   uint64_t l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write, double request_extra = 0);
   uint32_t slice_of(uint64_t sector_addr);
   uint32_t dram_channel(uint64_t addr) const;
-  // Drops the fills done by the current cycle from a map of fills in flight (an SM's or an L2 slice's) once
-  // it has doubled since its last prune (`prune_at`: the size that triggers the next one).
-  void prune_when_doubled(SectorMap& pending, size_t& prune_at) const;
-  static constexpr size_t kPruneMin = 256;  // no prune below this many entries
   // The bank conflicts of a shared-memory access with up to kBankSlots distinct words per bank, by a scan of
   // each bank's words (no hashing): the distinct words and the wavefronts. False when a bank needs more.
   bool shared_banks_fast(const std::vector<MemAccess>& acc, uint32_t& distinct, uint32_t& waves);
@@ -92,7 +95,6 @@ class MemorySystem {
   std::vector<Sm> sms_;
   std::vector<SectorCache> l2_;
   std::vector<SectorMap> l2_pending_;  // per slice: sector -> DRAM fill done
-  std::vector<size_t> l2_prune_at_;    // per slice: l2_pending_'s size that triggers its next prune
   std::vector<Calendar> l2_port_;
   std::vector<Calendar> l2_atomic_;   // per slice: the atomic unit's update rounds
   // the GPU-wide limit on update rounds (l2.atomic_rounds_per_cycle): one calendar for all slices, or, with

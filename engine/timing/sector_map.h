@@ -1,6 +1,7 @@
 // Sector address -> cycle map of the outstanding fills (L1 MSHR merging, L2 fills in flight): open
 // addressing with linear probing in one flat array, so a lookup is a hash and a short scan instead of a
-// node-based bucket walk. Entries whose cycle has passed are dropped in bulk (`prune`).
+// node-based bucket walk. Entries whose cycle has passed are dropped in bulk when the table fills (an insert
+// names the cycle up to which entries are dead), and it grows only if they were not most of it.
 #pragma once
 
 #include <cstdint>
@@ -37,20 +38,24 @@ class SectorMap {
       if (s.key == key || s.key == kEmpty) return &s;
     }
   }
-  // set(key, value) where `slot` is probe(key)'s answer, the map unchanged since: no second probe.
-  void set_at(Slot* slot, uint64_t key, uint64_t value) {
+  // set(key, value, dead) where `slot` is probe(key)'s answer, the map unchanged since: no second probe.
+  void set_at(Slot* slot, uint64_t key, uint64_t value, uint64_t dead) {
     if (slot && slot->key == key) {
       slot->value = value;
     } else if (slot && 2 * (size_ + 1) <= slots_.size()) {
       *slot = {key, value};
       ++size_;
     } else {
-      set(key, value);  // an empty map, or one that grows first
+      set(key, value, dead);  // an empty map, or a full one
     }
   }
-  // Stores `value` for `key` (inserting or overwriting).
-  void set(uint64_t key, uint64_t value) {
-    if (2 * (size_ + 1) > slots_.size()) rehash(2 * slots_.size(), 0);
+  // Stores `value` for `key` (inserting or overwriting). Entries whose cycle is <= `dead` may be dropped: a
+  // table half full is rebuilt without them, at twice the size if it is still over a quarter full.
+  void set(uint64_t key, uint64_t value, uint64_t dead) {
+    if (2 * (size_ + 1) > slots_.size()) {
+      rehash(slots_.size(), dead + 1);
+      if (4 * (size_ + 1) > slots_.size()) rehash(2 * slots_.size(), 0);
+    }
     for (size_t h = index(key);; h = (h + 1) & mask()) {
       Slot& s = slots_[h];
       if (s.key == kEmpty) {
@@ -65,8 +70,6 @@ class SectorMap {
     }
   }
   size_t size() const { return size_; }
-  // Drops every entry whose cycle is <= `t`.
-  void prune(uint64_t t) { rehash(slots_.size(), t + 1); }
 
  private:
   static constexpr size_t kMinCapacity = 1024;
@@ -78,7 +81,14 @@ class SectorMap {
     old.swap(slots_);
     size_ = 0;
     for (const Slot& s : old)
-      if (s.key != kEmpty && s.value >= keep_from) set(s.key, s.value);
+      if (s.key != kEmpty && s.value >= keep_from) place(s.key, s.value);
+  }
+  // Puts an entry whose key the table lacks into the first empty slot of its probe (the table has room).
+  void place(uint64_t key, uint64_t value) {
+    size_t h = index(key);
+    while (slots_[h].key != kEmpty) h = (h + 1) & mask();
+    slots_[h] = {key, value};
+    ++size_;
   }
 
   std::vector<Slot> slots_;
