@@ -817,7 +817,7 @@ void TimingModel::schedule(SubCore& sub, SmT& sm, uint64_t t) {
           if (sub.last == w) sub.last = nullptr;
           return true;
         }
-        if (!folded) return false;
+        if (!folded) return issued == cfg_.issue_width;  // (a full pass visits no one else)
         continue;  // a folded constant takes no slot: the warp's next instruction may issue in this cycle
       }
       sleep.add(ck);
@@ -913,8 +913,10 @@ void TimingModel::run() {
     bool any_dead = false;
     for (SmT* smp : live) {
       SmT& sm = *smp;
-      const bool can_dispatch = next_cta_ < total_ctas_ && sm.ctas.size() < max_ctas_per_sm_;
-      if (sm.wake > t && !can_dispatch) { next = std::min(next, sm.wake); continue; }  // every sub-core asleep
+      if (sm.wake > t && !(next_cta_ < total_ctas_ && sm.ctas.size() < max_ctas_per_sm_)) {
+        next = std::min(next, sm.wake);  // every sub-core asleep, and no CTA to dispatch
+        continue;
+      }
       for (auto& sub : sm.subs) {
         if (sub.wake > t) continue;
         account(sub, t);
