@@ -95,7 +95,11 @@ void Executor::step(CtaState& cta, WarpState& w, WarpRecord& rec, uint32_t smid)
   stats_.thread_insts += static_cast<uint64_t>(__builtin_popcount(simt_mask));
   ++stats_.by_unit[static_cast<size_t>(in.unit)];
   ++stats_.by_op[static_cast<size_t>(in.op)];
-  if (!is_control(in)) w.stack.back().pc = pc + 1;
+  if (!is_control(in)) {
+    SimtEntry& next = w.stack.back();
+    next.pc = pc + 1;
+    if (next.pc != next.rpc && next.mask != 0) return;  // the usual instruction: nothing to pop
+  }
   auto& st = w.stack;
   while (!st.empty() && (st.back().mask == 0 || st.back().pc == st.back().rpc)) st.pop_back();
 }

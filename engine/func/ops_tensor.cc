@@ -430,7 +430,7 @@ void ex_wmma_ldst(ExecCtx& c, const Instr& in) {
   const bool col = in.layout_a == 1;
   static const FragTable ta = make_table(8, wmma_a), tb = make_table(8, wmma_b), tc = make_table(8, wmma_c);
   const FragTable& ft = in.sub == W_LOAD_A ? ta : in.sub == W_LOAD_B ? tb : tc;
-  const bool distinct = !store && distinct_regs(frag.vec, static_cast<size_t>(half ? nelem / 2 : nelem));
+  const bool distinct = in.distinct_vec;
   const auto stride_of = [&](int lane) -> uint64_t {
     return in.ops.size() > 2 ? static_cast<uint32_t>(src_bits(c, in.ops[2], lane)) : 16;
   };
@@ -634,6 +634,8 @@ void decode_wmma(Instr& in) {
   in.traits.sched = kind == W_STORE_D ? SchedKind::Ordered : SchedKind::Load;
   in.traits.writes_dst = kind != W_STORE_D;
   in.traits.fragment_load = ab;  // from shared memory: one ldmatrix-like SASS instruction
+  // (register compaction gives the registers one instruction names distinct slots, and equal ones one slot)
+  in.distinct_vec = kind != W_STORE_D && distinct_regs(in.ops[0].vec, ab ? 8 : is_half(in.type) ? 4 : 8);
   in.fn = &ex_wmma_ldst;
 }
 

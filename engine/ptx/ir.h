@@ -185,6 +185,7 @@ struct Instr {
   int32_t target = -1;          // branch target pc
   int32_t reconv = -1;          // reconvergence pc of a divergent branch
   bool unrolled = false;        // in a loop body func/unroll.cc unrolled (its loads are register-limited)
+  bool distinct_vec = false;    // wmma.load: its fragment registers are distinct (decode; renaming keeps it)
   std::vector<int32_t> dsts;    // registers written (for the scoreboard)
   std::vector<int32_t> srcs;    // registers read
 };
