@@ -94,7 +94,6 @@ void Executor::step(CtaState& cta, WarpState& w, WarpRecord& rec, uint32_t smid)
   ++stats_.warp_insts;
   stats_.thread_insts += static_cast<uint64_t>(__builtin_popcount(simt_mask));
   ++stats_.by_unit[static_cast<size_t>(in.unit)];
-  ++stats_.by_op[static_cast<size_t>(in.op)];
   if (!is_control(in)) {
     SimtEntry& next = w.stack.back();
     next.pc = pc + 1;

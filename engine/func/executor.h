@@ -18,7 +18,6 @@ struct FuncStats {
   uint64_t warp_insts = 0;
   uint64_t thread_insts = 0;
   std::array<uint64_t, static_cast<size_t>(Unit::NONE) + 1> by_unit{};
-  std::array<uint64_t, static_cast<size_t>(Op::Count)> by_op{};
   // Writes the counts into the launch's stats (gpu_sim_insn, warp_insts, warp_insts_<unit>).
   void export_to(Stats& out) const;
 };

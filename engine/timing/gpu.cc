@@ -604,7 +604,7 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
         __builtin_prefetch(col + 16);
       }
     }
-    w.operands_ready = operands_ready(w);
+    w.operands_ready = operands_ready(w, nf);
   }
   w.last_done = std::max(w.last_done, done);
   w.after_branch = f.branch;
@@ -617,8 +617,7 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   return true;
 }
 
-uint64_t TimingModel::operands_ready(const WarpT& w) const {
-  const IssueFacts& f = facts_[static_cast<size_t>(w.w->pc())];
+uint64_t TimingModel::operands_ready(const WarpT& w, const IssueFacts& f) const {
   const uint64_t* ready = w.reg_ready.data();
   uint64_t when = 0;
   for (const int32_t* r = pc_regs_.data() + f.reg_begin, *end = r + f.reg_count; r != end; ++r)
@@ -774,7 +773,7 @@ void TimingModel::fast_forward(LoopSpan loop, uint64_t t) {
     for (auto& slot : sm->ctas) {
       for (auto& w : slot->warps) {
         w.hint = 0;
-        if (!w.w->done()) w.operands_ready = operands_ready(w);
+        if (!w.w->done()) w.operands_ready = operands_ready(w, facts_[static_cast<size_t>(w.w->pc())]);
       }
       exec_.release_barriers(slot->cta);
       slot->cta.woken = false;

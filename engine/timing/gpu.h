@@ -67,7 +67,8 @@ class TimingModel {
   // changes its registers' ready times or its pc, so issue() computes this once for the next instruction
   // (fast_forward() too, having moved the pcs) and check() reads the one value: a warp is checked about
   // twice per instruction it issues, at up to a dozen scoreboard entries each, all cold in the host cache.
-  uint64_t operands_ready(const WarpT& w) const;
+  // `f`: the facts of the warp's next instruction.
+  uint64_t operands_ready(const WarpT& w, const IssueFacts& f) const;
   void schedule(SubCore& sub, SmT& sm, uint64_t t);
   // What a sub-core's failed pass concludes: the earliest cycle a visited warp could issue, and the stall
   // reason of the first warp (in visiting order) that gave it.
