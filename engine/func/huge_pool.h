@@ -44,6 +44,8 @@ struct HugePageAllocator {
 template <class T>
 using RegisterAllocator = HugePageAllocator<T, true>;
 template <class T>
+using SharedMemoryAllocator = HugePageAllocator<T, true>;  // a CTA's shared memory, as long-lived as its registers
+template <class T>
 using DeviceAllocator = HugePageAllocator<T, false>;
 
 }  // namespace stc

@@ -243,7 +243,10 @@ struct ExtCtaState {
 struct CtaState {
   uint32_t ctaid[3] = {0, 0, 0};
   uint32_t linear_id = 0;
-  std::vector<uint8_t> shared;
+  // Its shared memory, on the register files' huge pages (huge_pool.h): every wmma.load and ld/st.shared of a
+  // GEMM reads it, across all resident CTAs, in no order a host TLB follows.
+  using SharedBytes = std::vector<uint8_t, SharedMemoryAllocator<uint8_t>>;
+  SharedBytes shared;
   std::vector<WarpState> warps;
   std::vector<std::unique_ptr<ExtCtaState>> ext;  // by extension slot
   bool woken = false;              // wake_waiters ran: the timing model wakes the CTA's sub-cores

@@ -89,7 +89,7 @@ class CtaFastForward {
   bool ended_ = false;
   bool undoable_;
   bool saved_ = false;  // the state before the last round is saved
-  std::vector<uint8_t> saved_shared_;
+  CtaState::SharedBytes saved_shared_;
   std::vector<WarpState> saved_warps_;
   std::vector<Mark> saved_marks_;
 };
