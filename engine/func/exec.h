@@ -276,8 +276,8 @@ inline uint8_t* mem_access(ExecCtx& c, Space space, uint64_t addr, uint32_t size
 // nothing changed: the caller goes lane by lane (mem_access reports any fault exactly). Records nothing.
 // (noclone: GCC's profile-guided build gave its lanes = 32 clone no counts and left that clone's lane loops
 // unvectorized, at three times the host instructions of this function's own body.)
-[[gnu::noclone]] bool warp_resolve(ExecCtx& c, Space& space, uint64_t (&addr)[32], uint32_t size, uint32_t align, uint8_t* (&p)[32],
-                  bool write, int lanes = 32);
+[[gnu::noclone]] bool warp_resolve(ExecCtx& c, Space& space, uint64_t (&addr)[32], uint32_t size, uint32_t align,
+                                   uint8_t* (&p)[32], bool write, int lanes = 32);
 
 // The records of a resolved warp access (warp_resolve), in lane order: what mem_access records lane by lane.
 inline void record_warp(ExecCtx& c, Space space, const uint64_t (&addr)[32], uint32_t size, bool write,

@@ -154,7 +154,7 @@ bool MemorySystem::load_named(uint32_t sm, uint64_t t, uint64_t first_addr, cons
                               bool l1_allocate, uint64_t& done) {
   const std::vector<uint64_t>* rel = sector_memo_.find(shape, first_addr);
   if (!rel) return false;
-  const uint64_t base = first_addr & ~(uint64_t{cfg_.l1_sector} - 1);
+  const uint64_t base = sector_memo_.base(first_addr);
   scratch_.clear();
   for (uint64_t r : *rel) scratch_.push_back(base + r);
   done = load_sectors(sm, t, l1_allocate);

@@ -22,7 +22,9 @@ class ShapeMemo {
   explicit ShapeMemo(uint64_t align) : align_(align), slots_(kSlots) {}
 
   // The base of `acc` (its first address rounded down to the alignment).
-  uint64_t base(const std::vector<MemAccess>& acc) const { return acc.front().addr & ~(align_ - 1); }
+  uint64_t base(const std::vector<MemAccess>& acc) const { return base(acc.front().addr); }
+  // The base of a pattern whose first access is at `first_addr`.
+  uint64_t base(uint64_t first_addr) const { return first_addr & ~(align_ - 1); }
 
   // The stored value for the shape of `acc` (non-empty) at `base`, or nullptr; a miss leaves the slot
   // ready for store(). With a non-zero `named` shape (WarpRecord::shape) the lookup is by that name and the
@@ -64,7 +66,7 @@ class ShapeMemo {
   // The stored value for the named shape `named` (a non-zero key) whose first access is at `first_addr`:
   // find() without the records; a miss likewise leaves the slot ready for store().
   const Value* find(const AccessShape& named, uint64_t first_addr) {
-    return find_named(named, first_addr - (first_addr & ~(align_ - 1)));
+    return find_named(named, first_addr - base(first_addr));
   }
   // Stores `value` for the shape of `acc` at `base`, in the slot the last find() missed.
   void store(const std::vector<MemAccess>& acc, uint64_t base, const Value& value) {
