@@ -591,17 +591,19 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   if (!w.w->done()) {
     // Host cache only: the register columns the warp's next instruction names (32 lanes, 128 or 256
     // bytes each), cold by the time it issues again after other warps' work; asking now overlaps the misses
-    // (with the scoreboard reads below too).
+    // (with the scoreboard reads below too). Into the host's L2, not L1 (locality 2: prefetcht1): the warp
+    // issues again only after other warps' work, by which time L1 would have dropped them, and filling L1
+    // with them now evicts what the next issues read.
     const IssueFacts& nf = facts_[static_cast<size_t>(w.w->pc())];
     for (uint32_t i = nf.slot_begin, e = i + nf.slot_count; i < e; ++i) {
       const int32_t r = pc_slots_[i];
       if (r & kWideSlot) {
         const uint64_t* col = w.w->col64(r);
-        for (int line = 0; line < 4; ++line) __builtin_prefetch(col + 8 * line);
+        for (int line = 0; line < 4; ++line) __builtin_prefetch(col + 8 * line, 0, 2);
       } else {
         const uint32_t* col = w.w->col32(r);
-        __builtin_prefetch(col);
-        __builtin_prefetch(col + 16);
+        __builtin_prefetch(col, 0, 2);
+        __builtin_prefetch(col + 16, 0, 2);
       }
     }
     w.operands_ready = operands_ready(w, nf);
