@@ -50,12 +50,18 @@ class Pool {
       list.pop_back();
       return p;
     }
-    if (regions_.empty() || used_ + n > regions_.back().size) {  // a new region, of at least n bytes
+    // From the current region; else the next kept region with room (a launch after the first reuses the
+    // regions of those before); else a new region of at least n bytes.
+    while (cur_ < regions_.size() && used_ + n > regions_[cur_].size) {
+      ++cur_;
+      used_ = 0;
+    }
+    if (cur_ == regions_.size()) {
       const size_t size = std::max(kRegion, huge_pages(n));
       regions_.push_back({map_huge(size), size});
       used_ = 0;
     }
-    void* p = regions_.back().base + used_;
+    void* p = regions_[cur_].base + used_;
     used_ += n;
     return p;
   }
@@ -73,18 +79,20 @@ class Pool {
   };
   static size_t round(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
-  // Every block is free (a launch ended): the regions go back to the OS, so that a run of many launches
-  // holds no more host memory than its largest launch needs (the next launch maps and touches anew).
+  // Every block is free (a launch ended): the regions are kept, mapped and backed, for the next launch,
+  // which takes its blocks from them in order. A run of many launches holds about what its largest launch
+  // needed (the peak it reached when they were unmapped here) and the next launch skips the page faults and the OS's zeroing of
+  // tens of MiB of pages (its register files are zeroed anyway: the vectors value-initialise them).
   void reset() {
     free_.clear();
-    for (const Region& r : regions_) unmap_huge(r.base, r.size);
-    regions_.clear();
+    cur_ = 0;
     used_ = 0;
   }
 
   std::mutex mu_;
   std::vector<Region> regions_;
-  size_t used_ = 0;  // bytes handed out from the last region
+  size_t cur_ = 0;   // the region blocks come from
+  size_t used_ = 0;  // bytes handed out from it
   size_t live_ = 0;
   std::unordered_map<size_t, std::vector<void*>> free_;
 };

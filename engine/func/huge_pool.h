@@ -9,7 +9,8 @@
 namespace stc {
 
 // Register files: blocks of at least `bytes`, 64-byte aligned, from shared regions (64 MiB, advised), reused
-// by size; once every block is free (register files live as long as their launch) the regions are unmapped.
+// by size; once every block is free (register files live as long as their launch) the regions are kept for
+// the next launch, already backed (no page faults), so the pool holds about its largest launch's need.
 // Where the OS has no madvise (MADV_HUGEPAGE), plain operator new.
 void* huge_pool_alloc(size_t bytes);
 void huge_pool_free(void* p, size_t bytes);
