@@ -20,6 +20,7 @@ namespace {
 constexpr size_t kHuge = size_t{2} << 20;      // the huge page
 constexpr size_t kRegion = size_t{64} << 20;   // a pool region (pages are only backed once touched)
 constexpr size_t kLarge = size_t{1} << 20;     // huge_block_alloc: a mapping of its own from this size
+constexpr size_t kKeep = size_t{256} << 20;    // the pool's regions kept from one launch to the next
 
 size_t huge_pages(size_t bytes) { return (bytes + kHuge - 1) / kHuge * kHuge; }
 
@@ -80,11 +81,19 @@ class Pool {
   static size_t round(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
   // Every block is free (a launch ended): the regions are kept, mapped and backed, for the next launch,
-  // which takes its blocks from them in order. A run of many launches holds about what its largest launch
-  // needed (the peak it reached when they were unmapped here) and the next launch skips the page faults and the OS's zeroing of
-  // tens of MiB of pages (its register files are zeroed anyway: the vectors value-initialise them).
+  // which takes its blocks from them in order, up to kKeep bytes of them (the rest go back to the OS). A run
+  // of many launches holds about what its largest launch needed (the peak it reached when every region was
+  // unmapped here), and the next launch skips the page faults and the OS's zeroing of tens of MiB of pages
+  // (its register files are zeroed anyway: the vectors value-initialise them).
   void reset() {
     free_.clear();
+    size_t kept = 0;
+    for (const Region& r : regions_) kept += r.size;
+    while (kept > kKeep) {
+      unmap_huge(regions_.back().base, regions_.back().size);
+      kept -= regions_.back().size;
+      regions_.pop_back();
+    }
     cur_ = 0;
     used_ = 0;
   }

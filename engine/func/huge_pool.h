@@ -1,7 +1,8 @@
 // Host memory for the warps' register files and the simulated device memory, on 2 MiB pages where the OS
-// gives them (madvise MADV_HUGEPAGE). Host-side only. The registers of every resident warp of a launch are tens of MiB (a 1024^3 WMMA GEMM on the
-// V100 config: 46 MiB), read in the scheduler's order, which no host cache follows; with 4 KiB pages nearly
-// every operand read also misses the TLB (measured: the WMMA GEMM's launch ~10 % faster with huge pages).
+// gives them (madvise MADV_HUGEPAGE). Host-side only. The registers of every resident warp of a launch are
+// tens of MiB (a 1024^3 WMMA GEMM on the V100 config: 22 MiB of registers, 3.5 MiB of shared memory), read
+// in the scheduler's order, which no host cache follows; with 4 KiB pages nearly every operand read also
+// misses the TLB (measured: the WMMA GEMM's launch ~10 % faster with huge pages).
 #pragma once
 
 #include <cstddef>
@@ -9,8 +10,8 @@
 namespace stc {
 
 // Register files: blocks of at least `bytes`, 64-byte aligned, from shared regions (64 MiB, advised), reused
-// by size; once every block is free (register files live as long as their launch) the regions are kept for
-// the next launch, already backed (no page faults), so the pool holds about its largest launch's need.
+// by size; once every block is free (register files live as long as their launch) up to 256 MiB of the
+// regions are kept for the next launch, already backed (no page faults), the rest unmapped.
 // Where the OS has no madvise (MADV_HUGEPAGE), plain operator new.
 void* huge_pool_alloc(size_t bytes);
 void huge_pool_free(void* p, size_t bytes);
