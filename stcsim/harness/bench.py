@@ -19,6 +19,7 @@ import resource
 import tempfile
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -48,6 +49,12 @@ CLASS_CASES: tuple[tuple[str, tuple[int, int, int], str | None], ...] = (
     ("gemm_simt_f32_f32_tile64x64x8_warp32x16_thread4x4", (512, 512, 512), "v100"),
 )
 PERF_REPORT_LINES = 30
+PERF_HZ = 2000  # --profile's samples per second
+# --profile's child: this command with the engine module named by its first argument
+PROFILE_CHILD = ("import sys; from pathlib import Path; "
+                 "from stcsim.harness.pgo_train import load_engine_module; "
+                 "load_engine_module(Path(sys.argv[1])); "
+                 "from stcsim.harness.bench import main; sys.exit(main(sys.argv[2:]))")
 NETWORK_CASE = ("resnet50", "dense", "v100")
 NETWORK_TARGET_SECONDS = 60.0
 
@@ -174,8 +181,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="only this case: KERNEL:MxNxK:CONFIG (CONFIG none: functional)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per case; the fastest is reported")
     ap.add_argument("--profile", default=None, metavar="PERF_DATA",
-                    help="run the selected cases under `perf record -g` into this file and print the top of "
-                         "`perf report` (needs perf and an engine built with symbols)")
+                    help="run the selected cases under `perf record` into this file and print where the "
+                         "launches' host time went, by function (needs perf and an engine with symbols)")
     ap.add_argument("--sampling", action="store_true",
                     help="only the sampling error: sampled vs full cycles per ResNet-50 batch-1 layer")
     ap.add_argument("--layers", type=int, default=None, help="--sampling: only the N cheapest layer shapes")
@@ -221,22 +228,37 @@ def parse_case(text: str) -> tuple[str, tuple[int, int, int], str | None]:
     return kernel, (m, n, k), None if config == "none" else config
 
 
+def _symbol_engine() -> Path | None:
+    """The engine module of the build tree (`pip install -e` builds it there, then installs a stripped
+    copy): the newest `build/cp*/_engine*.so` of this checkout, or None."""
+    root = Path(__file__).resolve().parents[2]
+    found = sorted(root.glob("build/cp*/_engine*.so"), key=lambda p: p.stat().st_mtime)
+    return found[-1] if found else None
+
+
 def _profile(argv: list[str], data: str) -> int:
-    """Re-runs this command without --profile under `perf record -g`, then prints `perf report`'s top."""
+    """Re-runs this command without --profile under `perf record` (a timer event, DWARF call chains), then
+    prints where the timed launches' host time went, by function (`perf_profile.launch_profile`). The
+    child runs the build tree's engine module where there is one (the installed copy has no symbols)."""
     import shutil
     import subprocess
     import sys
+
+    from stcsim.harness.perf_profile import launch_profile
 
     if shutil.which("perf") is None:
         raise SystemExit("--profile needs perf (linux-tools); see docs/performance.md for the recipe")
     args = [x for i, x in enumerate(argv) if x != "--profile" and (i == 0 or argv[i - 1] != "--profile")]
     args = [x for x in args if not x.startswith("--profile=")]
     cmd = [sys.executable, "-m", "stcsim.harness.bench", *args]
-    subprocess.run(["perf", "record", "-g", "-o", data, *cmd], check=True)
-    report_cmd = ["perf", "report", "-i", data, "--no-children", "--stdio", "--percent-limit", "1"]
-    report = subprocess.run(report_cmd, check=True, capture_output=True, text=True).stdout
-    print("\n".join([ln for ln in report.splitlines() if "%" in ln and not ln.lstrip().startswith("-")]
-                    [:PERF_REPORT_LINES]))
+    engine = _symbol_engine()
+    if engine is not None:
+        print(f"profiling the engine module {engine}", flush=True)
+        cmd = [sys.executable, "-c", PROFILE_CHILD, str(engine), *args]
+    record = ["perf", "record", "-e", "cpu-clock", "-F", str(PERF_HZ), "--call-graph", "dwarf,8192"]
+    subprocess.run([*record, "-o", data, *cmd], check=True)
+    script = subprocess.run(["perf", "script", "-i", data], check=True, capture_output=True, text=True).stdout
+    print(launch_profile(script).table(PERF_REPORT_LINES))
     return 0
 
 
