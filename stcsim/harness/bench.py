@@ -230,9 +230,12 @@ def parse_case(text: str) -> tuple[str, tuple[int, int, int], str | None]:
 
 def _symbol_engine() -> Path | None:
     """The engine module of the build tree (`pip install -e` builds it there, then installs a stripped
-    copy): the newest `build/cp*/_engine*.so` of this checkout, or None."""
+    copy): the newest `build/cpXY-*/_engine*.so` of this checkout for this Python, or None."""
+    import sys
+
     root = Path(__file__).resolve().parents[2]
-    found = sorted(root.glob("build/cp*/_engine*.so"), key=lambda p: p.stat().st_mtime)
+    tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    found = sorted(root.glob(f"build/{tag}-*/_engine*.so"), key=lambda p: p.stat().st_mtime)
     return found[-1] if found else None
 
 

@@ -49,11 +49,11 @@ def _frame(line: str) -> tuple[str, bool]:
 
 
 def launch_profile(script: str, root: str = LAUNCH_ROOT) -> LaunchProfile:
-    """Reads `perf script` output (samples separated by blank lines, each a header line and its call chain,
-    innermost frame first) and counts the samples whose chain contains `root`."""
+    """Reads `perf script` output (samples separated by blank lines, each a header line and its call chain
+    of indented lines, innermost frame first) and counts the samples whose chain contains `root`."""
     prof = LaunchProfile()
     for block in script.split("\n\n"):
-        chain = [ln for ln in block.splitlines()[1:] if ln.strip()]
+        chain = [ln for ln in block.splitlines() if ln[:1].isspace() and ln.strip()]
         frames = [_frame(ln) for ln in chain]
         if not any(root in name for name, _ in frames):
             continue

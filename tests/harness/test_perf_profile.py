@@ -47,5 +47,9 @@ def test_table_lists_self_and_inclusive_shares():
     assert "33.3%  66.7%  stc::TimingModel::issue" in text
 
 
+def test_a_leading_blank_line_is_not_a_frame():
+    assert launch_profile("\n" + SCRIPT).self_samples == launch_profile(SCRIPT).self_samples
+
+
 def test_no_launch_samples_says_so():
     assert "no samples" in launch_profile("python 1 2: 3 cpu-clock:\n\t10 main+0x1 (/bin/x)\n").table()
