@@ -269,6 +269,7 @@ def _sampling(batch: int, layers: int | None, always_full: bool, large: bool, cs
     from stcsim.harness.sampling_bench import (
         DEFAULT_KERNELS,
         LARGE_GEMMS,
+        SPARSE_KERNELS,
         format_markdown,
         measure_gemm,
         measure_network,
@@ -278,7 +279,7 @@ def _sampling(batch: int, layers: int | None, always_full: bool, large: bool, cs
     if large:
         rows = [measure_gemm(kernel, shape, config) for kernel, shape, config in LARGE_GEMMS]
     else:
-        for kernel, config, pattern, sparsity in DEFAULT_KERNELS:
+        for kernel, config, pattern, sparsity in DEFAULT_KERNELS + SPARSE_KERNELS:
             rows += measure_network(kernel, config, batch=batch, always_full=always_full, layers=layers,
                                     pattern=pattern, sparsity=sparsity)
     print(format_markdown(rows), flush=True)

@@ -1,9 +1,10 @@
 """`invoke bench --sampling`: the error of sampled simulation, measured against full detail.
 
-Every unique GEMM shape of a network (ResNet-50 at batch 1 by default) runs with one kernel on one config,
-sampled (`launch(..., sample=tol)`) and in full detail; a row per layer gives both cycle counts, the error,
-what the sampler did (`sample_mode`, docs/stats.md) and the host seconds of each, and the network total
-weights each shape by its repeat count. A sampled run that fell back to full detail (modes 2-4) runs the
+Every unique GEMM shape of a network (ResNet-50 at batch 1 by default) runs with a kernel on its config
+(the dense kernels of DEFAULT_KERNELS and one kernel of each sparse family, SPARSE_KERNELS), sampled
+(`launch(..., sample=tol)`) and in full detail; a row per layer gives both cycle counts, the error, what the
+sampler did (`sample_mode`, docs/stats.md) and the host seconds of each, and the network total weights each
+shape by its repeat count. A sampled run that stayed in full detail (every mode but 1, 5 and 6) runs the
 same simulation as full detail, so its full-detail run is skipped unless `always_full` (its error is 0 by
 construction; tests/sim/test_sim_sampling.py checks that equality).
 """
@@ -31,6 +32,24 @@ DEFAULT_KERNELS: tuple[tuple[str, str, str, float], ...] = (
     ("gemm_wmma_f16_f32_tile64x64x32_warp32x32", "v100", "dense", 0.0),
     ("gemm_mma_f16_f32_tile128x128x32_warp64x64_stage3", "h100", "dense", 0.0),
     ("gemm_mma_sp_f16_f32_tile128x128x64_warp64x64_stage3", "h100", "nm:N=2,M=4", 0.5),
+)
+# (kernel, config, pattern, sparsity): one kernel of each other sparse family, on a config it runs on (SHMMA:
+# the V100 with the sparse Tensor Core extension, Extensor: the Titan V with its extension; the sm80
+# gathered-tile kernels and the wgmma ones: the H100) at a sparsity its paper evaluates; a layer the kernel
+# cannot implement would run the harness's dense fallback, marked in the sampler column. Not here: SparseRT's
+# generated kernels (no loop to fast-forward, every layer in full detail, error 0 by construction; 53 s and
+# about 700 MiB for the network: docs/performance.md).
+SPARSE_KERNELS: tuple[tuple[str, str, str, float], ...] = (
+    ("spmm_csr_f32_f32_tile4x64_warp1x64", "v100", "unstructured", 0.9),
+    ("gemm_simt_channel_f32_f32_tile64x64x8_warp32x16_thread4x4", "v100", "channel", 0.5),
+    ("gemm_simt_vw_l16k4_f32_f32_tile64x64x8_warp32x16_thread4x4", "v100", "vw:L=16,K=4", 0.75),
+    ("gemm_shmma_k4_f16_f32_tile64x64x32_warp32x32", "v100+stc", "vw:L=16,K=4", 0.75),
+    ("spmm_extensor_l32_f16_f32_tile32x32_warp16x16", "titanv+extensor", "extensor", 0.9),
+    ("spmm_tvw_g64_f16_f32_tile64x64x64_warp32x32_stage3", "h100", "tvw", 0.75),
+    ("spmm_shflbw_f16_f32_tile64x128x32_warp32x64_stage3", "h100", "shflbw", 0.75),
+    ("gemm_tilewise_f16_f32_tile64x128x32_warp32x64_stage3", "h100", "tw", 0.75),
+    ("gemm_tew_f16_f32_tile64x128x32_warp32x64_stage3", "h100", "tew", 0.75),
+    ("gemm_wgmma_sp_f16_f32_tile128x128x64_stage5", "h100", "nm:N=2,M=4", 0.5),
 )
 # Multi-wave GEMMs (several waves of CTAs on their config), where the sampler has waves to skip.
 LARGE_GEMMS: tuple[tuple[str, tuple[int, int, int], str], ...] = (
@@ -93,8 +112,9 @@ def measure_network(kernel: str, config: str, network: str = "resnet50", batch: 
         else:
             full, full_s = sampled, sampled_s
         shape = f"{job.layer.m}x{job.layer.n}x{job.layer.k}"
+        sampler = MODES[mode] + (f" (dense fallback: {job.choice.kernel})" if job.choice.fallback else "")
         rows.append(SamplingRow(kernel, config, job.layer.name, shape, job.repeat,
-                                int(sampled["grid_ctas"]), int(sampled["sample_wave_ctas"]), MODES[mode],
+                                int(sampled["grid_ctas"]), int(sampled["sample_wave_ctas"]), sampler,
                                 int(full["gpu_sim_cycle"]), int(sampled["gpu_sim_cycle"]),
                                 float(sampled["sample_error_estimate"]), full_s, sampled_s))
     return rows

@@ -3,7 +3,14 @@
 import pytest
 
 from stcsim.harness.bench import parse_case
-from stcsim.harness.sampling_bench import SamplingRow, format_markdown, measure_network, network_error
+from stcsim.harness.jobs import Variant, plan_network
+from stcsim.harness.sampling_bench import (
+    SPARSE_KERNELS,
+    SamplingRow,
+    format_markdown,
+    measure_network,
+    network_error,
+)
 
 
 def _row(layer: str, full: int, sampled: int, repeat: int) -> SamplingRow:
@@ -29,3 +36,12 @@ def test_parse_case_reads_kernel_shape_and_config():
     assert parse_case("gemm_x:64x32x16:none") == ("gemm_x", (64, 32, 16), None)
     with pytest.raises(SystemExit, match="KERNEL:MxNxK:CONFIG"):
         parse_case("gemm_x:64x32")
+
+
+@pytest.mark.parametrize("kernel, config, pattern, sparsity", SPARSE_KERNELS,
+                         ids=[k[0].split("_f")[0] for k in SPARSE_KERNELS])
+def test_each_sparse_kernel_of_the_benchmark_runs_itself_not_a_fallback(kernel, config, pattern, sparsity):
+    # (its config has the instructions it needs: a dense fallback would measure another kernel's sampling)
+    (job,) = plan_network("resnet50", [Variant.make(pattern, sparsity, config, kernel)], 1, max_layers=1,
+                          sample=0.02)
+    assert (job.choice.kernel, job.choice.fallback) == (kernel, "")
