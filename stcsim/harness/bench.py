@@ -176,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--csv", default=None, help="also write the rows to this CSV file")
     ap.add_argument("--network", action="store_true", help="only the network case")
     ap.add_argument("--classes", action="store_true",
-                    help="only the kernel-class cases (mma.sync, WMMA, WMMA-global, SIMT; timing model)")
+                    help="only the kernel-class cases (mma.sync, WMMA, WMMA-global, SIMT) on the timing "
+                         "model, then each on the functional core alone")
     ap.add_argument("--case", default=None,
                     help="only this case: KERNEL:MxNxK:CONFIG (CONFIG none: functional)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per case; the fastest is reported")
@@ -204,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.case:
         cases = (parse_case(a.case),)
     rows = [bench_case(k, s, c, repeat=a.repeat) for k, s, c in cases]
+    if a.classes:  # the same launches on the functional core alone: what the timing model adds to each
+        rows += [bench_case(k, s, None, repeat=a.repeat) for k, s, _ in cases]
     if rows:
         print(format_rows(rows))
     if a.network or not (a.quick or a.classes or a.case):

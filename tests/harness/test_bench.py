@@ -54,3 +54,15 @@ def test_profile_reruns_the_command_line_it_was_given(monkeypatch):
     monkeypatch.setattr(sys, "argv", ["bench.py", "--case", case, "--profile", "p.data"])
     assert main() == 0
     assert seen == {"argv": ["--case", case, "--profile", "p.data"], "data": "p.data"}
+
+
+def test_classes_pairs_each_timed_case_with_the_functional_core_alone(tmp_path, monkeypatch):
+    from stcsim.harness import bench
+
+    monkeypatch.setattr(bench, "CLASS_CASES", ((MMA, (64, 64, 64), "h100"),))
+    out = tmp_path / "classes.csv"
+    assert main(["--classes", "--csv", str(out)]) == 0
+    df = pd.read_csv(out)
+    assert list(df["config"]) == ["h100", "functional"]
+    assert df["warp_insts"].nunique() == 1 and (df["warp_insts"] > 0).all()  # the same launch, twice
+    assert df["gpu_sim_cycle"].iloc[0] > 0 and df["gpu_sim_cycle"].iloc[1] == 0
