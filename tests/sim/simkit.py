@@ -127,6 +127,19 @@ def kernels(stem: str) -> Kernels:
     return _LOADED[stem]
 
 
+# ---- the host SIMD paths against the portable code ---------------------------------------------------------
+def run_python(script: str, args: Sequence[str], portable: bool) -> None:
+    """Runs `script` in a child Python with `args`, with the engine's host SIMD kernels (portable False) or
+    with STCSIM_PORTABLE set (the portable code): the variable is read once per process, so each path needs
+    its own."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "STCSIM_PORTABLE"}
+    if portable:
+        env["STCSIM_PORTABLE"] = "1"
+    subprocess.run([sys.executable, "-c", script, *args], env=env, check=True)
+
+
 # ---- comparisons -----------------------------------------------------------------------------------------
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 

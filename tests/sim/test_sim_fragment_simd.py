@@ -10,12 +10,10 @@ runs take the portable path and agree trivially.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
+from simkit import run_python
 
 HERE = Path(__file__).resolve().parent
 
@@ -62,10 +60,7 @@ np.savez(sys.argv[1], **out)
 
 def run(tmp_path: Path, portable: bool) -> dict[str, np.ndarray]:
     out = tmp_path / ("portable.npz" if portable else "default.npz")
-    env = {k: v for k, v in os.environ.items() if k != "STCSIM_PORTABLE"}
-    if portable:
-        env["STCSIM_PORTABLE"] = "1"
-    subprocess.run([sys.executable, "-c", SCRIPT.format(here=str(HERE)), str(out)], env=env, check=True)
+    run_python(SCRIPT.format(here=str(HERE)), [str(out)], portable)
     with np.load(out) as z:
         return {k: z[k] for k in z.files}
 

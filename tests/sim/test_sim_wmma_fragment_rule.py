@@ -11,12 +11,10 @@ paths must agree on it. Small-integer fp16 inputs keep every product and sum exa
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
+from simkit import run_python
 
 
 def _regs(name: str, lo: int = 0, hi: int = 8) -> str:
@@ -90,10 +88,7 @@ def _run(tmp_path: Path, portable: bool, seed: int) -> dict[str, np.ndarray]:
     ptx = tmp_path / "mixed.ptx"
     ptx.write_text(PTX)
     out = tmp_path / ("portable.npz" if portable else "default.npz")
-    env = {k: v for k, v in os.environ.items() if k != "STCSIM_PORTABLE"}
-    if portable:
-        env["STCSIM_PORTABLE"] = "1"
-    subprocess.run([sys.executable, "-c", SCRIPT, str(ptx), str(seed), str(out)], env=env, check=True)
+    run_python(SCRIPT, [str(ptx), str(seed), str(out)], portable)
     with np.load(out) as z:
         return {k: z[k] for k in z.files}
 
