@@ -49,6 +49,8 @@ class Watchdog {
       trip(L, warp_insts, cycles, live_warps(), blocks_done);
     poll_if_due();
   }
+  // The cycle limit in effect (no limit: the largest count).
+  uint64_t max_cycles() const { return max_cycles_; }
 
  private:
   static constexpr uint32_t kPollEvery = 1024;

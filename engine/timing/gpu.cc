@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
+#include <queue>
 #include <stdexcept>
 
 #include "../func/cfg.h"
@@ -88,6 +90,8 @@ struct TimingModel::SmT {
   std::vector<double> l1_ready;
   std::vector<uint32_t> l15_tag;  // the GPC-level instruction cache above the L1 (icache.l15_bytes), as the L1
   bool icaches_filled = false;    // fill_icaches() ran
+  size_t resume = 0;              // the stage of its current cycle sm_cycle goes on from (subs.size(): dispatch)
+  uint64_t idle_at = std::numeric_limits<uint64_t>::max();  // run_ahead: the cycle it passes idle, left empty
 };
 
 TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, double sample,
@@ -182,6 +186,7 @@ void TimingModel::resolve_classes() {
     f.folded = in.traits.folded;
     f.waits_groups = in.traits.async == AsyncKind::WaitGroup || in.traits.async == AsyncKind::WaitAll;
     f.may_touch_global = may_touch_global(in);
+    f.shared_state = f.may_touch_global || in.op == Op::Ext;
     f.global_store = c.store_sector_cycles > 0 && in.traits.mem == MemKind::Store && f.may_touch_global;
     // each lane's one record (or its vector's contiguous elements) of at most 16 bytes: memory_instructions
     // would count 1 from the records; a cp.async moves 4, 8 or 16 bytes per lane (one LDGSTS)
@@ -642,6 +647,7 @@ void TimingModel::retire_cta(SmT& sm, CtaSlot& cta, uint64_t t) {
   sm.ctas.erase(it);
   --resident_ctas_;
   ++resident_events_;
+  last_retire_ = std::max(last_retire_, t);
   // (not wake_subcores: a sub-core holding a warp of this CTA had a finished warp, and sleep_after_issue
   // never skips a pass past a finished warp, so no skipped pass waits on this retirement)
   for (auto& sub : sm.subs) sub.wake = std::min(sub.wake, t + 1);
@@ -896,12 +902,70 @@ void TimingModel::sleep_after_issue(SubCore& sub, uint64_t t) {
   if (blocked) sub.skipped = t1;
 }
 
-void TimingModel::run() {
-  uint64_t t = 0;
-  for (bool more = true; more;) {  // initial fill, round-robin over SMs
-    more = false;
-    for (auto& sm : sms_) more |= dispatch(*sm, 0);
+bool TimingModel::can_dispatch(const SmT& sm) const {
+  return next_cta_ < total_ctas_ && sm.ctas.size() < max_ctas_per_sm_;
+}
+
+bool TimingModel::fetch_stays_in_sm(const WarpT& w, const SubCore& sub, const SmT& sm, uint32_t line) const {
+  const TimingConfig& c = cfg_;
+  // (a level of one line: the fill of `line` could evict the next line there before its own request)
+  if (c.icache_l0_lines < 2 || c.icache_l1_lines < 2 || c.icache_l15_lines < 2) return false;
+  const auto held = [&](uint32_t l) {
+    return sub.l0_tag[l % c.icache_l0_lines] == l + 1 || sm.l1_tag[l % c.icache_l1_lines] == l + 1 ||
+           sm.l15_tag[l % c.icache_l15_lines] == l + 1;
+  };
+  return (w.want == line || held(line)) && (line + 1 >= code_lines_ || held(line + 1));
+}
+
+bool TimingModel::pass_is_local(const SubCore& sub, const SmT& sm, uint64_t t) const {
+  // check()'s tests, without their side effects, for every warp (in any visiting order)
+  for (const WarpT* w : sub.warps) {
+    if (w->hint > t) continue;
+    const WarpState& s = *w->w;
+    if (s.done()) continue;
+    if (s.at_barrier || s.waiting) {
+      if (cfg_.issue_width > 1) return false;  // a release by a warp issuing before it may let it issue too
+      continue;
+    }
+    if (w->next_issue > t) continue;
+    const IssueFacts& f = facts_[static_cast<size_t>(s.pc())];
+    if (cfg_.icache && f.line != w->line && !fetch_stays_in_sm(*w, sub, sm, f.line)) return false;
+    if (w->operands_ready > t || (!f.folded && sub.unit_free[f.unit] > t)) continue;  // it cannot issue
+    if (f.shared_state || f.folded) return false;
   }
+  return true;
+}
+
+TimingModel::CycleEnd TimingModel::sm_cycle(SmT& sm, uint64_t t, bool shared_ok) {
+  for (size_t k = sm.resume; k < sm.subs.size(); ++k) {
+    SubCore& sub = sm.subs[k];
+    if (sub.wake > t) continue;
+    if (!shared_ok && !pass_is_local(sub, sm, t)) {
+      sm.resume = k;
+      return CycleEnd::Stopped;
+    }
+    account(sub, t);
+    schedule(sub, sm, t);
+  }
+  CycleEnd end = CycleEnd::Done;
+  if (can_dispatch(sm)) {
+    if (!shared_ok) {
+      sm.resume = sm.subs.size();
+      return CycleEnd::Stopped;
+    }
+    while (dispatch(sm, t + 1)) {}
+    end = CycleEnd::Dispatched;
+  }
+  sm.resume = 0;
+  // the sub-cores' wakes once all have run: one may wake another it passed already (a barrier's release, a
+  // retired CTA), at t + 1
+  sm.wake = kNever;
+  for (const auto& sub : sm.subs) sm.wake = std::min(sm.wake, sub.wake);
+  return end;
+}
+
+uint64_t TimingModel::run_lockstep() {
+  uint64_t t = 0;
   // The SMs the loop visits, in id order. Once every CTA is dispatched, an SM without CTAs whose sub-cores
   // all sleep for good can never act again: it leaves the list (visiting it would change nothing).
   std::vector<SmT*> live;
@@ -914,23 +978,11 @@ void TimingModel::run() {
     bool any_dead = false;
     for (SmT* smp : live) {
       SmT& sm = *smp;
-      if (sm.wake > t && !(next_cta_ < total_ctas_ && sm.ctas.size() < max_ctas_per_sm_)) {
+      if (sm.wake > t && !can_dispatch(sm)) {
         next = std::min(next, sm.wake);  // every sub-core asleep, and no CTA to dispatch
         continue;
       }
-      for (auto& sub : sm.subs) {
-        if (sub.wake > t) continue;
-        account(sub, t);
-        schedule(sub, sm, t);
-      }
-      if (next_cta_ < total_ctas_ && sm.ctas.size() < max_ctas_per_sm_) {
-        while (dispatch(sm, t + 1)) {}
-        next = std::min(next, t + 1);
-      }
-      // the sub-cores' wakes once all have run: one may wake another it passed already (a barrier's
-      // release, a retired CTA), at t + 1
-      sm.wake = kNever;
-      for (const auto& sub : sm.subs) sm.wake = std::min(sm.wake, sub.wake);
+      if (sm_cycle(sm, t, true) == CycleEnd::Dispatched) next = std::min(next, t + 1);
       next = std::min(next, sm.wake);
       any_dead |= dead(&sm);
     }
@@ -940,7 +992,64 @@ void TimingModel::run() {
       throw SimFault("deadlock in kernel '" + L_.kernel->name + "': every resident warp waits at a barrier that can never complete");
     t = std::max(next, t + 1);
   }
-  const uint64_t detailed_end = std::max(end_cycle_, t);
+  return t;
+}
+
+uint64_t TimingModel::run_ahead() {
+  // The lockstep loop's order of SMs' steps: by cycle, then by SM id.
+  using Step = std::pair<uint64_t, uint32_t>;
+  std::priority_queue<Step, std::vector<Step>, std::greater<Step>> pending;
+  for (auto& sm : sms_) {
+    sm->wake = kNever;
+    for (const auto& sub : sm->subs) sm->wake = std::min(sm->wake, sub.wake);
+    if (sm->wake != kNever) pending.push({sm->wake, sm->id});
+  }
+  const uint64_t max_cycles = watchdog_.max_cycles();
+  while (!pending.empty()) {
+    auto [t, id] = pending.top();
+    pending.pop();
+    SmT& sm = *sms_[id];
+    // The SM's cycles from t on; the first is the earliest step of any SM.
+    for (bool first = true;; first = false) {
+      const bool earliest = first || pending.empty() || Step{t, id} < pending.top();
+      // Past the cycle limit, an SM waits for the others: the watchdog then stops the launch where the
+      // lockstep loop would (every SM's cycles before t done, none after).
+      if (!earliest && t > max_cycles) {
+        pending.push({t, id});
+        break;
+      }
+      // An SM left without CTAs for good passes idle once more at its wake, if the launch still runs then
+      // (the lockstep loop visits a cycle only while a CTA is resident): known at the end.
+      if (sm.resume == 0 && sm.ctas.empty() && next_cta_ >= total_ctas_) {
+        sm.idle_at = t;
+        break;
+      }
+      watchdog_.check(L_, exec_.stats().warp_insts, t, [this] { return live_warps(); }, next_cta_ - resident_ctas_);
+      if (sm_cycle(sm, t, earliest) == CycleEnd::Stopped) {
+        pending.push({t, id});
+        break;
+      }
+      if (sm.wake == kNever) break;  // (an SM with CTAs: the deadlock below, unless another SM's work ends the launch)
+      t = sm.wake;
+    }
+  }
+  if (resident_ctas_ > 0)
+    throw SimFault("deadlock in kernel '" + L_.kernel->name + "': every resident warp waits at a barrier that can never complete");
+  for (auto& sm : sms_)
+    if (sm->idle_at <= last_retire_) sm_cycle(*sm, sm->idle_at, true);
+  return last_retire_;
+}
+
+void TimingModel::run() {
+  for (bool more = true; more;) {  // initial fill, round-robin over SMs
+    more = false;
+    for (auto& sm : sms_) more |= dispatch(*sm, 0);
+  }
+  // The samplers observe the whole GPU at each cycle: they run in lockstep. So does a launch with the
+  // environment variable STCSIM_LOCKSTEP set (to anything): the tests compare the two loops.
+  const bool lockstep = sampler_.enabled() || phase_.enabled() || std::getenv("STCSIM_LOCKSTEP");
+  const uint64_t last = lockstep ? run_lockstep() : run_ahead();
+  const uint64_t detailed_end = std::max(end_cycle_, last);
   for (auto& sm : sms_) {
     occupancy_tick(*sm, detailed_end);
     for (auto& sub : sm->subs) {

@@ -44,7 +44,33 @@ class TimingModel {
     TStat reason;
   };
 
+  // How an SM's cycle (sm_cycle) ended: it stopped before a stage that may act on state other SMs share,
+  // it ran to its end, or it ran to its end and its dispatch stage ran.
+  enum class CycleEnd { Stopped, Done, Dispatched };
+
   uint32_t ctas_per_sm() const;
+  // The lockstep loop: every SM's cycle t, in SM order, before any SM's cycle t + 1 (the order the samplers
+  // observe the GPU in). Returns the last cycle it simulated.
+  uint64_t run_lockstep();
+  // The run-ahead loop (full detail): each SM runs its cycles on its own while they touch no state another
+  // SM reads or writes; a stage that may touch such state (a global memory access, an extension's
+  // instruction, an instruction fetch beyond the SM's caches, a CTA dispatch) waits until it is the
+  // earliest pending step of any SM, so that every shared resource sees its requests in the lockstep
+  // order and the results are the lockstep loop's, bit for bit. An SM's state then stays in the host's
+  // caches over many cycles instead of one. Returns the last cycle it simulated.
+  uint64_t run_ahead();
+  // SM `sm`'s cycle t from the stage it stopped at (SmT::resume): its sub-cores' passes in order, then its
+  // CTA dispatch. With `shared_ok` false, it stops before a stage that may touch shared state.
+  CycleEnd sm_cycle(SmT& sm, uint64_t t, bool shared_ok);
+  // Whether sub-core `sub`'s pass at t certainly touches only its SM's state: no warp that may issue
+  // there has a next instruction that may reach shared state (or a folded one, after which the warp goes
+  // on), and no instruction fetch of the pass can go beyond the SM's instruction caches.
+  bool pass_is_local(const SubCore& sub, const SmT& sm, uint64_t t) const;
+  // Whether fetch() of `line` for warp w fills only from the SM's own instruction caches (the L0, L1 or
+  // the level above, which is per SM here), its next-line request included.
+  bool fetch_stays_in_sm(const WarpT& w, const SubCore& sub, const SmT& sm, uint32_t line) const;
+  // Whether a CTA is left to dispatch and `sm` has room for one.
+  bool can_dispatch(const SmT& sm) const;
   // Finds the timing class of every instruction; throws LaunchError when the config has none for one.
   void resolve_classes();
   bool dispatch(SmT& sm, uint64_t t);
@@ -123,6 +149,7 @@ class TimingModel {
   uint32_t max_ctas_per_sm_ = 0;
   uint64_t next_cta_ = 0, total_ctas_ = 0, resident_ctas_ = 0, age_ = 0;
   uint64_t end_cycle_ = 0;
+  uint64_t last_retire_ = 0;  // the cycle the last CTA retired so far
   WarpRecord rec_;
   std::vector<MemAccess> async_global_, async_shared_;  // complete_time(): a cp.async's two sides
   WaveSampler sampler_;
@@ -143,6 +170,7 @@ class TimingModel {
     bool folded = false;
     bool waits_groups = false;   // cp.async.wait_group / wait_all
     bool may_touch_global = false;
+    bool shared_state = false;  // may touch state other SMs share (run_ahead): global memory, an extension
     bool global_store = false;  // waits for the SM's store path (l1d.store_sector_cycles)
     bool one_ldst = false;      // ld/st of at most 16 bytes per lane, cp.async: always one SASS memory instruction
     bool branch = false;        // a branch: the warp's next instruction waits the branch latency
