@@ -413,7 +413,7 @@ double TimingModel::fetch(WarpT& w, SubCore& sub, SmT& sm, uint32_t line, uint64
   return ready;
 }
 
-TimingModel::Check TimingModel::check(WarpT& w, SubCore& sub, uint32_t sm, uint64_t t) {
+TimingModel::Check TimingModel::check(WarpT& w, SubCore& sub, uint32_t sm, uint64_t t, bool shared_ok) {
   // A hint is only set below, past the tests of finished and blocked warps, and a warp only finishes or
   // blocks when it issues (at or after its hint): a pending hint implies neither, and spares the host a
   // read of the warp's functional state.
@@ -424,6 +424,7 @@ TimingModel::Check TimingModel::check(WarpT& w, SubCore& sub, uint32_t sm, uint6
   const size_t pc = static_cast<size_t>(w.w->pc());
   const IssueFacts& f = facts_[pc];
   if (cfg_.icache && f.line != w.line) {  // the warp's next instruction is on another line: fetch it
+    if (!shared_ok && !fetch_stays_in_sm(w, sub, *sms_[sm], f.line)) return {false, t, TStat::StallFetch, true};
     const double ready = fetch(w, sub, *sms_[sm], f.line, t);
     if (ready > static_cast<double>(t)) {
       w.hint = static_cast<uint64_t>(std::ceil(ready));
@@ -803,8 +804,10 @@ void TimingModel::fast_forward(LoopSpan loop, uint64_t t) {
 // One sub-core's issue slot at cycle t: the warps in scheduling order (GTO: the last issuer first, then by
 // age; otherwise round-robin from rr), up to issue_width of them issue; else the sub-core sleeps until
 // the earliest cycle a warp could issue, with that warp's stall reason.
-void TimingModel::schedule(SubCore& sub, SmT& sm, uint64_t t) {
+bool TimingModel::schedule(SubCore& sub, SmT& sm, uint64_t t, bool shared_ok) {
+  if (!shared_ok && cfg_.issue_width > 1) return false;  // (a stop after an issue could not be rerun)
   uint32_t issued = 0;
+  bool stopped = false;
   Sleep sleep(sub);
   const size_t n = sub.warps.size(), rr = sub.rr;
   WarpT* const last = sub.last;  // never a finished warp (cleared when it finishes): no read of its state
@@ -814,11 +817,16 @@ void TimingModel::schedule(SubCore& sub, SmT& sm, uint64_t t) {
   const auto visit = [&](WarpT* w) {
     while (issued < cfg_.issue_width) {
       // check()'s first test, inline: most visited warps sleep on a cached hint
-      const Check ck = w->hint > t ? Check{false, w->hint, w->hint_reason} : check(*w, sub, sm.id, t);
+      const Check ck = w->hint > t ? Check{false, w->hint, w->hint_reason} : check(*w, sub, sm.id, t, shared_ok);
       if (ck.ok) {
+        const IssueFacts& f = facts_[static_cast<size_t>(w->w->pc())];
+        if (!shared_ok && (f.shared_state || f.folded)) {
+          stopped = true;
+          return true;
+        }
         if (!cfg_.gto) sub.rr = (static_cast<size_t>(std::find(sub.warps.begin(), sub.warps.end(), w) - sub.warps.begin()) + 1) % std::max<size_t>(1, sub.warps.size());
         sub.last = w;
-        const bool folded = facts_[static_cast<size_t>(w->w->pc())].folded;
+        const bool folded = f.folded;
         if (!folded) ++issued;
         if (issue(*w, sub, sm, t)) {  // it finished (a finished warp is skipped when visited, as before)
           if (sub.last == w) sub.last = nullptr;
@@ -826,6 +834,10 @@ void TimingModel::schedule(SubCore& sub, SmT& sm, uint64_t t) {
         }
         if (!folded) return issued == cfg_.issue_width;  // (a full pass visits no one else)
         continue;  // a folded constant takes no slot: the warp's next instruction may issue in this cycle
+      }
+      if (ck.stop) {
+        stopped = true;
+        return true;
       }
       sleep.add(ck);
       return false;
@@ -838,6 +850,7 @@ void TimingModel::schedule(SubCore& sub, SmT& sm, uint64_t t) {
     if (cfg_.gto && w == last) continue;
     stop = visit(w);
   }
+  if (stopped) return false;
   if (issued) {
     stats_[TStat::IssueCycles] += 1;
     sub.acct_t = t + 1;
@@ -847,6 +860,7 @@ void TimingModel::schedule(SubCore& sub, SmT& sm, uint64_t t) {
     sub.pending = sleep.reason;
     sub.wake = std::max(sleep.earliest, t + 1);
   }
+  return true;
 }
 
 void TimingModel::sleep_after_issue(SubCore& sub, uint64_t t) {
@@ -917,35 +931,15 @@ bool TimingModel::fetch_stays_in_sm(const WarpT& w, const SubCore& sub, const Sm
   return (w.want == line || held(line)) && (line + 1 >= code_lines_ || held(line + 1));
 }
 
-bool TimingModel::pass_is_local(const SubCore& sub, const SmT& sm, uint64_t t) const {
-  // check()'s tests, without their side effects, for every warp (in any visiting order)
-  for (const WarpT* w : sub.warps) {
-    if (w->hint > t) continue;
-    const WarpState& s = *w->w;
-    if (s.done()) continue;
-    if (s.at_barrier || s.waiting) {
-      if (cfg_.issue_width > 1) return false;  // a release by a warp issuing before it may let it issue too
-      continue;
-    }
-    if (w->next_issue > t) continue;
-    const IssueFacts& f = facts_[static_cast<size_t>(s.pc())];
-    if (cfg_.icache && f.line != w->line && !fetch_stays_in_sm(*w, sub, sm, f.line)) return false;
-    if (w->operands_ready > t || (!f.folded && sub.unit_free[f.unit] > t)) continue;  // it cannot issue
-    if (f.shared_state || f.folded) return false;
-  }
-  return true;
-}
-
 TimingModel::CycleEnd TimingModel::sm_cycle(SmT& sm, uint64_t t, bool shared_ok) {
   for (size_t k = sm.resume; k < sm.subs.size(); ++k) {
     SubCore& sub = sm.subs[k];
     if (sub.wake > t) continue;
-    if (!shared_ok && !pass_is_local(sub, sm, t)) {
+    account(sub, t);
+    if (!schedule(sub, sm, t, shared_ok)) {
       sm.resume = k;
       return CycleEnd::Stopped;
     }
-    account(sub, t);
-    schedule(sub, sm, t);
   }
   CycleEnd end = CycleEnd::Done;
   if (can_dispatch(sm)) {

@@ -42,6 +42,7 @@ class TimingModel {
     bool ok;
     uint64_t when;
     TStat reason;
+    bool stop = false;  // the warp's fetch could reach state other SMs share, which the pass may not touch
   };
 
   // How an SM's cycle (sm_cycle) ended: it stopped before a stage that may act on state other SMs share,
@@ -62,10 +63,6 @@ class TimingModel {
   // SM `sm`'s cycle t from the stage it stopped at (SmT::resume): its sub-cores' passes in order, then its
   // CTA dispatch. With `shared_ok` false, it stops before a stage that may touch shared state.
   CycleEnd sm_cycle(SmT& sm, uint64_t t, bool shared_ok);
-  // Whether sub-core `sub`'s pass at t certainly touches only its SM's state: no warp that may issue
-  // there has a next instruction that may reach shared state (or a folded one, after which the warp goes
-  // on), and no instruction fetch of the pass can go beyond the SM's instruction caches.
-  bool pass_is_local(const SubCore& sub, const SmT& sm, uint64_t t) const;
   // Whether fetch() of `line` for warp w fills only from the SM's own instruction caches (the L0, L1 or
   // the level above, which is per SM here), its next-line request included.
   bool fetch_stays_in_sm(const WarpT& w, const SubCore& sub, const SmT& sm, uint32_t line) const;
@@ -77,7 +74,9 @@ class TimingModel {
   // The SM's instruction caches as a launch finds them (icache.*), built when its first CTA arrives (a
   // small grid leaves most SMs unused).
   void fill_icaches(SmT& sm);
-  Check check(WarpT& w, SubCore& sub, uint32_t sm, uint64_t t);
+  // With `shared_ok` false, a fetch that could go past the SM's instruction caches is not made: the Check
+  // says stop.
+  Check check(WarpT& w, SubCore& sub, uint32_t sm, uint64_t t, bool shared_ok);
   // check()'s scoreboard and unit tests for the warp's next instruction `f` at t: true when one holds the
   // warp, its hint and reason then cached in w (sleep_after_issue asks the same for t + 1).
   static bool held_by_registers_or_unit(WarpT& w, const SubCore& sub, const IssueFacts& f, uint64_t t);
@@ -95,7 +94,11 @@ class TimingModel {
   // twice per instruction it issues, at up to a dozen scoreboard entries each, all cold in the host cache.
   // `f`: the facts of the warp's next instruction.
   uint64_t operands_ready(const WarpT& w, const IssueFacts& f) const;
-  void schedule(SubCore& sub, SmT& sm, uint64_t t);
+  // One sub-core's pass at t. With `shared_ok` false, it stops, having issued nothing, before an issue
+  // that may touch state other SMs share (or a folded constant's, after which the warp goes on, or any
+  // issue with an issue width above 1) or such a fetch: returns false, and the pass runs again from the
+  // start when it may (every step before the stop is one the rerun repeats: cached hints, the account).
+  bool schedule(SubCore& sub, SmT& sm, uint64_t t, bool shared_ok);
   // What a sub-core's failed pass concludes: the earliest cycle a visited warp could issue, and the stall
   // reason of the first warp (in visiting order) that gave it.
   struct Sleep {
