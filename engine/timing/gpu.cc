@@ -29,7 +29,8 @@ uint32_t integer_instructions(const Instr& in);  // below: SASS instructions of 
 
 // The fields the scheduler reads of every warp it visits (check(), sleep_after_issue) come first, in the
 // record's first host cache line (the record is line-aligned): a sub-core's warps lie apart, so a visit
-// costs one line, not two.
+// costs one line, not two. The scoreboard's address is there too: issue() asks for the scoreboard lines of
+// the warp's next instruction as it starts, which waited for a second cold line of the record before.
 struct alignas(64) TimingModel::WarpT {
   uint64_t hint = 0;          // the warp cannot issue before this cycle (cached result of check)
   uint64_t next_issue = 0;
@@ -39,7 +40,7 @@ struct alignas(64) TimingModel::WarpT {
   uint32_t line = UINT32_MAX;  // the code line in its instruction buffer (icache.*)
   TStat hint_reason = TStat::StallScoreboard;
   bool after_branch = false;
-  uint64_t age = 0;
+  uint64_t* ready = nullptr;  // reg_ready.data()
   std::vector<uint64_t, RegisterAllocator<uint64_t>> reg_ready;  // on the register files' huge pages (huge_pool.h)
   std::vector<uint64_t> groups;  // completion cycle of each committed cp.async group, oldest first
   uint64_t open_group = 0;
@@ -283,10 +284,10 @@ bool TimingModel::dispatch(SmT& sm, uint64_t t) {
     WarpT& w = slot->warps[i];
     w.cta = slot.get();
     w.w = &slot->cta.warps[i];
-    w.age = age_++;
     w.next_issue = t;
     w.after_branch = false;
     w.reg_ready.assign(scoreboard_entries_, 0);
+    w.ready = w.reg_ready.data();
     w.operands_ready = 0;
     w.groups.clear();
     w.open_group = 0;
@@ -547,7 +548,7 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   // one after this, the usual successor), cold since every other warp issued; asking for them now overlaps
   // the misses with the step's work.
   if (const size_t next = static_cast<size_t>(w.w->pc()) + 1; next < facts_.size()) {
-    const uint64_t* ready = w.reg_ready.data();
+    const uint64_t* ready = w.ready;
     for (uint32_t i = facts_[next].ready_begin, e = i + facts_[next].ready_count; i < e; ++i)
       __builtin_prefetch(ready + 8 * pc_ready_lines_[i]);
   }
@@ -593,7 +594,7 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
       done = complete_time(in, rec_, ot, w, sm.id, t) + (f.sass - 1u);  // pair: 2nd half
     }
   }
-  for (uint32_t i = f.dst_begin, e = i + f.dst_count; i < e; ++i) w.reg_ready[static_cast<size_t>(pc_dsts_[i])] = done;
+  for (uint32_t i = f.dst_begin, e = i + f.dst_count; i < e; ++i) w.ready[static_cast<size_t>(pc_dsts_[i])] = done;
   if (!w.w->done()) {
     // Host cache only: the register columns the warp's next instruction names (32 lanes, 128 or 256
     // bytes each), cold by the time it issues again after other warps' work; asking now overlaps the misses
@@ -626,7 +627,7 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
 }
 
 uint64_t TimingModel::operands_ready(const WarpT& w, const IssueFacts& f) const {
-  const uint64_t* ready = w.reg_ready.data();
+  const uint64_t* ready = w.ready;
   uint64_t when = 0;
   for (const int32_t* r = pc_regs_.data() + f.reg_begin, *end = r + f.reg_count; r != end; ++r)
     when = std::max(when, ready[static_cast<size_t>(*r)]);

@@ -150,7 +150,7 @@ class TimingModel {
   uint32_t regs_per_thread_;
   uint32_t warps_per_cta_;
   uint32_t max_ctas_per_sm_ = 0;
-  uint64_t next_cta_ = 0, total_ctas_ = 0, resident_ctas_ = 0, age_ = 0;
+  uint64_t next_cta_ = 0, total_ctas_ = 0, resident_ctas_ = 0;
   uint64_t end_cycle_ = 0;
   uint64_t last_retire_ = 0;  // the cycle the last CTA retired so far
   WarpRecord rec_;
