@@ -2,7 +2,8 @@
 loop (every SM's cycle t before any SM's cycle t + 1), which STCSIM_LOCKSTEP selects: every statistic and
 every output bit-identical, on grids that fill the GPU with CTAs contending for L2 and DRAM, with more
 CTAs than fit at once (dispatch in the lockstep order), irregular CTAs, extensions' instructions (wgmma,
-TMA) and the whole stats-golden collection."""
+TMA), a chain of atomic exchanges whose result is the GPU-wide order of its atomics, and the whole
+stats-golden collection."""
 
 from __future__ import annotations
 
@@ -25,6 +26,65 @@ CASES = (
     ("gemm_mma_f16_f32_tile64x64x32_warp32x32_stage2", "dense", 0.0, "h100", GemmProblem(2048, 1536, 32)),
     ("gemm_wgmma_f16_f32_tile128x128x64_stage4", "dense", 0.0, "h100", GemmProblem(2048, 2304, 64)),
 )
+
+
+# Every thread swaps its global id into one cell after a CTA-dependent delay and keeps what it took out: the
+# output is the order in which the GPU's atomics reached the cell.
+EXCHANGE_PTX = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry chain(.param .u64 cell, .param .u64 out)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<6>;
+  ld.param.u64 %rd1, [cell];
+  ld.param.u64 %rd2, [out];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mad.lo.u32 %r4, %r1, %r2, %r3;
+  rem.u32 %r6, %r1, 7;
+DELAY:
+  setp.eq.u32 %p1, %r6, 0;
+  @%p1 bra SWAP;
+  sub.u32 %r6, %r6, 1;
+  bra.uni DELAY;
+SWAP:
+  atom.global.exch.b32 %r5, [%rd1], %r4;
+  mul.wide.u32 %rd3, %r4, 4;
+  add.u64 %rd4, %rd2, %rd3;
+  st.global.u32 [%rd4], %r5;
+  ret;
+}
+"""
+
+
+def _exchange(config: str, lockstep: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[np.ndarray, dict]:
+    if lockstep:
+        monkeypatch.setenv("STCSIM_LOCKSTEP", "1")
+    else:
+        monkeypatch.delenv("STCSIM_LOCKSTEP", raising=False)
+    ctas, threads = 600, 64
+    e = Engine(config)
+    e.load_ptx(EXCHANGE_PTX)
+    cell, out = e.malloc(4), e.malloc(4 * ctas * threads)
+    e.copy_to(cell, np.array([0xFFFFFFFF], np.uint32))
+    stats = e.launch("chain", ctas, threads, [cell, out])
+    taken = e.copy_from(out, ctas * threads, np.uint32)
+    return np.concatenate([taken, e.copy_from(cell, 1, np.uint32)]), stats
+
+
+@pytest.mark.parametrize("config", ["v100", "h100"])
+def test_atomics_reach_memory_in_the_lockstep_order(config, monkeypatch):
+    got_ahead, stats_ahead = _exchange(config, False, monkeypatch)
+    got_lock, stats_lock = _exchange(config, True, monkeypatch)
+    # a chain: every id and the cell's first value exactly once (what each swap took out, and the last in)
+    ids = np.append(np.arange(got_ahead.size - 1), 0xFFFFFFFF).astype(np.uint32)
+    assert np.array_equal(np.sort(got_ahead), ids)
+    assert np.array_equal(got_ahead, got_lock)
+    assert stats_ahead == stats_lock
 
 
 def _run(case: tuple, lockstep: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[np.ndarray, dict]:
