@@ -133,6 +133,10 @@ struct Traits {
                                  // takes no issue slot or unit and its value is ready at once
   bool result_unused = false;    // an atom whose result no instruction reads: ptxas issues it as a RED
                                  // (func/schedule.cc), so the scoreboard does not wait for its destination
+  bool sm_local = false;         // an extension's instruction that reaches nothing beyond its warp, its CTA
+                                 // (registers, shared memory, barriers) and the memory `mem` and the space
+                                 // name: the timing model's run-ahead loop need not order it with other SMs'
+                                 // steps (it orders every other extension instruction)
   // Timing class: the config group its latency and issue interval come from (see timing/op_class.h);
   // empty: the default class of its unit ("units.int", ...).
   std::string op_class;

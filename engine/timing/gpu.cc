@@ -187,7 +187,7 @@ void TimingModel::resolve_classes() {
     f.folded = in.traits.folded;
     f.waits_groups = in.traits.async == AsyncKind::WaitGroup || in.traits.async == AsyncKind::WaitAll;
     f.may_touch_global = may_touch_global(in);
-    f.shared_state = f.may_touch_global || in.op == Op::Ext;
+    f.shared_state = f.may_touch_global || (in.op == Op::Ext && !in.traits.sm_local);
     f.global_store = c.store_sector_cycles > 0 && in.traits.mem == MemKind::Store && f.may_touch_global;
     // each lane's one record (or its vector's contiguous elements) of at most 16 bytes: memory_instructions
     // would count 1 from the records; a cp.async moves 4, 8 or 16 bytes per lane (one LDGSTS)

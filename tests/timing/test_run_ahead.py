@@ -1,9 +1,9 @@
 """The run-ahead loop (full detail: each SM runs on while it touches only its own state) against the lockstep
 loop (every SM's cycle t before any SM's cycle t + 1), which STCSIM_LOCKSTEP selects: every statistic and
 every output bit-identical, on grids that fill the GPU with CTAs contending for L2 and DRAM, with more
-CTAs than fit at once (dispatch in the lockstep order), irregular CTAs, extensions' instructions (wgmma,
-TMA), a chain of atomic exchanges whose result is the GPU-wide order of its atomics, and the whole
-stats-golden collection."""
+CTAs than fit at once (dispatch in the lockstep order), irregular CTAs, extensions' instructions (TMA,
+ordered; wgmma, mbarrier, SHMMA and wmma.smma.L, SM-local), a chain of atomic exchanges whose result is the
+GPU-wide order of its atomics, and the whole stats-golden collection."""
 
 from __future__ import annotations
 
@@ -25,6 +25,10 @@ CASES = (
     ("spmm_csr_f32_f32_tile4x64_warp1x64", "unstructured", 0.7, "v100", GemmProblem(2048, 128, 96)),
     ("gemm_mma_f16_f32_tile64x64x32_warp32x32_stage2", "dense", 0.0, "h100", GemmProblem(2048, 1536, 32)),
     ("gemm_wgmma_f16_f32_tile128x128x64_stage4", "dense", 0.0, "h100", GemmProblem(2048, 2304, 64)),
+    ("gemm_shmma_k4_f16_f32_tile64x64x32_warp32x32", "vw:L=16,K=4", 0.75, "v100+stc",
+     GemmProblem(1536, 1536, 64)),
+    ("spmm_extensor_l32_f16_f32_tile32x32_warp16x16", "extensor", 0.75, "titanv+extensor",
+     GemmProblem(1024, 768, 64)),
 )
 
 

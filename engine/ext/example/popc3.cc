@@ -24,6 +24,7 @@ void decode(Instr& in, const Kernel&) {
     if (in.ops[i].kind != OpndKind::Reg || in.ops[i].reg < 0) throw DecodeError("example.popc3 operands are registers");
   in.unit = Unit::INT;
   in.traits.op_class = "example.popc3";
+  in.traits.sm_local = true;
   in.fn = &ex_popc3;
 }
 

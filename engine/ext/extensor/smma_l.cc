@@ -113,6 +113,7 @@ int number_after(const std::string& m, char prefix) {
 }
 
 void decode(Instr& in, const Kernel&) {
+  in.traits.sm_local = true;  // registers, and for the loads the memory their space names
   int sub = -1, l = 0, w = 0;
   bool sync = false, aligned = false, shape = false;
   std::vector<std::string> layouts;

@@ -197,6 +197,7 @@ void decode_mbarrier(Instr& in, const Kernel& k) {
   in.traits.op_class = wait ? "hopper.mbarrier_wait" : "hopper.mbarrier";
   in.traits.mem = wait ? MemKind::None : MemKind::Atomic;
   in.traits.sched = SchedKind::Fence;
+  in.traits.sm_local = in.space == Space::Shared;  // (a generic address could name any memory)
   switch (sub) {
     case INIT: in.fn = &ex_init; break;
     case INVAL: in.fn = &ex_inval; break;
@@ -220,6 +221,7 @@ void decode_fence(Instr& in, const Kernel& k) {
   in.unit = Unit::SYNC;
   in.traits.op_class = "hopper.fence";
   in.traits.writes_dst = false;
+  in.traits.sm_local = true;
   in.traits.sched = SchedKind::Fence;
   in.fn = [](ExecCtx&, const Instr&) {};
 }

@@ -285,6 +285,7 @@ void decode_wgmma(Instr& in, const Kernel& k) {
   if (in.mods.empty()) throw DecodeError("wgmma needs .fence, .commit_group, .wait_group or .mma_async");
   in.traits.sched = SchedKind::Fence;
   in.traits.writes_dst = false;
+  in.traits.sm_local = true;  // registers and its CTA's shared memory (descriptors)
   const std::string& what = in.mods[0];
   if (what == "mma_async") {  // asynchronous: its accumulators are complete at the wait for its group
     in.traits.async_group = true;

@@ -84,6 +84,7 @@ void ex_mma(ExecCtx& c, const Instr& in) {
 
 // ---- decode ---------------------------------------------------------------------------------------
 void decode(Instr& in, const Kernel&) {
+  in.traits.sm_local = true;  // registers, and for the loads the memory their space names
   int sub = -1, k = 0;
   bool sync = false, aligned = false, shape = false;
   std::vector<std::string> layouts;
