@@ -917,6 +917,12 @@ void TimingModel::sleep_after_issue(SubCore& sub, uint64_t t) {
   if (blocked) sub.skipped = t1;
 }
 
+uint64_t TimingModel::earliest_wake(const SmT& sm) {
+  uint64_t wake = kNever;
+  for (const auto& sub : sm.subs) wake = std::min(wake, sub.wake);
+  return wake;
+}
+
 bool TimingModel::can_dispatch(const SmT& sm) const {
   return next_cta_ < total_ctas_ && sm.ctas.size() < max_ctas_per_sm_;
 }
@@ -954,8 +960,7 @@ TimingModel::CycleEnd TimingModel::sm_cycle(SmT& sm, uint64_t t, bool shared_ok)
   sm.resume = 0;
   // the sub-cores' wakes once all have run: one may wake another it passed already (a barrier's release, a
   // retired CTA), at t + 1
-  sm.wake = kNever;
-  for (const auto& sub : sm.subs) sm.wake = std::min(sm.wake, sub.wake);
+  sm.wake = earliest_wake(sm);
   return end;
 }
 
@@ -995,8 +1000,7 @@ uint64_t TimingModel::run_ahead() {
   using Step = std::pair<uint64_t, uint32_t>;
   std::priority_queue<Step, std::vector<Step>, std::greater<Step>> pending;
   for (auto& sm : sms_) {
-    sm->wake = kNever;
-    for (const auto& sub : sm->subs) sm->wake = std::min(sm->wake, sub.wake);
+    sm->wake = earliest_wake(*sm);
     if (sm->wake != kNever) pending.push({sm->wake, sm->id});
   }
   const uint64_t max_cycles = watchdog_.max_cycles();

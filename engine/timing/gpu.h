@@ -66,6 +66,8 @@ class TimingModel {
   // Whether fetch() of `line` for warp w fills only from the SM's own instruction caches (the L0, L1 or
   // the level above, which is per SM here), its next-line request included.
   bool fetch_stays_in_sm(const WarpT& w, const SubCore& sub, const SmT& sm, uint32_t line) const;
+  // The earliest wake of the SM's sub-cores.
+  static uint64_t earliest_wake(const SmT& sm);
   // Whether a CTA is left to dispatch and `sm` has room for one.
   bool can_dispatch(const SmT& sm) const;
   // Finds the timing class of every instruction; throws LaunchError when the config has none for one.

@@ -32,6 +32,14 @@ CASES = (
 )
 
 
+def _select_loop(lockstep: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The timing model's loop for the launches that follow: lockstep (STCSIM_LOCKSTEP set) or run-ahead."""
+    if lockstep:
+        monkeypatch.setenv("STCSIM_LOCKSTEP", "1")
+    else:
+        monkeypatch.delenv("STCSIM_LOCKSTEP", raising=False)
+
+
 # Every thread swaps its global id into one cell after a CTA-dependent delay and keeps what it took out: the
 # output is the order in which the GPU's atomics reached the cell.
 EXCHANGE_PTX = """
@@ -66,10 +74,7 @@ SWAP:
 
 
 def _exchange(config: str, lockstep: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[np.ndarray, dict]:
-    if lockstep:
-        monkeypatch.setenv("STCSIM_LOCKSTEP", "1")
-    else:
-        monkeypatch.delenv("STCSIM_LOCKSTEP", raising=False)
+    _select_loop(lockstep, monkeypatch)
     ctas, threads = 600, 64
     e = Engine(config)
     e.load_ptx(EXCHANGE_PTX)
@@ -93,10 +98,7 @@ def test_atomics_reach_memory_in_the_lockstep_order(config, monkeypatch):
 
 def _run(case: tuple, lockstep: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[np.ndarray, dict]:
     kernel, pattern, sparsity, config, p = case
-    if lockstep:
-        monkeypatch.setenv("STCSIM_LOCKSTEP", "1")
-    else:
-        monkeypatch.delenv("STCSIM_LOCKSTEP", raising=False)
+    _select_loop(lockstep, monkeypatch)
     a, b = random_operands(p, np.random.default_rng(5))
     return run_gemm(get_kernel(kernel), Engine(config), a, b, pattern=pattern, sparsity=sparsity)
 
