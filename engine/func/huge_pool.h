@@ -47,6 +47,10 @@ template <class T>
 using RegisterAllocator = HugePageAllocator<T, true>;
 template <class T>
 using SharedMemoryAllocator = HugePageAllocator<T, true>;  // a CTA's shared memory, as long-lived as its registers
+// Other state a launch allocates and frees (its warps, the timing model's caches, maps and calendars): read
+// in the same scattered order as the registers, so it shares their pages.
+template <class T>
+using LaunchAllocator = HugePageAllocator<T, true>;
 template <class T>
 using DeviceAllocator = HugePageAllocator<T, false>;
 

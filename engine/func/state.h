@@ -247,7 +247,7 @@ struct CtaState {
   // GEMM reads it, across all resident CTAs, in no order a host TLB follows.
   using SharedBytes = std::vector<uint8_t, SharedMemoryAllocator<uint8_t>>;
   SharedBytes shared;
-  std::vector<WarpState> warps;
+  std::vector<WarpState, LaunchAllocator<WarpState>> warps;
   std::vector<std::unique_ptr<ExtCtaState>> ext;  // by extension slot
   bool woken = false;              // wake_waiters ran: the timing model wakes the CTA's sub-cores
 };

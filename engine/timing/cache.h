@@ -7,6 +7,8 @@
 #include <new>
 #include <vector>
 
+#include "../func/huge_pool.h"
+
 namespace stc {
 
 class SectorCache {
@@ -50,7 +52,7 @@ class SectorCache {
   };
   // Leaves the elements it constructs default-initialised (a Line: uninitialised) instead of zeroed.
   template <class T>
-  struct UninitAllocator : std::allocator<T> {
+  struct UninitAllocator : LaunchAllocator<T> {
     template <class U>
     struct rebind {
       using other = UninitAllocator<U>;
@@ -107,12 +109,12 @@ class SectorCache {
   std::vector<Line, UninitAllocator<Line>> lines_;
   std::vector<uint64_t, UninitAllocator<uint64_t>> tags_;  // by line, as lines_
   uint64_t dirty_ = 0;  // dirty sectors of all lines
-  std::vector<Set> set_state_;
+  std::vector<Set, LaunchAllocator<Set>> set_state_;
   struct Slot {
     uint64_t key;
     uint32_t line;  // kNone: empty
   };
-  std::vector<Slot> index_;
+  std::vector<Slot, LaunchAllocator<Slot>> index_;
   size_t index_mask_ = 0;
   uint64_t recent_line_ = ~uint64_t{0};  // the line address of the last access's line (none yet: no address's)
   uint32_t recent_index_ = kNone;        // and its index in lines_

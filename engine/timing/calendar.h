@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "../func/huge_pool.h"
+
 namespace stc {
 
 class Calendar {
@@ -94,7 +96,7 @@ class Calendar {
     return ring_[b & (ring_.size() - 1)];
   }
   void grow() {
-    std::vector<Bucket> next(std::max<size_t>(64, 2 * ring_.size()));
+    std::vector<Bucket, LaunchAllocator<Bucket>> next(std::max<size_t>(64, 2 * ring_.size()));
     for (uint64_t b = base_; b < base_ + size_; ++b) next[b & (next.size() - 1)] = ring_[b & (ring_.size() - 1)];
     ring_.swap(next);
   }
@@ -108,7 +110,7 @@ class Calendar {
   static constexpr uint32_t bucket_ = kBucketCycles;
   uint64_t base_ = 0;
   size_t size_ = 0;
-  std::vector<Bucket> ring_;
+  std::vector<Bucket, LaunchAllocator<Bucket>> ring_;
 };
 
 }  // namespace stc

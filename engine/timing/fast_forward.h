@@ -90,7 +90,7 @@ class CtaFastForward {
   bool undoable_;
   bool saved_ = false;  // the state before the last round is saved
   CtaState::SharedBytes saved_shared_;
-  std::vector<WarpState> saved_warps_;
+  decltype(CtaState::warps) saved_warps_;
   std::vector<Mark> saved_marks_;
 };
 

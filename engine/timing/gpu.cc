@@ -51,7 +51,7 @@ struct alignas(64) TimingModel::WarpT {
 
 struct TimingModel::CtaSlot {
   CtaState cta;
-  std::vector<WarpT> warps;
+  std::vector<WarpT, LaunchAllocator<WarpT>> warps;
   uint32_t live = 0;
   uint64_t insts = 0;  // warp instructions issued by the CTA's warps
 };

@@ -92,17 +92,17 @@ class MemorySystem {
 
   const TimingConfig& cfg_;
   Stats& st_;
-  std::vector<Sm> sms_;
-  std::vector<SectorCache> l2_;
-  std::vector<SectorMap> l2_pending_;  // per slice: sector -> DRAM fill done
-  std::vector<Calendar> l2_port_;
+  std::vector<Sm, LaunchAllocator<Sm>> sms_;
+  std::vector<SectorCache, LaunchAllocator<SectorCache>> l2_;
+  std::vector<SectorMap, LaunchAllocator<SectorMap>> l2_pending_;  // per slice: sector -> DRAM fill done
+  std::vector<Calendar, LaunchAllocator<Calendar>> l2_port_;
   std::vector<Calendar> l2_atomic_;   // per slice: the atomic unit's update rounds
   // the GPU-wide limit on update rounds (l2.atomic_rounds_per_cycle): one calendar for all slices, or, with
   // a slice map that pairs slices into buddies, one per pair at its share (2 / slices) of the limit
   std::vector<Calendar> l2_atomic_shared_;
   std::vector<uint32_t> l2_atomic_group_;  // per slice: its calendar in l2_atomic_shared_
   double l2_atomic_share_ = 1;             // the fraction of the limit each calendar has
-  std::vector<Calendar> dram_;
+  std::vector<Calendar, LaunchAllocator<Calendar>> dram_;
   uint64_t now_ = 0;  // set_now()
   std::vector<uint64_t> scratch_;
   std::vector<std::pair<uint64_t, uint32_t>> store_masks_;  // store_path_cycles(): sector -> written bytes

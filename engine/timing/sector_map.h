@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "../func/huge_pool.h"
+
 namespace stc {
 
 class SectorMap {
@@ -77,7 +79,7 @@ class SectorMap {
   size_t index(uint64_t key) const { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask(); }
   // Rebuilds the table with `capacity` slots, keeping the entries whose cycle is >= `keep_from`.
   void rehash(size_t capacity, uint64_t keep_from) {
-    std::vector<Slot> old(capacity);
+    std::vector<Slot, LaunchAllocator<Slot>> old(capacity);
     old.swap(slots_);
     size_ = 0;
     for (const Slot& s : old)
@@ -91,7 +93,7 @@ class SectorMap {
     ++size_;
   }
 
-  std::vector<Slot> slots_;
+  std::vector<Slot, LaunchAllocator<Slot>> slots_;
   size_t size_ = 0;
 };
 
