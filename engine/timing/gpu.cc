@@ -568,9 +568,10 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   const IssueFacts& f = facts_[static_cast<size_t>(rec_.pc)];
   const size_t ui = f.unit;
   uint64_t done;
+  uint32_t busy = 0;  // cycles its unit is busy with it
   if (f.fixed) {  // the usual ALU or branch instruction: its unit's figures, known before the launch
     sub.unit_free[ui] = t + f.interval;
-    stats_.v[static_cast<size_t>(TStat::BusyINT) + std::min<size_t>(ui, 8)] += f.interval;
+    busy = f.interval;
     done = t + f.done_after;
   } else {
     const OpDesc& desc = *desc_[static_cast<size_t>(rec_.pc)];
@@ -590,10 +591,11 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
       } else {
         sub.unit_free[ui] = t + interval;
       }
-      stats_.v[static_cast<size_t>(TStat::BusyINT) + std::min<size_t>(ui, 8)] += interval;
+      busy = interval;
       done = complete_time(in, rec_, ot, w, sm.id, t) + (f.sass - 1u);  // pair: 2nd half
     }
   }
+  stats_.v[static_cast<size_t>(TStat::BusyINT) + std::min<size_t>(ui, 8)] += busy;
   for (uint32_t i = f.dst_begin, e = i + f.dst_count; i < e; ++i) w.ready[static_cast<size_t>(pc_dsts_[i])] = done;
   if (!w.w->done()) {
     // Host cache only: the register columns the warp's next instruction names (32 lanes, 128 or 256
