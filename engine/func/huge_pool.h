@@ -1,16 +1,18 @@
-// Host memory for the warps' register files and the simulated device memory, on 2 MiB pages where the OS
-// gives them (madvise MADV_HUGEPAGE). Host-side only. The registers of every resident warp of a launch are
-// tens of MiB (a 1024^3 WMMA GEMM on the V100 config: 22 MiB of registers, 3.5 MiB of shared memory), read
-// in the scheduler's order, which no host cache follows; with 4 KiB pages nearly every operand read also
-// misses the TLB (measured: the WMMA GEMM's launch ~10 % faster with huge pages).
+// Host memory for a launch's state (the warps' register files, CTA shared memory, the warps' records and
+// the timing model's caches, maps and calendars) and the simulated device memory, on 2 MiB pages where the
+// OS gives them (madvise MADV_HUGEPAGE). Host-side only. The registers of every resident warp of a launch
+// are tens of MiB (a 1024^3 WMMA GEMM on the V100 config: 22 MiB of registers, 3.5 MiB of shared memory),
+// read in the scheduler's order, which no host cache follows; with 4 KiB pages nearly every operand read
+// also misses the TLB (measured: the WMMA GEMM's launch ~10 % faster with huge pages; the rest of the
+// launch's state on them too: ~3 % more, docs/performance.md i12r).
 #pragma once
 
 #include <cstddef>
 
 namespace stc {
 
-// Register files: blocks of at least `bytes`, 64-byte aligned, from shared regions (64 MiB, advised), reused
-// by size; once every block is free (register files live as long as their launch) up to 256 MiB of the
+// A launch's blocks: at least `bytes`, 64-byte aligned, from shared regions (64 MiB, advised), reused by
+// size; once every block is free (each lives as long as its launch) up to 256 MiB of the
 // regions are kept for the next launch, already backed (no page faults), the rest unmapped.
 // Where the OS has no madvise (MADV_HUGEPAGE), plain operator new.
 void* huge_pool_alloc(size_t bytes);
@@ -20,7 +22,7 @@ void huge_pool_free(void* p, size_t bytes);
 void* huge_block_alloc(size_t bytes);
 void huge_block_free(void* p, size_t bytes);
 
-// The allocator of WarpState::regs (Pooled: huge_pool_*) and of DeviceMemory's allocations (huge_block_*).
+// The allocator of a launch's state (Pooled: huge_pool_*) and of DeviceMemory's allocations (huge_block_*).
 template <class T, bool Pooled>
 struct HugePageAllocator {
   using value_type = T;
