@@ -45,12 +45,8 @@ struct HugePageAllocator {
   template <class U>
   bool operator!=(const HugePageAllocator<U, Pooled>&) const { return false; }
 };
-template <class T>
-using RegisterAllocator = HugePageAllocator<T, true>;
-template <class T>
-using SharedMemoryAllocator = HugePageAllocator<T, true>;  // a CTA's shared memory, as long-lived as its registers
-// Other state a launch allocates and frees (its warps, the timing model's caches, maps and calendars): read
-// in the same scattered order as the registers, so it shares their pages.
+// The state a launch allocates and frees: the warps' register files, CTA shared memory, the warps' records,
+// the timing model's caches, maps and calendars (all read in the scheduler's scattered order).
 template <class T>
 using LaunchAllocator = HugePageAllocator<T, true>;
 template <class T>

@@ -210,8 +210,8 @@ struct alignas(64) WarpState {
   uint32_t exited = 0;             // lanes that executed exit/ret
   // The register file (huge_pool.h: why), by slot (Kernel::reg_slots / wide_slots): registers of up to 32
   // bits in 32-bit lanes, [slot * 32 + lane] of `regs`; wider ones (named kWideSlot | slot) in `wregs`.
-  std::vector<uint32_t, RegisterAllocator<uint32_t>> regs;
-  std::vector<uint64_t, RegisterAllocator<uint64_t>> wregs;
+  std::vector<uint32_t, LaunchAllocator<uint32_t>> regs;
+  std::vector<uint64_t, LaunchAllocator<uint64_t>> wregs;
   std::vector<uint8_t> local;      // [lane * local_bytes + offset]
   int32_t barrier_id = 0;
   uint32_t barrier_count = 0;      // expected thread count of a named barrier (0: all)
@@ -243,9 +243,9 @@ struct ExtCtaState {
 struct CtaState {
   uint32_t ctaid[3] = {0, 0, 0};
   uint32_t linear_id = 0;
-  // Its shared memory, on the register files' huge pages (huge_pool.h): every wmma.load and ld/st.shared of a
+  // Its shared memory, on the launch's huge pages (huge_pool.h): every wmma.load and ld/st.shared of a
   // GEMM reads it, across all resident CTAs, in no order a host TLB follows.
-  using SharedBytes = std::vector<uint8_t, SharedMemoryAllocator<uint8_t>>;
+  using SharedBytes = std::vector<uint8_t, LaunchAllocator<uint8_t>>;
   SharedBytes shared;
   std::vector<WarpState, LaunchAllocator<WarpState>> warps;
   std::vector<std::unique_ptr<ExtCtaState>> ext;  // by extension slot

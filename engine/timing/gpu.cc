@@ -41,7 +41,7 @@ struct alignas(64) TimingModel::WarpT {
   TStat hint_reason = TStat::StallScoreboard;
   bool after_branch = false;
   uint64_t* ready = nullptr;  // reg_ready.data()
-  std::vector<uint64_t, RegisterAllocator<uint64_t>> reg_ready;  // on the register files' huge pages (huge_pool.h)
+  std::vector<uint64_t, LaunchAllocator<uint64_t>> reg_ready;  // on the launch's huge pages (huge_pool.h)
   std::vector<uint64_t> groups;  // completion cycle of each committed cp.async group, oldest first
   uint64_t open_group = 0;
   uint64_t last_done = 0;
