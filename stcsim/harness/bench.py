@@ -93,7 +93,10 @@ def bench_case(kernel: str, shape: tuple[int, int, int], config: str | None, see
             return stats
 
         eng.launch = timed_launch  # type: ignore[method-assign]
-        _, stats = run_gemm(k, eng, a, b)
+        try:
+            _, stats = run_gemm(k, eng, a, b)
+        finally:  # the wrapper holds the engine: without this cycle each run's engine waits for the collector
+            del eng.launch
     dt = min(wall)
     wi = int(stats["warp_insts"])
     return BenchRow(kernel, "x".join(map(str, shape)), config or "functional", dt, wi, wi / dt,

@@ -1,5 +1,7 @@
 """`invoke bench` measures real launches (smoke test on a small shape)."""
 
+import gc
+
 import pandas as pd
 
 from stcsim.harness.bench import (
@@ -11,6 +13,7 @@ from stcsim.harness.bench import (
     main,
     peak_rss_mib,
 )
+from stcsim.sim import Engine
 
 
 def test_bench_case_measures_a_timed_launch():
@@ -20,6 +23,18 @@ def test_bench_case_measures_a_timed_launch():
         abs(row.warp_insts_per_second - row.warp_insts / row.host_seconds) < 1e-6 * row.warp_insts_per_second
     )
     assert MMA in format_rows([row])
+
+
+def test_bench_case_frees_each_runs_engine_at_once():
+    # (the peak memory bench reports is the engine's, not engines waiting for Python's cycle collector)
+    gc.collect()
+    gc.disable()
+    try:
+        bench_case(MMA, (64, 64, 64), "h100", repeat=3)
+        alive = [o for o in gc.get_objects() if isinstance(o, Engine)]
+    finally:
+        gc.enable()
+    assert alive == []
 
 
 def test_peak_rss_is_positive():
