@@ -79,8 +79,11 @@ class SectorMap {
   // The 128-byte line of a 32-byte sector is hashed and the sector's place in the line kept: a line's four
   // sectors (a warp's load asks for them one after another) share one host cache line of slots, so a load
   // pays one cold miss per line instead of one per sector. (Other sector sizes only hash less evenly.)
+  static constexpr int kLineShift = 7, kSectorShift = 5;
   size_t index(uint64_t key) const {
-    return static_cast<size_t>((((key >> 7) * 0x9E3779B97F4A7C15ull) >> 32 << 2 | ((key >> 5) & 3)) & mask());
+    const uint64_t line_hash = ((key >> kLineShift) * 0x9E3779B97F4A7C15ull) >> 32;
+    const uint64_t sector = (key >> kSectorShift) & ((1u << (kLineShift - kSectorShift)) - 1);
+    return static_cast<size_t>((line_hash << (kLineShift - kSectorShift) | sector) & mask());
   }
   // Rebuilds the table with `capacity` slots, keeping the entries whose cycle is >= `keep_from`.
   void rehash(size_t capacity, uint64_t keep_from) {
