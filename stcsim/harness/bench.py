@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import platform
 import resource
 import tempfile
 import time
@@ -150,6 +151,32 @@ def format_network(row: NetworkBenchRow) -> str:
             f"cycles (target < {row.target_seconds:.0f} s on 2 cores: {verdict})")
 
 
+def host_description() -> str:
+    """The host the figures were measured on: CPU model, cores this process may use, last-level cache (Linux
+    sysfs; what is not known is left out). Speed figures depend on it (docs/performance.md, i12s)."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+        model = names[0] if names else model
+    except OSError:
+        pass
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    parts = [model, f"{cores} cores"]
+    levels = []  # (level, KiB) of cpu0's caches
+    for c in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            size = (c / "size").read_text().strip()
+            kib = int(size[:-1]) * {"K": 1, "M": 1024}[size[-1]] if size[-1] in "KM" else int(size) // 1024
+            levels.append((int((c / "level").read_text()), kib))
+        except (OSError, ValueError, IndexError):
+            continue
+    if levels:
+        level, kib = max(levels)
+        parts.append(f"L{level} {kib / 1024:g} MiB")
+    return ", ".join(parts)
+
+
 def peak_rss_mib() -> float:
     """Peak resident memory of this process in MiB."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
@@ -196,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--large", action="store_true",
                     help="--sampling: the multi-wave GEMMs instead of the network's layers")
     a = ap.parse_args(argv)
+    if not a.profile:  # (a profile reruns this command, which prints it)
+        print(f"host: {host_description()}", flush=True)
     if a.sampling:
         return _sampling(a.batch, a.layers, a.always_full, a.large, a.csv)
     if a.profile:

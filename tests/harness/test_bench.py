@@ -1,6 +1,7 @@
 """`invoke bench` measures real launches (smoke test on a small shape)."""
 
 import gc
+import os
 
 import pandas as pd
 
@@ -10,6 +11,7 @@ from stcsim.harness.bench import (
     bench_network,
     format_network,
     format_rows,
+    host_description,
     main,
     peak_rss_mib,
 )
@@ -35,6 +37,10 @@ def test_bench_case_frees_each_runs_engine_at_once():
     finally:
         gc.enable()
     assert alive == []
+
+
+def test_host_description_names_the_cores():
+    assert f"{len(os.sched_getaffinity(0))} cores" in host_description()
 
 
 def test_peak_rss_is_positive():
