@@ -21,6 +21,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -74,6 +75,26 @@ class BenchRow:
     cpu_seconds: float = 0.0  # CPU time of the launch (less disturbed than wall time on a shared machine)
 
 
+class _TimedLaunches:
+    """An engine whose launches are timed (wall and CPU seconds each); everything else is the engine's own."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.engine, name)
+
+    def launch(self, *args: Any, **kwargs: Any) -> Any:
+        """The engine's launch, timed."""
+        t0, c0 = time.perf_counter(), time.process_time()
+        stats = self.engine.launch(*args, **kwargs)
+        self.wall.append(time.perf_counter() - t0)
+        self.cpu.append(time.process_time() - c0)
+        return stats
+
+
 def bench_case(kernel: str, shape: tuple[int, int, int], config: str | None, seed: int = 0,
                repeat: int = 1) -> BenchRow:
     """Times one launch (the launch alone: allocation and copies excluded); with `repeat` > 1 the fastest
@@ -82,22 +103,11 @@ def bench_case(kernel: str, shape: tuple[int, int, int], config: str | None, see
     a, b = random_operands(GemmProblem(*shape), np.random.default_rng(seed))
     wall: list[float] = []
     cpu: list[float] = []
-    for _ in range(repeat):
-        eng = Engine(config)
-        launch = eng.launch
-
-        def timed_launch(*args, launch=launch, **kwargs):  # type: ignore[no-untyped-def]
-            t0, c0 = time.perf_counter(), time.process_time()
-            stats = launch(*args, **kwargs)
-            wall.append(time.perf_counter() - t0)
-            cpu.append(time.process_time() - c0)
-            return stats
-
-        eng.launch = timed_launch  # type: ignore[method-assign]
-        try:
-            _, stats = run_gemm(k, eng, a, b)
-        finally:  # the wrapper holds the engine: without this cycle each run's engine waits for the collector
-            del eng.launch
+    for _ in range(repeat):  # one engine at a time: each is freed when its run ends
+        eng = _TimedLaunches(Engine(config))
+        _, stats = run_gemm(k, eng, a, b)
+        wall += eng.wall
+        cpu += eng.cpu
     dt = min(wall)
     wi = int(stats["warp_insts"])
     return BenchRow(kernel, "x".join(map(str, shape)), config or "functional", dt, wi, wi / dt,
@@ -166,10 +176,11 @@ def host_description() -> str:
     levels = []  # (level, KiB) of cpu0's caches
     for c in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
         try:
-            size = (c / "size").read_text().strip()
-            kib = int(size[:-1]) * {"K": 1, "M": 1024}[size[-1]] if size[-1] in "KM" else int(size) // 1024
+            size = (c / "size").read_text().strip()  # e.g. "32768K"
+            unit = {"K": 1, "M": 1024}.get(size[-1:])
+            kib = int(size[:-1]) * unit if unit else int(size) // 1024
             levels.append((int((c / "level").read_text()), kib))
-        except (OSError, ValueError, IndexError):
+        except (OSError, ValueError):
             continue
     if levels:
         level, kib = max(levels)
