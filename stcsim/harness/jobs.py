@@ -32,8 +32,10 @@ from stcsim.harness.kernel_choice import (
 )
 from stcsim.kernels import GemmProblem, get_kernel
 from stcsim.kernels.problem import round_up
-from stcsim.sparsity import get
+from stcsim.sparsity import Pattern, get
+from stcsim.sparsity.nm import NM
 from stcsim.sparsity.policy import DEFAULT_POLICY
+from stcsim.sparsity.vectorwise import VectorWise
 from stcsim.workloads import Layer, Network, get_network, load_weights, unique_gemm_shapes
 from stcsim.workloads.pruning import layer_decision
 
@@ -70,6 +72,28 @@ class Variant:
         default = f"{spec}@{value:g}/{config}" if spec != DENSE else f"{spec}/{config}"
         default += "" if kernel == AUTO else f"/{kernel}"
         return cls(spec, value, config, kernel, label or default)
+
+
+def fixed_sparsity(pattern: Pattern) -> float | None:
+    """The sparsity a pattern's own ratio sets: ``1 - N/M`` for N:M (2:4: 0.5), ``1 - K/L`` for vector-wise
+    with ``K`` set (``vw:L=16,K=4``: 0.75); None for patterns that take any target."""
+    if isinstance(pattern, NM):
+        return 1.0 - pattern.N / pattern.M
+    if isinstance(pattern, VectorWise) and pattern.K is not None:
+        return 1.0 - pattern.K / pattern.L
+    return None
+
+
+def extra_zeros(variant: Variant) -> str:
+    """Why the variant's sparsity is above its pattern's own ('' when it is not): the weights pruned beyond
+    the pattern's ratio stay in the format as kept zeros, so the kernel does the work of the pattern's own
+    sparsity (docs/sparsity.md)."""
+    own = fixed_sparsity(get(variant.pattern))
+    if own is None or variant.sparsity <= own + 1e-9:
+        return ""
+    return (f"{variant.pattern} at sparsity {variant.sparsity:g}: the pattern's own sparsity is {own:g}; "
+            f"the other {variant.sparsity - own:g} of the weights are pruned as extra zeros, stored and "
+            f"multiplied as kept values (the work of {own:g}); without --sparsity it runs at {own:g}")
 
 
 @dataclass(frozen=True)

@@ -136,6 +136,32 @@ def check_selector(selector: str) -> None:
                              f"names; {err.args[0]}") from None
 
 
+def _takes(kernel: Kernel, pattern: Pattern) -> str:
+    """What `kernel` takes instead of `pattern`: its own `supports` reason without its name, the verb and the
+    refused spec ('vw:L=16,K=4,axis=row', 'G a multiple of 32')."""
+    reason = kernel.supports(pattern)[1].removeprefix(f"{kernel.procedural_name} ")
+    return re.sub(r"^(implements|takes) |,? (not|got) \S+$", "", reason)
+
+
+def require_kernels(pattern: Pattern) -> None:
+    """NoKernelError (one line) when no registered kernel consumes `pattern`, naming what the kernels of its
+    family take (or, for a family without kernels, the patterns that have some)."""
+    try:
+        kernels_for(pattern)
+    except NoKernelError:
+        pass
+    else:
+        return
+    family = [k for k in registry.REGISTRY if k.pattern_name == pattern.name]
+    if family:
+        takes = dict.fromkeys(_takes(k, pattern) for k in family)
+        have = f"the {pattern.name} kernels take {' | '.join(takes)}"
+    else:
+        patterns = [name for name in registry.REGISTRY.by_pattern() if name != DENSE]
+        have = f"kernels exist for {', '.join(patterns)}"
+    raise NoKernelError(f"no kernel implements the sparsity pattern {pattern.spec()!r}: {have}")
+
+
 def units_of(selector: str) -> str:
     """The math units a selector stands for when its layers run dense: the keyword, or the units of the
     kernels it names when they agree (else auto)."""

@@ -14,6 +14,7 @@ import argparse
 import itertools
 import os
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,22 +32,38 @@ from rich.progress import (
 )
 
 from stcsim.harness.executor import EXECUTORS, DaskUnavailable, Executor, JobError, attempt, make_executor
-from stcsim.harness.jobs import DEFAULT_CHECK_LIMIT, LayerJob, Variant, WeightSource, describe, plan_network
-from stcsim.harness.kernel_choice import AUTO
+from stcsim.harness.jobs import (
+    DEFAULT_CHECK_LIMIT,
+    LayerJob,
+    Variant,
+    WeightSource,
+    describe,
+    extra_zeros,
+    fixed_sparsity,
+    plan_network,
+)
+from stcsim.harness.kernel_choice import AUTO, require_kernels
 from stcsim.harness.results import LAYER, TOTAL, ResultStore
 from stcsim.kernels import NoKernelError
+from stcsim.sparsity import get
 from stcsim.workloads import WeightFileError
 
 RESULTS_CSV = "results.csv"
 DEFAULT_CONFIG = "v100"
 DEFAULT_PATTERN = "dense"
 DEFAULT_SPARSITY = 0.75
+"""Target sparsity of the patterns whose own ratio sets none (``fixed_sparsity``), when none is given."""
+
+
+class OutputError(ValueError):
+    """The results folder is a file or cannot be created."""
 
 
 @dataclass
 class RunSummary:
     """What a run did: jobs planned; rows reused from the results file; simulations; rows that share the
-    result of an identical computation (same key, another label); failures; the results."""
+    result of an identical computation (same key, another label); failures; the results; the run's wall
+    time and the CPU time of this process and its workers."""
 
     path: Path
     planned: int = 0
@@ -56,6 +73,8 @@ class RunSummary:
     failed: list[tuple[LayerJob, JobError]] = field(default_factory=list)
     interrupted: bool = False
     frame: pd.DataFrame = field(default_factory=pd.DataFrame)
+    wall_seconds: float = 0.0
+    cpu_seconds: float = 0.0
 
     @property
     def checks_failed(self) -> int:
@@ -93,6 +112,7 @@ def run_jobs(
     `executor` runs them (default: ``make_executor(**make)``, started only when something is left to run).
     On Ctrl-C the rows finished so far stay in the file and the summary says it was interrupted.
     """
+    start, cpu = time.perf_counter(), _cpu_seconds()
     path = Path(out) / RESULTS_CSV
     store = ResultStore(path)
     stale = [job for job in jobs if store.cached(job.identity, job.key()) is None]
@@ -116,7 +136,14 @@ def run_jobs(
             if owned:
                 runner.close(interrupted=summary.interrupted)
     summary.frame = store.frame()
+    summary.wall_seconds, summary.cpu_seconds = time.perf_counter() - start, _cpu_seconds() - cpu
     return summary
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its finished child processes (the pool's workers once closed)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def same_result(job: LayerJob, row: dict[str, object]) -> dict[str, object]:
@@ -184,7 +211,7 @@ def format_table(frame: pd.DataFrame, network: str, batch: int, variant: str) ->
     rows = frame[(frame["network"] == network) & (frame["batch"] == batch) & (frame["variant"] == variant)]
     layers, total = rows[rows["row_type"] == LAYER], rows[rows["row_type"] == TOTAL]
     header = ["#", "layer", "M", "N", "K", "repeat", "kernel", "density", "cycles", "x repeat", "check"]
-    body, notes = [], []
+    body, notes = [], {}
     for r in layers.to_dict("records"):
         cycles = r.get("gpu_sim_cycle", float("nan"))
         mark = " *" if r["fallback"] else ""
@@ -194,19 +221,30 @@ def format_table(frame: pd.DataFrame, network: str, batch: int, variant: str) ->
                      _cell(r["repeat"]), r["kernel"], f"{r['density']:.3f}", _cell(cycles),
                      _cell(cycles * r["repeat"]), check])
         if r["fallback"]:
-            notes.append(f"  * {r['layer']}: ran {r['run_pattern']} on {r['kernel']}: {r['fallback_reason']}")
+            notes.setdefault((r["run_pattern"], r["fallback_reason"]), []).append(r)
     out = [f"{network} (batch {batch}), {variant}:"] + _grid(header, body)
     if len(total):
         t = total.iloc[0]
         out.append(f"network total: {_cell(t.get('gpu_sim_cycle', float('nan')))} cycles over "
                    f"{_cell(t['repeat'])} GEMMs of {len(layers)} unique shapes, {_cell(t['macs'])} MACs, "
-                   f"density {t['density']:.3f}, host {t['host_seconds']:.1f} s")
+                   f"density {t['density']:.3f}; host time of its layer jobs summed: "
+                   f"{t['host_seconds']:.1f} s (parallel workers overlap them)")
     else:
         planned = layers["group_layers"].max()
         out.append(f"network total: incomplete ({len(layers)} of {planned} layers have rows)")
     if notes:
-        out += [f"dense fallbacks ({len(notes)} of {len(layers)} layers):", *notes]
+        fell_back = sum(len(rows) for rows in notes.values())
+        out.append(f"dense fallbacks ({fell_back} of {len(layers)} layers):")
+        out += [_fallback_note(rows, why) for (_, why), rows in notes.items()]
     return "\n".join(out)
+
+
+def _fallback_note(rows: Sequence[dict], why: str, named: int = 3) -> str:
+    """One line for the layers that fell back for the same reason: the first `named` of them, what ran."""
+    names = ", ".join(r["layer"] for r in rows[:named])
+    names += f" (+{len(rows) - named} more)" if len(rows) > named else ""
+    kernels = ", ".join(dict.fromkeys(r["kernel"] for r in rows))
+    return f"  * {names}: ran {rows[0]['run_pattern']} on {kernels}: {why}"
 
 
 def format_summary(summary: RunSummary, jobs: Sequence[LayerJob]) -> str:
@@ -221,17 +259,27 @@ def format_summary(summary: RunSummary, jobs: Sequence[LayerJob]) -> str:
         line += f", {len(summary.failed)} failed"
     if summary.checks_failed:
         line += f", {summary.checks_failed} failed the numpy check"
+    line += (f"; {summary.wall_seconds:.1f} s wall, {summary.cpu_seconds:.1f} s CPU (this process and its "
+             "workers)")
     if summary.interrupted:
         line += "; interrupted: re-run the same command to resume"
     return "\n\n".join([*parts, line])
 
 
+def default_sparsity(pattern: str) -> float:
+    """The sparsity a pattern runs at when none is given: its own (``fixed_sparsity``: 2:4 0.5), else
+    DEFAULT_SPARSITY."""
+    own = fixed_sparsity(get(pattern))
+    return DEFAULT_SPARSITY if own is None else own
+
+
 def sweep(patterns: Sequence[str], sparsities: Sequence[float], configs: Sequence[str],
           kernels: Sequence[str]) -> list[Variant]:
-    """The product of the values as variants (a dense pattern once, whatever the sparsities)."""
+    """The product of the values as variants (a dense pattern once, whatever the sparsities; no
+    sparsities: each pattern at ``default_sparsity``)."""
     variants = []
     for pattern, config, kernel in itertools.product(patterns, configs, kernels):
-        for sparsity in sparsities:
+        for sparsity in sparsities or [default_sparsity(pattern)]:
             variant = Variant.make(pattern, sparsity, config, kernel)
             if variant not in variants:
                 variants.append(variant)
@@ -247,7 +295,8 @@ def parser() -> argparse.ArgumentParser:
                     help=f"GPU config spec (repeatable; default {DEFAULT_CONFIG})")
     ap.add_argument("--pattern", action="append", help="sparsity pattern spec (repeatable; default dense)")
     ap.add_argument("--sparsity", action="append", type=float,
-                    help=f"target sparsity of the sparse patterns (repeatable; default {DEFAULT_SPARSITY})")
+                    help="target sparsity of the sparse patterns (repeatable; default: the pattern's own, "
+                         f"1 - N/M for N:M, else {DEFAULT_SPARSITY}; above its own: extra zeros, a warning)")
     ap.add_argument("--kernel", action="append",
                     help="auto, tensor-core, cuda-core or a kernel name (repeatable; default auto)")
     ap.add_argument("--batch", type=int, default=1)
@@ -260,6 +309,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel workers")
     ap.add_argument("--executor", choices=EXECUTORS, default="local")
     ap.add_argument("--scheduler", default="", help="dask scheduler address (default: a LocalCluster)")
+    ap.add_argument("--allow-fallback", action="store_true",
+                    help="run a pattern no kernel implements on the dense kernel (marked fallback rows) "
+                         "instead of stopping with an error")
     ap.add_argument("--no-check", action="store_true", help="skip the numpy check")
     ap.add_argument("--check-limit", type=int, default=DEFAULT_CHECK_LIMIT,
                     help="MACs above which the check samples output columns")
@@ -275,20 +327,53 @@ def default_out(workloads: Sequence[str]) -> Path:
     return Path("results") / "runs" / name
 
 
+def results_folder(out: str | Path) -> Path:
+    """`out` as the folder results.csv goes in, created when missing; OutputError when it is a file or
+    cannot be created."""
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(f"--out {folder} is a file: name a folder (results.csv is written inside it)")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise OutputError(f"--out {folder}: cannot create the folder: {err.strerror}") from None
+    return folder
+
+
+def os_error(err: OSError) -> str:
+    """An OSError in one line: the file and the system's reason (not the bare errno of ``err.args[0]``)."""
+    return f"{err.filename}: {err.strerror}" if err.filename and err.strerror else str(err)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """CLI (module docstring). Exit status: 0 ok, 1 a layer failed or failed its check, 2 bad input,
-    130 interrupted."""
+    """CLI (module docstring). Exit status: 0 ok, 1 a layer failed or failed its check, 2 bad input (a
+    pattern no kernel implements without --allow-fallback, an --out that is a file, ...), 130 interrupted."""
     a = parser().parse_args(argv)
     try:
-        variants = sweep(a.pattern or [DEFAULT_PATTERN], a.sparsity or [DEFAULT_SPARSITY],
+        variants = sweep(a.pattern or [DEFAULT_PATTERN], a.sparsity or [],
                          a.config or [DEFAULT_CONFIG], a.kernel or [AUTO])
+        for pattern in dict.fromkeys(v.pattern for v in variants if not a.allow_fallback):
+            require_kernels(get(pattern))
+        for why in filter(None, map(extra_zeros, variants)):
+            print(f"warning: {why}", file=sys.stderr)
         weights = WeightSource.from_file(a.weights, a.weights_prefix) if a.weights else WeightSource(a.seed)
         jobs = [job for net in a.workload for job in plan_network(
             net, variants, a.batch, weights, max_layers=a.layers, check=not a.no_check,
             check_limit=a.check_limit, sample=a.sample)]
         make = {"kind": a.executor, "workers": a.jobs, "scheduler": a.scheduler}
-        summary = run_jobs(jobs, a.out or default_out(a.workload), progress=not a.no_progress, make=make)
-    except (ValueError, KeyError, NoKernelError, WeightFileError, FileNotFoundError, DaskUnavailable) as err:
+        out = results_folder(a.out or default_out(a.workload))
+        summary = run_jobs(jobs, out, progress=not a.no_progress, make=make)
+    except KeyboardInterrupt:  # while planning (run_jobs handles it while the layers run)
+        print("interrupted before any layer ran", file=sys.stderr)
+        return 130
+    except NoKernelError as err:
+        print(f"error: {err.args[0]} (--allow-fallback runs its layers on the dense kernel, marked)",
+              file=sys.stderr)
+        return 2
+    except OSError as err:
+        print(f"error: {os_error(err)}", file=sys.stderr)
+        return 2
+    except (ValueError, KeyError, WeightFileError, DaskUnavailable) as err:
         print(f"error: {err.args[0] if err.args else err}", file=sys.stderr)
         return 2
     print(format_summary(summary, jobs))

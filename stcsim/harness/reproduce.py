@@ -27,7 +27,7 @@ from stcsim.harness.compare import GEOMEAN, compare
 from stcsim.harness.executor import EXECUTORS, DaskUnavailable
 from stcsim.harness.jobs import LayerJob, Variant, plan_network, simulation_work
 from stcsim.harness.kernel_choice import CUDA_CORE, TENSOR_CORE, math_units
-from stcsim.harness.network_run import RunSummary, run_jobs
+from stcsim.harness.network_run import RunSummary, os_error, results_folder, run_jobs
 from stcsim.harness.paper_figures import Figure, Panel, figures, get_figure
 from stcsim.harness.plots import figure_panels
 
@@ -174,9 +174,12 @@ def main(argv: list[str] | None = None) -> int:
         scope = f"the {layers} cheapest shapes per network" if layers else "every layer"
         print(f"{len(plan.jobs)} layer runs ({scope}), {len(plan.variants)} configurations; expected time "
               f"about {estimate} on {a.jobs} worker(s) (fewer if results.csv already has rows)", flush=True)
-        out = Path(a.out or Path("results") / (figure.name + ("-quick" if layers else "")))
+        out = results_folder(a.out or Path("results") / (figure.name + ("-quick" if layers else "")))
         make = {"kind": a.executor, "workers": a.jobs, "scheduler": a.scheduler}
         summary = run_jobs(plan.jobs, out, progress=not a.no_progress, make=make)
+    except OSError as err:
+        print(f"error: {os_error(err)}", file=sys.stderr)
+        return 2
     except (ValueError, KeyError, DaskUnavailable) as err:
         print(f"error: {err.args[0] if err.args else err}", file=sys.stderr)
         return 2

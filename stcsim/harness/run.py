@@ -6,6 +6,7 @@ import argparse
 import sys
 from dataclasses import dataclass
 
+from stcsim.harness.jobs import fixed_sparsity
 from stcsim.kernels import (
     GemmCheck,
     GemmProblem,
@@ -124,14 +125,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shape", default=DEFAULT_SHAPE)
     ap.add_argument("--config", default=DEFAULT_CONFIG, help="GPU config spec, or 'none' for functional only")
     ap.add_argument("--pattern", default=DEFAULT_PATTERN, help="sparsity pattern spec, e.g. vw:L=16,K=4")
-    ap.add_argument("--sparsity", type=float, default=0.0, help="fraction of the weights pruned")
+    ap.add_argument("--sparsity", type=float, default=None,
+                    help="weights pruned (default: the pattern's own, 1 - N/M for N:M; else 0)")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--all", action="store_true", help="print every statistic")
     a = ap.parse_args(argv)
     config = None if a.config == "none" else a.config
     try:
         kernel = a.kernel or default_kernel(a.pattern)
-        r = run_kernel(kernel, a.shape, config, a.seed, pattern=a.pattern, sparsity=a.sparsity)
+        sparsity = a.sparsity if a.sparsity is not None else fixed_sparsity(get_pattern(a.pattern)) or 0.0
+        r = run_kernel(kernel, a.shape, config, a.seed, pattern=a.pattern, sparsity=sparsity)
     except (NoKernelError, KeyError, ValueError) as err:  # no kernel, unknown name, bad shape/pattern/problem
         print(f"error: {err.args[0]}", file=sys.stderr)
         return 2

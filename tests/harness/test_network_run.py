@@ -26,7 +26,7 @@ def _frame(folder) -> pd.DataFrame:
 
 def test_main_prints_the_layer_table_total_and_fallbacks(dense_only, tmp_path, capsys):
     args = ["--workload", MOBILENET, "--layers", "2", "--pattern", "dense", "--pattern", "vw:L=16,K=4",
-            "--config", "v100", "--jobs", "1", "--out", str(tmp_path), "--no-progress"]
+            "--config", "v100", "--jobs", "1", "--out", str(tmp_path), "--no-progress", "--allow-fallback"]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "mobilenet_v1:image_size=32 (batch 1), dense/v100:" in out
