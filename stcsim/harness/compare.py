@@ -6,7 +6,9 @@ network, batch and layer) and per network (cycles x repeat summed over the layer
 names any network where that is not all of the baseline's); the geometric mean runs over the networks both
 have. Cycles, not seconds: compare variants on GPU
 configs with the same clock, or read the speedups as per-cycle ones. ``--plot`` draws the grouped bar chart
-of the papers (one group per network plus the geomean, one bar per variant).
+of the papers (one group per network plus the geomean, one bar per variant). Layers whose rows ran a dense
+fallback (``fallback`` column) are marked ``*`` in both tables (a network's cell when any of its layers did)
+and hatched in the plot: those speedups are the dense kernel's on pruned weights, not the pattern's kernel's.
 """
 
 from __future__ import annotations
@@ -27,18 +29,24 @@ METRIC = "gpu_sim_cycle"
 REQUIRED_COLUMNS = ("row_type", "network", "batch", "layer_index", "layer", "variant", "pattern", "config",
                     "m", "n", "k", "repeat", METRIC)
 GEOMEAN = "GeoMean"
+FALLBACK_MARK = "*"
 
 
 @dataclass(frozen=True)
 class Comparison:
     """Speedups over `baseline`: per network (rows, with the geomean last) and per layer, columns = variants;
-    notes name the networks a variant shares only part of with the baseline."""
+    notes name the networks a variant shares only part of with the baseline; `network_fallbacks` and
+    `layer_fallbacks` (same shapes as `networks` and `layers`) are True where a layer of that cell ran a dense
+    fallback; `fallbacks`: (variant, its layers that fell back, its layers) of each variant with any."""
 
     baseline: str
     variants: tuple[str, ...]
     networks: pd.DataFrame
     layers: pd.DataFrame
     notes: tuple[str, ...] = ()
+    network_fallbacks: pd.DataFrame | None = None
+    layer_fallbacks: pd.DataFrame | None = None
+    fallbacks: tuple[tuple[str, int, int], ...] = ()
 
 
 def load_results(paths: Sequence[str | Path]) -> pd.DataFrame:
@@ -97,6 +105,33 @@ def _network_speedups(weighted: pd.DataFrame, base: str) -> tuple[pd.DataFrame, 
     return table, notes
 
 
+def fell_back(rows: pd.DataFrame) -> pd.Series:
+    """Per row, whether it ran a dense fallback (the ``fallback`` column as the CSV writes it; False when the
+    file has no such column)."""
+    if "fallback" not in rows:
+        return pd.Series(False, index=rows.index)
+    return rows["fallback"].map(lambda v: str(v).strip().lower() in ("true", "1", "1.0"))
+
+
+def _fallback_marks(layers: pd.DataFrame, index: list[str], per_layer: pd.DataFrame,
+                    networks: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, list[tuple[str, int, int]]]:
+    """Fallback marks shaped like the per-layer and per-network tables; (variant, fallbacks, layers) of
+    every variant with any."""
+    flags = layers.assign(fell=fell_back(layers).astype(float)).pivot_table(
+        index=index, columns="variant", values="fell", aggfunc="max", sort=True)
+    by_layer = flags.reindex(index=per_layer.index, columns=per_layer.columns).fillna(0.0) > 0
+    by_network = by_layer.groupby(level=["network", "batch"], sort=False).any()
+    by_network = by_network.reindex(index=networks.index, fill_value=False)
+    by_network.loc[(GEOMEAN, ""), :] = by_layer.any().to_numpy()
+    counts = []
+    for variant in per_layer.columns:
+        rows = layers[layers["variant"] == variant]
+        count = int(fell_back(rows).sum())
+        if count:
+            counts.append((str(variant), count, len(rows)))
+    return by_layer.astype(bool), by_network.astype(bool), counts
+
+
 def compare(frame: pd.DataFrame, baseline: str = "") -> Comparison:
     """Per-network and per-layer speedups over the baseline (module docstring)."""
     base = resolve_baseline(frame, baseline)
@@ -110,14 +145,19 @@ def compare(frame: pd.DataFrame, baseline: str = "") -> Comparison:
     weighted = layers.pivot_table(index=index, columns="variant", values="weighted", sort=True)
     networks, notes = _network_speedups(weighted.reindex(columns=variants), base)
     networks.loc[(GEOMEAN, ""), :] = [np.exp(np.log(networks[v].dropna()).mean()) for v in variants]
-    return Comparison(base, tuple(variants), networks, per_layer, tuple(notes))
+    by_layer, by_network, fallbacks = _fallback_marks(layers, index, per_layer, networks)
+    return Comparison(base, tuple(variants), networks, per_layer, tuple(notes), by_network, by_layer,
+                      tuple(fallbacks))
 
 
-def _text(table: pd.DataFrame, index_names: Sequence[str]) -> str:
+def _text(table: pd.DataFrame, index_names: Sequence[str], marks: pd.DataFrame | None = None) -> str:
     labels = [" ".join(str(x) for x in (key if isinstance(key, tuple) else (key,)) if str(x) != "")
               for key in table.index]
     columns = [str(c) for c in table.columns]
-    cells = [[f"{v:.2f}" if v == v else "-" for v in row] for row in table.to_numpy(dtype=float)]
+    marked = marks.to_numpy(dtype=bool) if marks is not None else np.zeros(table.shape, dtype=bool)
+    cells = [[(f"{v:.2f}" if v == v else "-") + (FALLBACK_MARK if m else "") for v, m in zip(row, flags,
+                                                                                          strict=True)]
+             for row, flags in zip(table.to_numpy(dtype=float), marked, strict=True)]
     first = max([len(" ".join(index_names)), *map(len, labels)])
     widths = [max(len(c), 5) for c in columns]
     lines = [" ".join(index_names).ljust(first) + "  " + "  ".join(c.rjust(w) for c, w in zip(columns, widths,
@@ -128,15 +168,19 @@ def _text(table: pd.DataFrame, index_names: Sequence[str]) -> str:
 
 
 def format_comparison(c: Comparison) -> str:
-    """Both tables as text: per network with the geomean, then per layer."""
+    """Both tables as text: per network with the geomean, then per layer; dense fallbacks marked."""
     notes = ["networks compared over the layers both runs have: " + "; ".join(c.notes)] if c.notes else []
+    if c.fallbacks:
+        counts = "; ".join(f"{variant}: {n} of {total} layers" for variant, n, total in c.fallbacks)
+        notes.append(f"{FALLBACK_MARK} dense fallback: the pattern's kernel did not run these layers, the "
+                     f"dense kernel did, on the pruned weights ({counts})")
     return "\n\n".join([
         f"speedup over {c.baseline} ({METRIC} x repeat summed over each network's layers; geomean over "
         "networks):",
-        _text(c.networks, ["network", "batch"]),
+        _text(c.networks, ["network", "batch"], c.network_fallbacks),
         *notes,
         f"per-layer speedup over {c.baseline}:",
-        _text(c.layers, ["network", "batch", "#", "layer", "M", "N", "K"]),
+        _text(c.layers, ["network", "batch", "#", "layer", "M", "N", "K"], c.layer_fallbacks),
     ])
 
 
@@ -156,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.plot:
         from stcsim.harness.plots import grouped_bars
 
-        grouped_bars(result.networks, f"speedup over {result.baseline}", a.plot)
+        hatched = [variant for variant, _, _ in result.fallbacks]
+        grouped_bars(result.networks, f"speedup over {result.baseline}", a.plot, hatched=hatched)
         print(f"plot: {a.plot}")
     return 0
 

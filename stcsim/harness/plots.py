@@ -73,6 +73,6 @@ def figure_panels(panels: Sequence[PanelData], ylabel: str, path: str | Path, ti
 
 
 def grouped_bars(table: pd.DataFrame, ylabel: str, path: str | Path, title: str = "",
-                 reference: pd.DataFrame | None = None) -> Path:
-    """One panel of :func:`figure_panels`."""
-    return figure_panels([("", table, reference)], ylabel, path, title)
+                 reference: pd.DataFrame | None = None, hatched: Collection[str] = ()) -> Path:
+    """One panel of :func:`figure_panels` (`hatched`: columns drawn hatched, e.g. dense fallbacks)."""
+    return figure_panels([("", table, reference)], ylabel, path, title, hatched)
