@@ -34,7 +34,8 @@ import pandas as pd
 import yaml
 
 from stcsim.config.errors import ConfigError
-from stcsim.gpu.calibration_cases import CASES, KERNEL_DIR, CaseCheckError, run_case
+from stcsim.gpu.calibration_cases import CASES, KERNEL_DIR, Case, CaseCheckError, run_case
+from stcsim.gpu.tc_style_cases import TC_CASES
 from stcsim.kernels import GemmProblem, get_kernel, random_operands, run_gemm
 from stcsim.kernels.verify import relative_error
 
@@ -45,6 +46,33 @@ METRICS = (
     "sm__cycles_active.avg",
     "gpu__time_duration.sum",
     "smsp__inst_executed.sum",
+)
+
+# What explains a case's time (issue 43), measured beside METRICS where ncu knows the metric: the warp-state
+# stall breakdown (average warps stalled per issued instruction, by reason), SASS instructions by pipe and
+# memory-operation class, achieved occupancy and issue activity.
+STALL_REASONS = ("long_scoreboard", "short_scoreboard", "mio_throttle", "lg_throttle", "math_pipe_throttle",
+                 "wait", "not_selected", "selected", "barrier", "membar", "branch_resolving",
+                 "no_instruction", "dispatch_stall", "drain", "imc_miss", "misc", "sleeping", "tex_throttle")
+EXPLAIN_METRICS = (
+    *(f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio" for r in STALL_REASONS),
+    "smsp__average_warp_latency_per_inst_issued.ratio",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "smsp__issue_active.avg.per_cycle_active",
+    "smsp__inst_executed_pipe_tensor.sum",
+    "smsp__inst_executed_pipe_lsu.sum",
+    "smsp__inst_executed_pipe_alu.sum",
+    "smsp__inst_executed_pipe_fma.sum",
+    "smsp__inst_executed_pipe_uniform.sum",
+    "smsp__inst_executed_op_ldsm.sum",
+    "smsp__sass_inst_executed_op_global_ld.sum",
+    "smsp__sass_inst_executed_op_global_st.sum",
+    "smsp__sass_inst_executed_op_shared_ld.sum",
+    "smsp__sass_inst_executed_op_shared_st.sum",
+    "smsp__sass_inst_executed_op_ldgsts.sum",
+    "smsp__sass_inst_executed_op_global_red.sum",
+    "l1tex__t_sector_hit_rate.pct",
+    "lts__t_sector_hit_rate.pct",
 )
 
 # (kernel, M, N, K): every kernel of the set at sizes from one wave of CTAs to several, plus ragged shapes.
@@ -84,15 +112,27 @@ def halves() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def suite() -> list[tuple[str, str]]:
-    """Every case of the suite as (kernel, shape), GEMMs first (shape MxNxK)."""
-    return [(k, f"{m}x{n}x{kk}") for k, m, n, kk in GEMM_SUITE] + [(c.kernel, c.shape) for c in CASES]
+# The suite's groups: `base` (the GEMM kernel set and the memory, control and fragment kernels the model was
+# tuned with through issue 11) and `tc-styles` (issue 43's Tensor Core styles, stcsim.gpu.tc_style_cases).
+GROUPS = ("all", "base", "tc-styles")
+
+
+def _cases(group: str) -> tuple[Case, ...]:
+    return {"all": CASES + TC_CASES, "base": CASES, "tc-styles": TC_CASES}[group]
+
+
+def suite(group: str = "all") -> list[tuple[str, str]]:
+    """Every case of the suite (or of one of GROUPS) as (kernel, shape), GEMMs first (shape MxNxK)."""
+    if group not in GROUPS:
+        raise ValueError(f"unknown suite group {group!r}: one of {', '.join(GROUPS)}")
+    gemms = [(k, f"{m}x{n}x{kk}") for k, m, n, kk in GEMM_SUITE] if group != "tc-styles" else []
+    return gemms + [(c.kernel, c.shape) for c in _cases(group)]
 
 
 def run(kernel: str, shape: str, engine: Any, rng: np.random.Generator, launches: int = 1) -> dict:
     """Runs one case of the suite on `engine`, its output checked against numpy (CaseCheckError); returns
     the engine's stats. KeyError for a case that is not in the suite."""
-    for case in CASES:
+    for case in CASES + TC_CASES:
         if (case.kernel, case.shape) == (kernel, shape):
             return run_case(case, engine, rng, launches)
     if (kernel, shape) not in suite():
@@ -107,16 +147,17 @@ def run(kernel: str, shape: str, engine: Any, rng: np.random.Generator, launches
     return stats
 
 
-def run_suite(order_path: str, seed: int = 0) -> None:
-    """Runs every case on the GPU (a warm-up launch and one measured launch each) and records the launch
-    order, so that ncu's rows can be matched to cases, and whether the output matched numpy. Needs CuPy."""
+def run_suite(order_path: str, seed: int = 0, group: str = "all") -> None:
+    """Runs every case of `group` on the GPU (a warm-up launch and one measured launch each) and records the
+    launch order, so that ncu's rows can be matched to cases, and whether the output matched numpy. Needs
+    CuPy."""
     from stcsim.gpu.runner import GpuEngine
 
     eng = GpuEngine(repeats=1)
     with open(order_path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["launch", "kernel", "shape", "role", "check"])
-        for i, (kernel, shape) in enumerate(suite()):
+        for i, (kernel, shape) in enumerate(suite(group)):
             try:
                 run(kernel, shape, eng, np.random.default_rng(seed), launches=1 + eng.repeats)
                 check = "ok"
@@ -158,7 +199,10 @@ def collect(ncu_csv: str, order_csv: str) -> pd.DataFrame:
         }
     )
     cols = ["kernel", "shape", "measured_cycles", "sm_cycles_active_avg", "gpu_time_ns", "inst_executed"]
-    return out[cols + ["check"] if "check" in out.columns else cols]
+    cols += ["check"] if "check" in out.columns else []
+    # any further metrics ncu was asked for (EXPLAIN_METRICS: stall reasons, pipes, occupancy) as they are
+    extra = sorted(c for c in out.columns if "__" in c and c not in cols)
+    return out[cols + extra]
 
 
 def read_measured(*paths: str) -> pd.DataFrame:
@@ -270,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("run-suite")
     p.add_argument("--order", required=True)
+    p.add_argument("--group", default="all", choices=GROUPS)
     p = sub.add_parser("collect")
     p.add_argument("--ncu", required=True)
     p.add_argument("--order", required=True)
@@ -283,9 +328,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config", default="h100")
     p.add_argument("--out", required=True)
     p.add_argument("--kernel", action="append", default=[], help="only these kernels (repeatable)")
+    p.add_argument("--group", default="all", choices=GROUPS)
     a = ap.parse_args(argv)
     if a.cmd == "run-suite":
-        run_suite(a.order)
+        run_suite(a.order, group=a.group)
     elif a.cmd == "collect":
         with open(a.out, "w", newline="") as f:
             f.writelines(f"# {line}\n" for line in a.meta)
@@ -293,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     elif a.cmd == "compare":
         print(compare(a.measured, a.config, a.simulated))
     else:
-        cases = [c for c in suite() if not a.kernel or c[0] in a.kernel]
+        cases = [c for c in suite(a.group) if not a.kernel or c[0] in a.kernel]
         sim = simulate(cases, a.config)
         with open(a.out, "w", newline="") as f:
             f.write(f"# config: {a.config}; date: {time.strftime('%Y-%m-%d', time.gmtime())}\n")
