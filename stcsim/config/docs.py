@@ -24,9 +24,10 @@ to dotted names (`l1d.size_bytes`) together with the derived values.
 ```python
 from stcsim.config import load_config
 cfg = load_config("v100+stc-pingpong")       # base + overlays, applied left to right
-cfg.get("stc.sparse_latency")                 # 20
+cfg.get("stc.smma_k4.latency")                # 20 (SHMMA, K = 4 of 16, with the ping-pong buffer)
 cfg.flat()                                    # {"gpu.name": "Tesla V100", ...} for the engine
-load_config("configs/v100.yaml+my_overlay.yaml", overrides={"l2.size_bytes": 8388608})
+load_config("v100", overrides={"l2.size_bytes": 12582912})    # a 12 MiB L2 (the rules still apply)
+load_config("configs/v100.yaml+configs/overlays/stc.yaml")    # YAML paths work too (your own overlay)
 ```
 
 ```
