@@ -161,10 +161,22 @@ def _parse(text: str, where: str) -> dict[str, object]:
     return data
 
 
-def _reject_duplicate_keys(node: yaml.Node, where: str, prefix: str = "") -> None:
-    """Raise ConfigError at the second occurrence of a key in any mapping (PyYAML keeps the last silently)."""
+MAX_YAML_KEYS = 100_000
+"""Keys (aliases expanded) a config file may have: far above any config (a few hundred), and a bound on
+alias bombs, whose expansion grows exponentially with their size."""
+
+
+def _reject_duplicate_keys(node: yaml.Node, where: str, prefix: str = "",
+                           within: tuple[yaml.Node, ...] = (), seen: list[int] | None = None) -> None:
+    """Raise ConfigError at the second occurrence of a key in any mapping (PyYAML keeps the last silently),
+    at a mapping that contains itself through an alias (a recursive alias: no config is infinite), and
+    when aliases expand to more than MAX_YAML_KEYS keys. `within`: the mappings that contain `node`."""
     if not isinstance(node, yaml.MappingNode):
         return
+    seen = [0] if seen is None else seen
+    seen[0] += len(node.value)
+    if seen[0] > MAX_YAML_KEYS:
+        raise ConfigError(f"aliases expand to more than {MAX_YAML_KEYS:,} keys", where=where)
     first_line: dict[str, int] = {}
     for key_node, value_node in node.value:
         name = str(key_node.value)
@@ -173,7 +185,11 @@ def _reject_duplicate_keys(node: yaml.Node, where: str, prefix: str = "") -> Non
             raise ConfigError(f"duplicate key (first set at line {first_line[name]})", key=prefix + name,
                               where=f"{where}:{line}")
         first_line[name] = line
-        _reject_duplicate_keys(value_node, where, f"{prefix}{name}.")
+        if any(value_node is outer for outer in (*within, node)):
+            raise ConfigError(f"recursive alias: its value is the mapping of line "
+                              f"{value_node.start_mark.line + 1}, which contains it", key=prefix + name,
+                              where=f"{where}:{line}")
+        _reject_duplicate_keys(value_node, where, f"{prefix}{name}.", (*within, node), seen)
 
 
 def _check_file(data: Mapping[object, object], where: str) -> dict[str, Value]:
