@@ -19,6 +19,22 @@ namespace stc {
 
 namespace {
 uint64_t align_up(uint64_t v, uint64_t a) { return a ? (v + a - 1) / a * a : v; }
+
+// The most shared memory (static + dynamic) one block may have on a GPU of compute capability sm_XX: the
+// opt-in maximum of the CUDA C++ Programming Guide, "Technical Specifications per Compute Capability",
+// row "Maximum amount of shared memory per thread block" (KB there are KiB). The limit of launches on an
+// engine without a config; 0 (no .target known) takes the largest of any GPU.
+uint64_t max_shared_per_block(uint16_t sm) {
+  constexpr uint64_t KiB = 1024;
+  if (sm == 0) return 227 * KiB;
+  if (sm >= 120) return 99 * KiB;              // 12.x
+  if (sm >= 90) return 227 * KiB;              // 9.0, 10.x, 11.0
+  if (sm == 86 || sm == 89) return 99 * KiB;   // 8.6, 8.9
+  if (sm >= 80) return 163 * KiB;              // 8.0, 8.7
+  if (sm >= 75) return 64 * KiB;               // 7.5
+  if (sm >= 70) return 96 * KiB;               // 7.0, 7.2
+  return 48 * KiB;                             // 5.x, 6.x
+}
 }  // namespace
 
 std::vector<std::string> Engine::load_ptx(const std::string& text, const std::string& file) {
@@ -226,9 +242,13 @@ StatMap Engine::launch(const LaunchRequest& req) {
   for (int i = 0; i < 3; ++i) { L.grid[i] = req.grid[i]; L.block[i] = req.block[i]; }
   L.dynamic_shared = req.dynamic_shared;
   L.shared_bytes = (req.dynamic_shared ? align_up(k.static_shared_bytes, 16) : k.static_shared_bytes) + req.dynamic_shared;
-  if (has_config_ && req.timing && L.shared_bytes > cfg_.max_shared_per_cta)
+  // The config's limit whether or not the launch is timed; without a config, the PTX target's.
+  const uint64_t shared_limit = has_config_ ? cfg_.max_shared_per_cta : max_shared_per_block(k.sm);
+  if (L.shared_bytes > shared_limit)
     throw LaunchError("kernel '" + k.name + "' needs " + std::to_string(L.shared_bytes) +
-                      " bytes of shared memory per block; " + cfg_.name + " allows " + std::to_string(cfg_.max_shared_per_cta));
+                      " bytes of shared memory per block; " +
+                      (has_config_ ? cfg_.name : "sm_" + std::to_string(k.sm) + " (its .target; the engine has no config)") +
+                      " allows " + std::to_string(shared_limit));
   if (L.shared_bytes >= (uint64_t{1} << 32))  // .shared addresses are 32-bit (PTX ISA)
     throw LaunchError("kernel '" + k.name + "' needs " + std::to_string(L.shared_bytes) +
                       " bytes of shared memory per block: more than the 32-bit shared window holds");
@@ -239,6 +259,7 @@ StatMap Engine::launch(const LaunchRequest& req) {
   st[TStat::RegsPerThread] = static_cast<double>(req.regs_per_thread ? req.regs_per_thread : k.regs_per_thread);
   const bool timing = req.timing && has_config_;
   Watchdog watchdog(req.limits, req.interrupt);
+  watchdog.check_grid(L);
   if (timing) {
     TimingModel tm(cfg_, L, req.regs_per_thread, req.sample, st, watchdog);  // sets regs_per_thread to the value occupancy uses
     tm.run();

@@ -7,7 +7,11 @@
 #include <nanobind/stl/tuple.h>
 
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <climits>
+#include <condition_variable>
+#include <mutex>
 
 #include "../engine.h"
 #include "../ptx/errors.h"
@@ -51,16 +55,105 @@ stc::KernelArg kernel_arg(nb::handle a, size_t i) {
                          std::string(nb::type_name(a.type()).c_str()));
 }
 
-// Polled by the launch every few milliseconds: takes the GIL and runs the Python signal handlers; a
-// pending KeyboardInterrupt (or any exception a handler raised) stays set and stops the launch.
-bool signal_pending() {
+// True once the interpreter finalizes: from then on CPython ends any other thread that takes the GIL
+// (PyThread_exit_thread, a forced unwind), which inside nanobind's noexcept GIL guards is std::terminate.
+bool interpreter_finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing() != 0;
+#else
+  return _Py_IsFinalizing() != 0;
+#endif
+}
+
+// The launches running in this process, so that interpreter exit can stop them and wait until each has
+// returned into Python (stop_launches): a launch left running on another thread would take the GIL after
+// finalization began. Allocated once and never freed: a parked launch thread (GilRelease) may still use
+// it while static destructors run at process exit.
+struct Launches {
+  std::mutex m;
+  std::condition_variable ended;
+  size_t running = 0;
+  std::atomic<bool> stopping{false};  // the interpreter is exiting: running launches stop, new ones are refused
+};
+
+Launches& launches() {
+  static Launches* all = new Launches;
+  return *all;
+}
+
+// Counts one launch while it runs; made and destroyed with the GIL held, so that once `running` is back to
+// 0 no launch thread still has to take the GIL in C++.
+class LaunchCount {
+ public:
+  explicit LaunchCount(const std::string& kernel) {
+    Launches& l = launches();
+    if (l.stopping.load()) {
+      PyErr_SetString(PyExc_SystemExit, ("stcsim: launch of kernel '" + kernel +
+                                         "' refused: the interpreter is exiting").c_str());
+      throw nb::python_error();
+    }
+    std::lock_guard lock(l.m);
+    ++l.running;
+  }
+  ~LaunchCount() {
+    Launches& l = launches();
+    std::lock_guard lock(l.m);
+    --l.running;
+    l.ended.notify_all();
+  }
+  LaunchCount(const LaunchCount&) = delete;
+  LaunchCount& operator=(const LaunchCount&) = delete;
+};
+
+// Releases the GIL for the launch. Taking it back once the interpreter finalizes would end the thread
+// inside a noexcept destructor (std::terminate): a launch thread that stop_launches gave up waiting for
+// parks instead, until the process exits.
+class GilRelease {
+ public:
+  GilRelease() : state_(PyEval_SaveThread()) {}
+  ~GilRelease() {
+    if (interpreter_finalizing()) {
+      std::mutex m;
+      std::unique_lock lock(m);
+      std::condition_variable never;
+      never.wait(lock, [] { return false; });
+    }
+    PyEval_RestoreThread(state_);
+  }
+  GilRelease(const GilRelease&) = delete;
+  GilRelease& operator=(const GilRelease&) = delete;
+
+ private:
+  PyThreadState* state_;
+};
+
+// At interpreter exit (an atexit handler: after non-daemon threads were joined, before finalization) the
+// running launches stop at their next poll (within ~10 ms) and raise SystemExit in their threads, which
+// ends a thread quietly; this waits until every one has returned into Python.
+void stop_launches() {
+  Launches& l = launches();
+  l.stopping.store(true);
+  nb::gil_scoped_release release;
+  std::unique_lock lock(l.m);
+  l.ended.wait_for(lock, std::chrono::seconds(30), [&l] { return l.running == 0; });
+}
+
+// Polled by the launch every few milliseconds: stops it when the interpreter is exiting (`exiting` says so
+// afterwards); otherwise takes the GIL and runs the Python signal handlers, a pending KeyboardInterrupt (or
+// any exception a handler raised) stays set and stops the launch.
+bool stop_requested(bool& exiting) {
+  if (launches().stopping.load() || interpreter_finalizing()) {
+    exiting = true;
+    return true;
+  }
   nb::gil_scoped_acquire gil;
   return PyErr_CheckSignals() != 0;
 }
 
 stc::StatMap launch(stc::Engine& e, const std::string& kernel, const std::vector<int64_t>& grid,
                   const std::vector<int64_t>& block, const nb::list& args, int64_t shared_bytes, bool timing,
-                  int64_t regs_per_thread, uint64_t max_cycles, uint64_t max_warp_insts, double sample) {
+                  int64_t regs_per_thread, uint64_t max_cycles, uint64_t max_warp_insts, double sample,
+                  uint64_t max_ctas) {
   stc::LaunchRequest r;
   r.kernel = kernel;
   const auto g = dims(grid, "grid"), b = dims(block, "block");
@@ -72,14 +165,19 @@ stc::StatMap launch(stc::Engine& e, const std::string& kernel, const std::vector
   r.regs_per_thread = static_cast<uint32_t>(regs_per_thread);
   if (!(sample >= 0 && sample < 1)) throw stc::LaunchError("sample must be in [0, 1) (0: full detail)");
   r.sample = sample;
-  r.limits = {max_cycles, max_warp_insts};
-  r.interrupt = signal_pending;
+  r.limits = {max_cycles, max_warp_insts, max_ctas};
+  bool exiting = false;
+  r.interrupt = [&exiting] { return stop_requested(exiting); };
   for (size_t i = 0; i < args.size(); ++i) r.args.push_back(kernel_arg(args[i], i));
+  const LaunchCount running(kernel);
   try {
-    nb::gil_scoped_release release;
+    const GilRelease release;
     return e.launch(r);
   } catch (const stc::Interrupted&) {
-    throw nb::python_error();  // the exception the signal handler left pending (KeyboardInterrupt)
+    if (exiting)
+      PyErr_SetString(PyExc_SystemExit, ("stcsim: launch of kernel '" + kernel +
+                                         "' stopped: the interpreter is exiting").c_str());
+    throw nb::python_error();  // that, or the exception the signal handler left pending (KeyboardInterrupt)
   }
 }
 
@@ -136,11 +234,14 @@ NB_MODULE(_engine, m) {
           }, "Every config key the engine read, with the value its typed record holds.")
       .def("launch", &launch, "kernel"_a, "grid"_a, "block"_a, "args"_a, "shared_bytes"_a = 0, "timing"_a = true,
            "regs_per_thread"_a = 0, "max_cycles"_a = stc::kDefaultMaxCycles,
-           "max_warp_insts"_a = stc::kDefaultMaxWarpInsts, "sample"_a = 0.0,
-           "Runs a kernel; returns its stats. max_cycles / max_warp_insts: watchdog limits (0: none); "
+           "max_warp_insts"_a = stc::kDefaultMaxWarpInsts, "sample"_a = 0.0, "max_ctas"_a = stc::kDefaultMaxCtas,
+           "Runs a kernel; returns its stats. max_cycles / max_warp_insts / max_ctas: watchdog limits (0: none); "
            "sample > 0: sampled simulation with that wave tolerance (0: full detail).");
   m.attr("DEFAULT_MAX_CYCLES") = stc::kDefaultMaxCycles;
   m.attr("DEFAULT_MAX_WARP_INSTS") = stc::kDefaultMaxWarpInsts;
+  m.attr("DEFAULT_MAX_CTAS") = stc::kDefaultMaxCtas;
+  // Launches on other threads end before the interpreter finalizes (stop_launches).
+  nb::module_::import_("atexit").attr("register")(nb::cpp_function(&stop_launches));
   m.def("stat_info", []() {
     std::vector<std::tuple<std::string, std::string, std::string, std::string, std::string>> out;
     static const char* kinds[] = {"counter", "value", "formula"};

@@ -69,6 +69,17 @@ void Watchdog::trip(const LaunchState& L, uint64_t warp_insts, uint64_t cycles, 
   throw WatchdogError(s.str());
 }
 
+void Watchdog::check_grid(const LaunchState& L) const {
+  const uint64_t blocks = static_cast<uint64_t>(L.grid[0]) * L.grid[1] * L.grid[2];
+  if (given_.max_ctas == 0 || blocks <= given_.max_ctas) return;
+  std::ostringstream s;
+  s << "watchdog: kernel '" << L.kernel->name << "' exceeded max_ctas = " << given_.max_ctas << ": its grid ("
+    << L.grid[0] << "," << L.grid[1] << "," << L.grid[2] << ") has " << blocks
+    << " blocks; nothing was run.\nRaise the limit with Engine(max_ctas=...) or launch(..., max_ctas=...); 0 means "
+       "no limit.";
+  throw WatchdogError(s.str());
+}
+
 void Watchdog::poll_if_due() {
   if (!poll_) return;
   const auto now = std::chrono::steady_clock::now();

@@ -13,15 +13,22 @@
 namespace stc {
 
 // Defaults far above any kernel of the suite (its largest launches simulate ~1e5-1e6 cycles and ~1e7 warp
-// instructions) and still reached by a spinning kernel in minutes, not hours.
+// instructions, grids of ~1e4 blocks) and still reached by a spinning kernel in minutes, not hours
+// (docs/errors.md has the host times measured). `kDefaultMaxCtas` bounds the launches that neither count
+// bounds in time: a grid of up to 2^31 - 1 nearly empty blocks does few cycles and instructions per block
+// but costs host time for every block (2^31 empty blocks simulate for ~10 minutes); a block that does
+// real work reaches max_warp_insts far below 2^24 blocks anyway (1e10 / 2^24 = 596 warp instructions).
 constexpr uint64_t kDefaultMaxCycles = 1'000'000'000;
 constexpr uint64_t kDefaultMaxWarpInsts = 10'000'000'000;
+constexpr uint64_t kDefaultMaxCtas = uint64_t{1} << 24;
 
 // Per-launch limits; 0 means no limit. `max_cycles` applies to timing launches only (a functional launch
-// has no cycles).
+// has no cycles); `max_ctas` to the blocks of the grid, checked before the launch starts (like GPGPU-Sim's
+// -gpgpu_max_cta, which stops after that many blocks).
 struct LaunchLimits {
   uint64_t max_cycles = kDefaultMaxCycles;
   uint64_t max_warp_insts = kDefaultMaxWarpInsts;
+  uint64_t max_ctas = kDefaultMaxCtas;
 };
 
 // Asked every few milliseconds of host time whether the launch must stop (a signal arrived); true: stop.
@@ -51,6 +58,9 @@ class Watchdog {
   }
   // The cycle limit in effect (no limit: the largest count).
   uint64_t max_cycles() const { return max_cycles_; }
+  // Throws WatchdogError when the grid of L has more blocks than max_ctas: called before anything runs, so
+  // a launch over the limit costs no host time and writes no device memory.
+  void check_grid(const LaunchState& L) const;
 
  private:
   static constexpr uint32_t kPollEvery = 1024;

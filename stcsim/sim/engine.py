@@ -26,6 +26,8 @@ DEFAULT_MAX_CYCLES: int = _engine.DEFAULT_MAX_CYCLES
 """Default watchdog limit on the simulated cycles of one timing launch (docs/errors.md)."""
 DEFAULT_MAX_WARP_INSTS: int = _engine.DEFAULT_MAX_WARP_INSTS
 """Default watchdog limit on the warp instructions of one launch (docs/errors.md)."""
+DEFAULT_MAX_CTAS: int = _engine.DEFAULT_MAX_CTAS
+"""Default watchdog limit on the blocks of one launch's grid (docs/errors.md)."""
 
 Dim = int | Sequence[int]
 ADDRESS_MAX = 2**64 - 1
@@ -42,9 +44,11 @@ class Engine:
 
     `memcheck` (like compute-sanitizer's memcheck) surrounds every allocation with red zones, so that an
     access overrunning one allocation faults (`SimFault`) instead of landing in a neighbouring one.
-    `max_cycles` and `max_warp_insts` are the watchdog limits of every launch (0: no limit; a launch may
-    override them): past one, a launch raises `WatchdogError` saying where its warps are. A launch can
-    also be stopped with Ctrl-C (KeyboardInterrupt); the engine stays usable. See docs/errors.md.
+    `max_cycles`, `max_warp_insts` and `max_ctas` are the watchdog limits of every launch (0: no limit; a
+    launch may override them): past one, a launch raises `WatchdogError` saying where its warps are (a grid
+    of more than `max_ctas` blocks is refused before it runs). A launch can also be stopped with Ctrl-C
+    (KeyboardInterrupt); the engine stays usable. A launch still running on another thread when the
+    interpreter exits is stopped and raises SystemExit in its thread. See docs/errors.md.
 
     With `ptxas_registers` (the default) a timing launch sizes register occupancy by the registers ptxas
     allocates for the kernel on the config's `gpu.sm_version` (stcsim.sim.ptxas_registers), where ptxas is
@@ -61,12 +65,14 @@ class Engine:
         max_cycles: int = DEFAULT_MAX_CYCLES,
         max_warp_insts: int = DEFAULT_MAX_WARP_INSTS,
         ptxas_registers: bool = True,
+        max_ctas: int = DEFAULT_MAX_CTAS,
     ) -> None:
         self.ptxas_registers = bool(ptxas_registers)
         self._sm_version = 0
         self._kernel_ptx: dict[str, str] = {}
         self.max_cycles = launch_args.limit(max_cycles, "max_cycles")
         self.max_warp_insts = launch_args.limit(max_warp_insts, "max_warp_insts")
+        self.max_ctas = launch_args.limit(max_ctas, "max_ctas")
         self._eng = _engine.Engine(bool(schedule_loads), bool(memcheck))
         self.config: str | None = None
         if config is not None:
@@ -161,6 +167,7 @@ class Engine:
         max_cycles: int | None = None,
         max_warp_insts: int | None = None,
         sample: float = 0.0,
+        max_ctas: int | None = None,
     ) -> dict[str, float | str]:
         """Runs `kernel` over `grid` x `block` threads with `args` packed by the PTX parameter types.
 
@@ -168,10 +175,11 @@ class Engine:
         integer and float scalars (device pointers are integers); each must fit its PTX parameter type.
         `shared_bytes` is the dynamic shared memory per block. With a config and `timing`, the launch runs on
         the cycle-level model and the stats include `gpu_sim_cycle`; `regs_per_thread` (0: from ptxas or
-        estimated from the PTX, see the class) sets register occupancy. `max_cycles` / `max_warp_insts`
-        override the engine's watchdog limits for this launch (None: the engine's; 0: no limit). Returns the
-        launch statistics as a flat dict. Raises LaunchError (bad request), SimFault (memory fault, trap,
-        deadlock), WatchdogError (a limit passed) and KeyboardInterrupt (Ctrl-C).
+        estimated from the PTX, see the class) sets register occupancy. `max_cycles` / `max_warp_insts` /
+        `max_ctas` override the engine's watchdog limits for this launch (None: the engine's; 0: no limit).
+        Returns the launch statistics as a flat dict. Raises LaunchError (bad request), SimFault (memory
+        fault, trap, deadlock), WatchdogError (a limit passed), KeyboardInterrupt (Ctrl-C) and SystemExit
+        (the interpreter is exiting while the launch runs on another thread).
 
         `sample` > 0 asks for sampled simulation of a large grid (docs/performance.md): waves of CTAs are
         simulated in detail until the last two agree within `sample` (relative), the middle of the grid then
@@ -183,6 +191,7 @@ class Engine:
         """
         cycles = self.max_cycles if max_cycles is None else max_cycles
         insts = self.max_warp_insts if max_warp_insts is None else max_warp_insts
+        ctas = self.max_ctas if max_ctas is None else max_ctas
         if not isinstance(kernel, str):
             raise LaunchError(f"kernel must be a kernel name (str), got {kernel!r}")
         if not isinstance(timing, bool | np.bool_):
@@ -201,6 +210,7 @@ class Engine:
                 launch_args.limit(cycles, "max_cycles"),
                 launch_args.limit(insts, "max_warp_insts"),
                 launch_args.sample_tolerance(sample),
+                launch_args.limit(ctas, "max_ctas"),
             )
         )
         if self.config is not None:
