@@ -22,13 +22,11 @@ from stcsim.config import load_config
 from stcsim.harness.kernel_choice import (
     AUTO,
     DENSE,
-    SELECTORS,
     KernelChoice,
     check_selector,
     choose_kernel,
-    is_glob,
-    selected,
-    units_of,
+    dense_selector,
+    named_kernel,
 )
 from stcsim.kernels import GemmProblem, get_kernel
 from stcsim.kernels.problem import round_up
@@ -254,18 +252,16 @@ def _decide(layer: Layer, variant: Variant) -> tuple:
 
 
 def _dense_selector(selector: str) -> str:
-    """The selector for a layer that runs dense: itself if it names only dense kernels, else its units."""
-    names = selected(selector)
-    if selector in SELECTORS or (names and all(get_kernel(n).pattern_name == DENSE for n in names)):
-        return selector
-    return units_of(selector)
+    """The selector for a layer that runs dense (``kernel_choice.dense_selector``)."""
+    return dense_selector(selector)
 
 
 def check_variant(variant: Variant) -> None:
     """ValueError when a named kernel does not consume the variant's pattern (user error, not a fallback)."""
-    if variant.kernel in SELECTORS or is_glob(variant.kernel):
+    name = named_kernel(variant.kernel)
+    if not name:
         return
-    ok, why = get_kernel(variant.kernel).supports(get(variant.pattern))
+    ok, why = get_kernel(name).supports(get(variant.pattern))
     if not ok:
         raise ValueError(f"--kernel {variant.kernel}: {why}")
 
@@ -313,7 +309,8 @@ def describe(job: LayerJob) -> dict[str, object]:
         "repeat": job.repeat, "macs": job.layer.m * job.layer.n * job.layer.k * job.repeat,
         "group_layers": job.group_layers, "prune_action": job.prune_action, "prune_reason": job.prune_reason,
         "run_m": job.run_shape[0], "run_k": job.run_shape[1], "run_pattern": job.choice.pattern,
-        "kernel": job.choice.kernel, "fallback": bool(job.fallback), "fallback_reason": job.fallback,
+        "kernel": job.choice.kernel, **job.choice.columns(), "fallback": bool(job.fallback),
+        "fallback_reason": job.fallback,
         "weights": job.weights.describe(), "engine_version": job.versions["engine"],
         "config_hash": job.versions["config"], "kernel_hash": job.versions["kernel_ptx"], "key": job.key(),
     }

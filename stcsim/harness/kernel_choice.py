@@ -12,23 +12,39 @@ for the pattern (``kernels_for``), narrowed to
    instructions, e.g. ``mma.sync`` on the V100, refuses the launch before it starts).
 
 Of what is left, the kernel family (procedural name up to ``_tile``) registered last wins (a pattern's kernels
-are registered from the simplest to the most tuned), then its tile: the largest block tile whose grid still
-covers every SM, else the one with the most thread blocks. When nothing is left, the layer runs on the dense
-kernel chosen by the same rules for the same math units (``units_of``): a *fallback*, with the reason.
+are registered from the simplest to the most tuned; a family ranks where its first kernel is registered).
+Then, as cuBLAS's heuristics and CUTLASS's profiler do, the family's configuration for this shape (the
+default, *per-shape choice*): its block tiles and split-K variants are narrowed by a shape rule
+(``shortlist``: tiles whose padding wastes no more than the best tile's plus a quarter; from the largest tile
+down to the first whose grid fills every SM; per tile the smallest K split that fills the SMs), and each one
+left is simulated on the config (``estimate_cycles``: the layer itself, or for a large layer two short-K
+launches of the same grid extrapolated linearly to K; cached in memory and on disk by shape, pattern, config,
+kernel PTX and engine). The fastest wins; the choice records how it was made and every candidate's cycles. A
+selector ``fixed:SEL`` keeps the *fixed rule* instead: of the kernels registered before the per-shape tiles
+(``per_shape``), the largest block tile whose grid still covers every SM, else the one with the most thread
+blocks (``fixed:NAME`` is that one kernel everywhere).
+
+When nothing is left, the layer runs on the dense kernel chosen by the same rules for the same math units
+(``units_of``): a *fallback*, with the reason.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cache
 from math import prod
+from pathlib import Path
 
 import numpy as np
 
 from stcsim.config import load_config
 from stcsim.kernels import GemmProblem, Kernel, NoKernelError, get_kernel, kernels_for, registry
+from stcsim.kernels.problem import ceil_div
 from stcsim.kernels.ptx_info import opcodes
 from stcsim.kernels.run import launch
 from stcsim.sim import Engine, LaunchError
@@ -42,15 +58,43 @@ SELECTORS = (AUTO, *UNITS)
 DENSE = "dense"
 PROBE_PROBLEM = GemmProblem(64, 64, 64)
 _TENSOR_OPCODES = ("wmma", "mma", "wgmma")
+FIXED = "fixed:"
+"""Prefix of a selector that keeps the fixed rule (module docstring): ``fixed:auto``, ``fixed:NAME``."""
+PADDING_SLACK = 0.75
+"""A tile stays on the shortlist when its useful fraction of the padded M x N is at least this share of the
+best tile's (N = 49 on a 128-wide tile uses 38 %, on a 64-wide one 77 %: the 128-wide tile is dropped)."""
+FULL_SIMULATION_MACS = 1 << 28
+"""A candidate whose padded M x N x K is at most this is simulated whole; a larger one by two short-K
+launches extrapolated to K (``estimate_cycles``)."""
+PROBE_STEPS = (8, 16)
+"""Block k steps per K slice of the two short-K launches of a large layer's estimate."""
+CACHE_ENV = "STCSIM_CACHE"
+"""Directory of stcsim's disk caches (default ~/.cache/stcsim); candidate cycles go to ``kernel_choice/``."""
+TUNED = "per-shape"
+"""``KernelChoice.how`` of a per-shape choice among several simulated candidates."""
 
 
 @dataclass(frozen=True)
 class KernelChoice:
-    """The kernel a layer runs, the pattern spec it runs with, and why it is a dense fallback ('' if not)."""
+    """The kernel a layer runs, the pattern spec it runs with, why it is a dense fallback ('' if not), how it
+    was chosen (``fixed`` rule, ``only`` configuration left, ``per-shape`` fastest of the simulated
+    candidates) and the candidates simulated with their (estimated) cycles."""
 
     kernel: str
     pattern: str
     fallback: str = ""
+    how: str = "fixed"
+    candidates: tuple[tuple[str, float], ...] = ()
+
+    def columns(self) -> dict[str, object]:
+        """The choice as result-file columns: ``kernel_choice`` (how), ``kernel_candidates`` (``name=cycles``
+        joined by ``;``, fastest first) and ``kernel_estimate`` (the chosen kernel's estimated cycles, NaN
+        when nothing was simulated)."""
+        ranked = sorted(self.candidates, key=lambda c: c[1])
+        estimate = dict(self.candidates).get(self.kernel, float("nan"))
+        return {"kernel_choice": self.how,
+                "kernel_candidates": ";".join(f"{name}={cycles:.0f}" for name, cycles in ranked),
+                "kernel_estimate": estimate}
 
 
 def _entry_body(ptx: str, entry: str) -> str:
@@ -113,21 +157,53 @@ def family(name: str) -> str:
     return name.split("_tile")[0]
 
 
+def family_rank(name: str) -> int:
+    """Where the kernel's family is registered: the registry position of its first kernel."""
+    names = registry.REGISTRY.names()
+    return next(i for i, other in enumerate(names) if family(other) == family(name))
+
+
+def parse_selector(selector: str) -> tuple[bool, str]:
+    """(fixed, the selector without ``fixed:``): whether the fixed rule is asked for, and what it selects."""
+    if selector.startswith(FIXED):
+        return True, selector.removeprefix(FIXED)
+    return False, selector
+
+
 def is_glob(selector: str) -> bool:
     """Whether a kernel selector is a shell-style pattern of procedural names (``spmm_extensor_l32_*``)."""
-    return any(c in selector for c in "*?[")
+    return any(c in parse_selector(selector)[1] for c in "*?[")
 
 
 def selected(selector: str) -> list[str]:
     """The registered kernels a name or glob selector picks (empty for auto / tensor-core / cuda-core)."""
-    if selector in SELECTORS:
+    base = parse_selector(selector)[1]
+    if base in SELECTORS:
         return []
-    return [name for name in registry.REGISTRY.names() if fnmatchcase(name, selector)]
+    return [name for name in registry.REGISTRY.names() if fnmatchcase(name, base)]
+
+
+def named_kernel(selector: str) -> str:
+    """The kernel name a selector names (``fixed:NAME`` or ``NAME``), '' for a keyword or a glob."""
+    base = parse_selector(selector)[1]
+    return "" if base in SELECTORS or is_glob(base) else base
+
+
+def dense_selector(selector: str) -> str:
+    """The selector for a layer that runs dense: itself if it names only dense kernels, else its units (with
+    ``fixed:`` kept)."""
+    fixed, base = parse_selector(selector)
+    names = selected(base)
+    if base in SELECTORS or (names and all(get_kernel(n).pattern_name == DENSE for n in names)):
+        return selector
+    return (FIXED if fixed else "") + units_of(base)
 
 
 def check_selector(selector: str) -> None:
     """ValueError unless `selector` is auto, tensor-core, cuda-core, a registered kernel name or a glob of
-    names (a glob that matches nothing today is allowed: its layers run the dense fallback and say so)."""
+    names, each optionally behind ``fixed:`` (a glob that matches nothing today is allowed: its layers run the
+    dense fallback and say so)."""
+    selector = parse_selector(selector)[1]
     if selector not in SELECTORS and not is_glob(selector):
         try:
             get_kernel(selector)
@@ -165,21 +241,167 @@ def require_kernels(pattern: Pattern) -> None:
 def units_of(selector: str) -> str:
     """The math units a selector stands for when its layers run dense: the keyword, or the units of the
     kernels it names when they agree (else auto)."""
+    selector = parse_selector(selector)[1]
     if selector in SELECTORS:
         return selector
     units = {math_units(name) for name in selected(selector)}
     return units.pop() if len(units) == 1 else AUTO
 
 
+def _last_family(candidates: list[Kernel]) -> list[Kernel]:
+    """The candidates of the family registered last (``family_rank``)."""
+    last = max(family_rank(k.procedural_name) for k in candidates)
+    return [k for k in candidates if family_rank(k.procedural_name) == last]
+
+
 def _pick(candidates: list[Kernel], problem: GemmProblem, config: str) -> Kernel:
-    """The last registered family, then its tile by the SM-coverage rule (module docstring)."""
-    last = family(candidates[-1].procedural_name)
-    tiles = [k for k in candidates if family(k.procedural_name) == last]
+    """The fixed rule: the last registered family, then, of its kernels registered for it (not
+    ``per_shape``), the largest block tile whose grid covers every SM, else the one with most blocks."""
+    members = _last_family(candidates)
+    tiles = [k for k in members if not getattr(k, "per_shape", False)] or members
     ctas = {k.procedural_name: prod(k.launch_geometry(problem)[0]) for k in tiles}
     covering = [k for k in tiles if ctas[k.procedural_name] >= num_sms(config)]
     if covering:
         return min(covering, key=lambda k: ctas[k.procedural_name])
     return max(tiles, key=lambda k: ctas[k.procedural_name])
+
+
+def _padding_use(kernel: Kernel, problem: GemmProblem) -> float:
+    """The useful fraction of the M x N the kernel's block tiles cover (1.0 without a block tile)."""
+    tile = getattr(kernel, "block_tile", None)
+    if tile is None:
+        return 1.0
+    return (problem.m / (ceil_div(problem.m, tile.m) * tile.m)) * (problem.n / (ceil_div(problem.n, tile.n)
+                                                                                 * tile.n))
+
+
+def _tile_ctas(kernel: Kernel, problem: GemmProblem) -> int:
+    """Thread blocks of one K slice: the grid's x * y."""
+    grid = kernel.launch_geometry(problem)[0]
+    return grid[0] * grid[1]
+
+
+def shortlist(members: list[Kernel], problem: GemmProblem, config: str) -> list[Kernel]:
+    """The configurations of one family worth simulating for `problem` (module docstring), in registry
+    order. Tiles: those whose padding use is at least PADDING_SLACK of the best, from the largest block tile
+    down to the first whose grid fills every SM. Of a tile whose grid does not fill the SMs: its smallest
+    split that fills them (else its largest), and its unsplit kernel only when the grid fills half the SMs
+    or the tile has no split that runs the problem. Kernels without a block tile all stay."""
+    sms = num_sms(config)
+    use = {k.procedural_name: _padding_use(k, problem) for k in members}
+    best = max(use.values())
+    tiled: dict[tuple[int, int], list[Kernel]] = {}
+    for k in members:
+        tile = getattr(k, "block_tile", None)
+        if tile is not None and use[k.procedural_name] >= PADDING_SLACK * best:
+            tiled.setdefault((tile.m, tile.n), []).append(k)
+    keep = [k for k in members if getattr(k, "block_tile", None) is None]
+    for _, kernels in sorted(tiled.items(), key=lambda item: -item[0][0] * item[0][1]):
+        ctas = _tile_ctas(kernels[0], problem)
+        by_split = {getattr(k, "splits", 1): k for k in kernels}
+        splits = sorted(s for s in by_split if s > 1)
+        if ctas >= sms or not splits:
+            keep += [by_split[1]] if 1 in by_split else kernels
+        else:
+            keep.append(by_split[next((s for s in splits if ctas * s >= sms), splits[-1])])
+            if ctas * 2 >= sms and 1 in by_split:
+                keep.append(by_split[1])
+        if ctas >= sms:
+            break
+    order = {k.procedural_name: i for i, k in enumerate(members)}
+    return sorted(keep, key=lambda k: order[k.procedural_name])
+
+
+def cache_dir() -> Path:
+    """Where candidate cycles are kept on disk ($STCSIM_CACHE/kernel_choice, default
+    ~/.cache/stcsim/kernel_choice)."""
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "stcsim") / "kernel_choice"
+
+
+def _cache_key(kernel: Kernel, problem: GemmProblem, pattern: Pattern, sparsity: float, config: str) -> str:
+    """Everything a candidate's simulated cycles depend on, hashed: kernel, its PTX, shape, pattern,
+    sparsity, resolved config, engine build."""
+    from stcsim.harness.jobs import config_digest, engine_version, file_digest  # jobs imports this module
+
+    facts = {"kernel": kernel.procedural_name, "ptx": file_digest(kernel.ptx_path)[:16],
+             "shape": [problem.m, problem.n, problem.k], "pattern": pattern.spec(), "sparsity": sparsity,
+             "config": config_digest(config), "engine": engine_version()}
+    return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:32]
+
+
+_simulated: dict[str, float] = {}
+
+
+def simulate_cycles(kernel: Kernel, problem: GemmProblem, pattern: Pattern, sparsity: float,
+                    config: str) -> float:
+    """Simulated cycles (``gpu_sim_cycle``) of one launch of `kernel` on `problem` with seeded random
+    operands (weights pruned to `sparsity` in `pattern` by the kernel), cached in memory and on disk."""
+    key = _cache_key(kernel, problem, pattern, sparsity, config)
+    if key in _simulated:
+        return _simulated[key]
+    path = cache_dir() / f"{key}.json"
+    try:
+        cycles = float(json.loads(path.read_text())["cycles"])
+    except (OSError, ValueError, KeyError):
+        rng = np.random.default_rng([problem.m, problem.n, problem.k])
+        weights = rng.uniform(-1.0, 1.0, (problem.m, problem.k)).astype(np.float32)
+        activations = rng.uniform(-1.0, 1.0, (problem.k, problem.n)).astype(np.float32)
+        operands = kernel.prepare(weights, activations, pattern, sparsity)
+        cycles = float(launch(kernel, Engine(config), operands)[1]["gpu_sim_cycle"])
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"kernel": kernel.procedural_name, "shape": str(problem),
+                                       "config": config, "cycles": cycles}))
+            tmp.replace(path)
+        except OSError:
+            pass  # a read-only cache only costs the simulation again
+    _simulated[key] = cycles
+    return cycles
+
+
+def estimate_cycles(kernel: Kernel, problem: GemmProblem, pattern: Pattern, sparsity: float,
+                    config: str) -> float:
+    """Simulated cycles of `kernel` on `problem`: the launch itself when its padded M x N x K is at most
+    FULL_SIMULATION_MACS, else two launches of the same grid with PROBE_STEPS block k steps per K slice,
+    extrapolated linearly to the problem's steps per slice (the grid, its waves, the prologue and the
+    epilogue, split-K's atomic adds included, are simulated; only the main loop's length is scaled)."""
+    tile = getattr(kernel, "block_tile", None)
+    depth = tile.k if tile is not None else 64
+    splits = getattr(kernel, "splits", 1)
+    rows = ceil_div(problem.m, tile.m) * tile.m if tile is not None else problem.m
+    cols = ceil_div(problem.n, tile.n) * tile.n if tile is not None else problem.n
+    steps = ceil_div(ceil_div(problem.k, splits), depth)
+    short, long = PROBE_STEPS
+    if rows * cols * problem.k <= FULL_SIMULATION_MACS or steps <= long:
+        return simulate_cycles(kernel, problem, pattern, sparsity, config)
+    at = [simulate_cycles(kernel, GemmProblem(problem.m, problem.n, s * depth * splits), pattern, sparsity,
+                          config) for s in (short, long)]
+    return at[0] + (at[1] - at[0]) * (steps - short) / (long - short)
+
+
+def _tune(candidates: list[Kernel], problem: GemmProblem, pattern: Pattern, sparsity: float,
+          config: str) -> tuple[Kernel, str, tuple[tuple[str, float], ...]]:
+    """The per-shape choice (module docstring): (kernel, how, simulated candidates with their cycles)."""
+    members = _last_family(candidates)
+    if len(members) == 1:
+        return members[0], "only", ()
+    listed = shortlist(members, problem, config)
+    if len(listed) == 1:
+        return listed[0], "only", ()
+    cycles = tuple((k.procedural_name, estimate_cycles(k, problem, pattern, sparsity, config))
+                   for k in listed)
+    best = min(range(len(listed)), key=lambda i: cycles[i][1])
+    return listed[best], TUNED, cycles
+
+
+def _choose(left: list[Kernel], problem: GemmProblem, pattern: Pattern, sparsity: float, config: str,
+            fixed: bool, spec: str, fallback: str = "") -> KernelChoice:
+    """The choice among the kernels left: the fixed rule, or the per-shape one."""
+    if fixed:
+        return KernelChoice(_pick(left, problem, config).procedural_name, spec, fallback)
+    kernel, how, cycles = _tune(left, problem, pattern, sparsity, config)
+    return KernelChoice(kernel.procedural_name, spec, fallback, how, cycles)
 
 
 def _narrow(
@@ -217,22 +439,23 @@ def choose_kernel(
     """The kernel for `problem` with weights in `pattern` on `config` (module docstring), or the dense
     fallback with the reason. ValueError when not even a dense kernel of the selected units runs."""
     spec = pattern.spec()
+    fixed, base = parse_selector(selector)
     try:
         kernels = kernels_for(pattern)
     except NoKernelError as err:
         kernels, reasons = (), [str(err).split(";")[0]]
     else:
-        left, reasons = _narrow(kernels, selector, problem, pattern, sparsity, config)
+        left, reasons = _narrow(kernels, base, problem, pattern, sparsity, config)
         if left:
-            return KernelChoice(_pick(left, problem, config).procedural_name, spec)
+            return _choose(left, problem, pattern, sparsity, config, fixed, spec)
     if spec == DENSE:
         raise ValueError(f"no dense kernel ({selector}) runs {problem} on {config}: {'; '.join(reasons)}")
-    dense_selector = units_of(selector)
+    dense_units = units_of(base)
     dense = get(DENSE)
-    left, dense_reasons = _narrow(kernels_for(dense), dense_selector, problem, dense, 0.0, config)
+    left, dense_reasons = _narrow(kernels_for(dense), dense_units, problem, dense, 0.0, config)
     if not left:
-        raise ValueError(f"no dense {dense_selector} kernel runs {problem} on {config}: "
+        raise ValueError(f"no dense {dense_units} kernel runs {problem} on {config}: "
                          f"{'; '.join(dense_reasons)}")
-    named = selector if selector in SELECTORS else f"{selector!r}"
+    named = base if base in SELECTORS else f"{base!r}"
     why = "; ".join(reasons) if reasons else f"no kernel {named} implements the sparsity pattern {spec!r}"
-    return KernelChoice(_pick(left, problem, config).procedural_name, DENSE, why)
+    return _choose(left, problem, dense, 0.0, config, fixed, DENSE, why)

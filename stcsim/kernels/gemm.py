@@ -2,6 +2,11 @@
 
 Every dense kernel computes C = A @ B (A = the weights W, B = the activations X) and takes the parameters
 (A, B, C, M, N, K, lda, ldb, ldc): three 64-bit pointers then six 32-bit integers.
+
+A *split-K* descriptor (``splits`` > 1) launches ``splits`` K slices along the grid's z (the entry's
+``_splitk`` form, which reads the slice count from ``gridDim.z``) and adds its partial sums to a zeroed C
+with atomic adds. The tile configurations registered for the per-shape choice (issue 44: ``per_shape``)
+are ignored by the fixed rule of stcsim.harness.kernel_choice.
 """
 
 from __future__ import annotations
@@ -34,6 +39,10 @@ class GemmKernel(CommittedPtx):
     instruction: the math instruction (PTX opcode family) of the inner loop.
     stages: shared-memory pipeline depth. dynamic_shared_bytes: dynamic shared memory per block (static
     `.shared` arrays are declared in the PTX itself).
+    sliced: the entry is the ``_splitk`` form that splits K over ``gridDim.z`` (stores with one slice, adds
+    atomically with several). splits: K slices per launch (> 1 only for a sliced entry; the name ends in
+    ``_splitk<S>``). per_shape: registered for the per-shape choice among tiles and splits (issue 44), not for
+    the fixed rule.
     """
 
     algorithm: str
@@ -47,6 +56,9 @@ class GemmKernel(CommittedPtx):
     stages: int = 1
     dynamic_shared_bytes: int = 0
     summary: str = ""
+    sliced: bool = False
+    splits: int = 1
+    per_shape: bool = False
 
     pattern_name: ClassVar[str] = "dense"
 
@@ -60,7 +72,26 @@ class GemmKernel(CommittedPtx):
             parts.append("thread{}x{}".format(*self.thread_tile))
         if self.stages > 1:
             parts.append(f"stage{self.stages}")
+        if self.splits > 1:
+            parts.append(f"splitk{self.splits}")
         return "_".join(parts)
+
+    @property
+    def entry(self) -> str:
+        """The `.entry` in the PTX: the procedural name, or for a sliced kernel its ``_splitk`` form (one
+        entry for every slice count)."""
+        if not self.sliced:
+            return self.procedural_name
+        return self.procedural_name.removesuffix(f"_splitk{self.splits}") + "_splitk"
+
+    @property
+    def min_k(self) -> int:
+        """Smallest K a split-K launch takes: two block k steps per slice (1 for an unsplit kernel)."""
+        return 2 * self.splits * self.block_tile.k if self.splits > 1 else 1
+
+    def __post_init__(self) -> None:
+        if self.splits < 1 or (self.splits > 1 and not self.sliced):
+            raise ValueError(f"splits = {self.splits} needs a sliced (_splitk) entry")
 
     @property
     def tolerance(self) -> float:
@@ -74,15 +105,19 @@ class GemmKernel(CommittedPtx):
     def can_implement(self, p: GemmProblem, pattern: Pattern) -> tuple[bool, str]:
         """Whether the kernel runs problem p with weights in `pattern` correctly, and why not."""
         lay = self.layout
-        return check_launch(
+        ok, why = check_launch(
             self, p, pattern, lambda _: {"A": p.m * lay.lda(p), "B": p.k * lay.ldb(p), "C": p.m * lay.ldc(p)}
         )
+        if ok and p.k < self.min_k:
+            return False, (f"{self.procedural_name} splits K into {self.splits} slices of at least two "
+                           f"{self.block_tile.k}-deep steps: K = {p.k} < {self.min_k}")
+        return ok, why
 
     def prepare(
         self, weights: np.ndarray, activations: np.ndarray, pattern: Pattern, sparsity: float = 0.0
     ) -> Operands:
         """A = the dense pattern's encoding of the weights, B = the activations, both padded to the layout and
-        rounded to its input type; C poisoned with NaN."""
+        rounded to its input type; C poisoned with NaN (zeros for split-K, whose slices add into C)."""
         problem = GemmProblem.of(np.shape(weights), np.shape(activations))
         require(self, problem, pattern)
         w = np.asarray(weights)
@@ -91,13 +126,14 @@ class GemmKernel(CommittedPtx):
         arrays = (
             OperandArray("A", lay.pack_a(encoded.values)),
             OperandArray("B", lay.pack_b(np.asarray(activations))),
-            poisoned("C", lay.c_shape(problem), lay.c_dtype),
+            poisoned("C", lay.c_shape(problem), lay.c_dtype) if self.splits == 1
+            else OperandArray("C", np.zeros(lay.c_shape(problem), dtype=lay.c_dtype), output=True),
         )
         return Operands(problem, pattern, arrays)
 
     def launch_geometry(self, p: GemmProblem) -> tuple[Dim3, Dim3, int]:
-        """(grid, block, dynamic shared bytes): one thread block per block tile of C."""
-        grid = (ceil_div(p.n, self.block_tile.n), ceil_div(p.m, self.block_tile.m), 1)
+        """(grid, block, dynamic shared bytes): one thread block per block tile of C and K slice."""
+        grid = (ceil_div(p.n, self.block_tile.n), ceil_div(p.m, self.block_tile.m), self.splits)
         return grid, self.threads, self.dynamic_shared_bytes
 
     def args(self, operands: Operands, pointers: Mapping[str, int]) -> list[int | float]:

@@ -14,6 +14,7 @@ from stcsim.kernels.extensor_spmm import EXTENSOR_KERNELS
 from stcsim.kernels.gemm import GemmKernel
 from stcsim.kernels.gemm_channel import ChannelGemmKernel
 from stcsim.kernels.gemm_mma_sp import MMA_SP_KERNELS
+from stcsim.kernels.gemm_tiles import TILE_GEMM_KERNELS
 from stcsim.kernels.gemm_tilewise import TEW_KERNELS, TILEWISE_KERNELS
 from stcsim.kernels.gemm_vectorwise_simt import VectorWiseSimtKernel
 from stcsim.kernels.gemm_wgmma import WGMMA_KERNELS
@@ -161,6 +162,7 @@ class KernelRegistry:
 
 KERNEL_SET: tuple[Kernel, ...] = (
     *GEMM_KERNELS,
+    *TILE_GEMM_KERNELS,  # the dense SIMT and WMMA GEMMs' other tiles and split-K (per-shape choice, issue 44)
     CsrSpmmKernel(),
     ChannelGemmKernel(dense=_SIMT_F32),
     VectorWiseSimtKernel(dense=_SIMT_F32, kv=2),
@@ -176,7 +178,7 @@ KERNEL_SET: tuple[Kernel, ...] = (
     SparseRtKernel(),  # PTX generated per weight matrix (paper 003): sparsert
     *WGMMA_KERNELS,  # Hopper TMA + wgmma GEMMs (sm_90 configs only), dense and 2:4: dense, nm:N=2,M=4
 )
-"""Every kernel of the set: the dense GEMMs, then the sparse kernels (one row each)."""
+"""Every kernel of the set: the dense GEMMs and their per-shape tiles, then the sparse kernels."""
 
 REGISTRY = KernelRegistry(KERNEL_SET)
 

@@ -1,17 +1,28 @@
-"""Kernel choice through the registry: math units from the PTX, the GPU probe, the tile rule, fallbacks."""
+"""Kernel choice through the registry: math units from the PTX, the GPU probe, the fixed tile rule, the
+per-shape choice among tiles and split-K (simulated, cached), fallbacks."""
+
+import json
 
 import pytest
 
+import stcsim.harness.kernel_choice as kc
 from stcsim.harness.kernel_choice import (
     CUDA_CORE,
     TENSOR_CORE,
+    TUNED,
     check_selector,
     choose_kernel,
+    dense_selector,
+    estimate_cycles,
     family,
     math_units,
+    named_kernel,
+    parse_selector,
+    shortlist,
+    simulate_cycles,
     units_of,
 )
-from stcsim.kernels import GemmProblem
+from stcsim.kernels import GemmProblem, get_kernel, kernels_for
 from stcsim.sparsity import get
 
 WMMA = "gemm_wmma_f16_f32_tile64x64x32_warp32x32"
@@ -19,6 +30,15 @@ SIMT = "gemm_simt_f32_f32_tile64x64x8_warp32x16_thread4x4"
 MMA128 = "gemm_mma_f16_f32_tile128x128x32_warp64x64_stage3"
 MMA64 = "gemm_mma_f16_f32_tile64x64x32_warp32x32_stage2"
 DENSE = get("dense")
+FIXED_AUTO = "fixed:auto"
+
+
+@pytest.fixture(autouse=True)
+def candidate_cache(tmp_path, monkeypatch):
+    """Candidate cycles cached in the test's own folder (and not in memory from another test)."""
+    monkeypatch.setenv(kc.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(kc, "_simulated", {})
+    return tmp_path / "cache" / "kernel_choice"
 
 
 def test_math_units_come_from_the_entry_s_instructions():
@@ -29,35 +49,111 @@ def test_math_units_come_from_the_entry_s_instructions():
 
 def test_v100_runs_the_wmma_gemm_and_cuda_cores_run_the_simt_gemm():
     p = GemmProblem(256, 196, 2304)
-    assert choose_kernel(p, DENSE, 0.0, "v100").kernel == WMMA  # mma.sync has no V100 timing
-    assert choose_kernel(p, DENSE, 0.0, "v100", CUDA_CORE).kernel == SIMT
-    assert choose_kernel(p, DENSE, 0.0, "v100", TENSOR_CORE).fallback == ""
+    assert choose_kernel(p, DENSE, 0.0, "v100", FIXED_AUTO).kernel == WMMA  # mma.sync has no V100 timing
+    assert choose_kernel(p, DENSE, 0.0, "v100", "fixed:cuda-core").kernel == SIMT
+    assert choose_kernel(p, DENSE, 0.0, "v100", "fixed:tensor-core").fallback == ""
 
 
-def test_tile_is_the_largest_that_still_covers_every_sm():
-    assert choose_kernel(GemmProblem(2048, 2048, 64), DENSE, 0.0, "a100").kernel == MMA128  # 256 CTAs >= 108
-    assert choose_kernel(GemmProblem(256, 3136, 64), DENSE, 0.0, "a100").kernel == MMA64  # 50 < 108 <= 196
+def test_fixed_tile_is_the_largest_that_still_covers_every_sm():
+    """The fixed rule, among the kernels registered for it (not the per-shape tiles)."""
+    assert choose_kernel(GemmProblem(2048, 2048, 64), DENSE, 0.0, "a100", FIXED_AUTO).kernel == MMA128
+    assert choose_kernel(GemmProblem(256, 3136, 64), DENSE, 0.0, "a100", FIXED_AUTO).kernel == MMA64
+    # the per-shape choice keeps the family; on 256 CTAs >= 108 SMs only the 128x128 tile is left
+    choice = choose_kernel(GemmProblem(2048, 2048, 64), DENSE, 0.0, "a100")
+    assert (choice.kernel, choice.how, choice.candidates) == (MMA128, "only", ())
+
+
+def test_fixed_selectors_parse_and_name_their_kernel():
+    assert parse_selector("fixed:cuda-core") == (True, CUDA_CORE) and parse_selector(SIMT) == (False, SIMT)
+    check_selector("fixed:auto")
+    check_selector(f"fixed:{SIMT}")
+    with pytest.raises(ValueError, match="a kernel name or a glob"):
+        check_selector("fixed:tensorcore")
+    assert named_kernel(f"fixed:{SIMT}") == SIMT
+    assert named_kernel("fixed:gemm_*") == "" == named_kernel(FIXED_AUTO)
+    assert dense_selector("fixed:spmm_csr_*") == "fixed:cuda-core"
+    assert dense_selector("spmm_csr_*") == CUDA_CORE
+    assert dense_selector(f"fixed:{SIMT}") == f"fixed:{SIMT}"
+    assert choose_kernel(GemmProblem(512, 49, 4608), DENSE, 0.0, "v100", f"fixed:{SIMT}").kernel == SIMT
+
+
+def test_the_shortlist_drops_padded_tiles_and_takes_the_split_that_fills_the_sms():
+    """ResNet-50's layer4.0.conv2 (512 x 49 x 4608) on the 80-SM V100: the 128-wide tile uses 38 % of its
+    padded N (the 64- and 32-wide ones 77 %); no tile fills 80 SMs, so each takes its smallest filling
+    split."""
+    simt = [k for k in kernels_for(DENSE) if family(k.procedural_name) == "gemm_simt_f32_f32"]
+    names = {k.procedural_name for k in shortlist(simt, GemmProblem(512, 49, 4608), "v100")}
+    assert names == {"gemm_simt_f32_f32_tile64x64x8_warp32x16_thread4x4_splitk16",
+                     "gemm_simt_f32_f32_tile64x32x8_warp32x16_thread4x4_splitk8",
+                     "gemm_simt_f32_f32_tile32x32x8_warp32x16_thread4x4_splitk4",
+                     "gemm_simt_f32_f32_tile64x16x8_warp32x16_thread4x4_splitk4"}
+    # a large layer: the 128x128 tile has 50 CTAs (>= 40: kept unsplit, and split in 2), 64x64 fills 80
+    wmma = [k for k in kernels_for(DENSE) if family(k.procedural_name) == "gemm_wmma_f16_f32"]
+    names = {k.procedural_name for k in shortlist(wmma, GemmProblem(256, 3136, 576), "v100")}
+    assert names == {"gemm_wmma_f16_f32_tile128x128x32_warp64x32",
+                     "gemm_wmma_f16_f32_tile128x128x32_warp64x32_splitk2", WMMA}
+
+
+def test_the_per_shape_choice_is_the_fastest_simulated_candidate(candidate_cache):
+    p = GemmProblem(64, 40, 512)
+    choice = choose_kernel(p, DENSE, 0.0, "v100")
+    assert choice.how == TUNED and family(choice.kernel) == "gemm_wmma_f16_f32" and len(choice.candidates) > 1
+    cycles = dict(choice.candidates)
+    assert cycles[choice.kernel] == min(cycles.values())
+    fixed = choose_kernel(p, DENSE, 0.0, "v100", FIXED_AUTO)
+    assert fixed.kernel == WMMA and fixed.how == "fixed"
+    assert cycles[choice.kernel] < simulate_cycles(get_kernel(WMMA), p, DENSE, 0.0, "v100")
+    columns = choice.columns()
+    assert columns["kernel_choice"] == TUNED and columns["kernel_estimate"] == cycles[choice.kernel]
+    assert columns["kernel_candidates"].startswith(f"{choice.kernel}=")
+    assert len(list(candidate_cache.glob("*.json"))) >= len(cycles)  # on disk for the next run
+
+
+def test_candidate_cycles_come_from_the_disk_cache(candidate_cache, monkeypatch):
+    p, kernel = GemmProblem(40, 24, 64), get_kernel("gemm_wmma_f16_f32_tile32x32x32_warp16x16")
+    cycles = simulate_cycles(kernel, p, DENSE, 0.0, "v100")
+    (entry,) = candidate_cache.glob("*.json")
+    assert json.loads(entry.read_text())["cycles"] == cycles > 0
+    monkeypatch.setattr(kc, "_simulated", {})
+    monkeypatch.setattr(kc, "Engine", None)  # a simulation now would fail
+    assert simulate_cycles(kernel, p, DENSE, 0.0, "v100") == cycles
+
+
+def test_a_large_layer_s_estimate_is_within_five_percent_of_its_simulation(monkeypatch):
+    """Two short-K launches of the same grid, extrapolated to K, against the whole launch."""
+    p = GemmProblem(128, 96, 1536)
+    for name in ("gemm_wmma_f16_f32_tile32x32x32_warp16x16",
+                 "gemm_wmma_f16_f32_tile32x32x32_warp16x16_splitk2"):
+        kernel = get_kernel(name)
+        whole = simulate_cycles(kernel, p, DENSE, 0.0, "v100")
+        monkeypatch.setattr(kc, "FULL_SIMULATION_MACS", 0)
+        estimate = estimate_cycles(kernel, p, DENSE, 0.0, "v100")
+        monkeypatch.undo()
+        assert abs(estimate / whole - 1) < 0.05, (name, estimate, whole)
 
 
 def test_sm90_configs_run_the_hopper_gemms():
     """The wgmma GEMMs are registered last: h100 takes them (dense and 2:4); a100 refuses their probe."""
     p = GemmProblem(256, 196, 2304)
-    assert family(choose_kernel(p, DENSE, 0.0, "h100").kernel) == "gemm_wgmma_f16_f32"
-    assert family(choose_kernel(p, get("nm:N=2,M=4"), 0.5, "h100").kernel) == "gemm_wgmma_sp_f16_f32"
-    assert family(choose_kernel(p, DENSE, 0.0, "a100").kernel) == "gemm_mma_f16_f32"
+    assert family(choose_kernel(p, DENSE, 0.0, "h100", FIXED_AUTO).kernel) == "gemm_wgmma_f16_f32"
+    two_four = choose_kernel(p, get("nm:N=2,M=4"), 0.5, "h100", FIXED_AUTO).kernel
+    assert family(two_four) == "gemm_wgmma_sp_f16_f32"
+    assert family(choose_kernel(p, DENSE, 0.0, "a100", FIXED_AUTO).kernel) == "gemm_mma_f16_f32"
 
 
 def test_two_four_and_tvw_run_their_mma_sp_kernels_on_sm80_configs():
     p = GemmProblem(256, 196, 2304)
-    assert family(choose_kernel(p, get("nm:N=2,M=4"), 0.5, "a100").kernel) == "gemm_mma_sp_f16_f32"
-    named = choose_kernel(p, get("nm:N=2,M=4"), 0.5, "h100", "gemm_mma_sp_*")
+    two_four = choose_kernel(p, get("nm:N=2,M=4"), 0.5, "a100", FIXED_AUTO).kernel
+    assert family(two_four) == "gemm_mma_sp_f16_f32"
+    named = choose_kernel(p, get("nm:N=2,M=4"), 0.5, "h100", "fixed:gemm_mma_sp_*")
     assert family(named.kernel) == "gemm_mma_sp_f16_f32"
     for config in ("h100", "a100"):
-        assert choose_kernel(p, get("tvw:G=128"), 0.75, config).kernel.startswith("spmm_tvw_g128_")
+        choice = choose_kernel(p, get("tvw:G=128"), 0.75, config, FIXED_AUTO)
+        assert choice.kernel.startswith("spmm_tvw_g128_")
 
 
 def test_two_four_falls_back_to_dense_on_v100():
-    choice = choose_kernel(GemmProblem(256, 196, 2304), get("nm:N=2,M=4"), 0.5, "v100")
+    choice = choose_kernel(GemmProblem(256, 196, 2304), get("nm:N=2,M=4"), 0.5, "v100", FIXED_AUTO)
     assert choice.kernel == WMMA and choice.pattern == "dense"
     assert "gemm_mma_sp" in choice.fallback and "cannot run on v100" in choice.fallback
 
@@ -79,7 +175,7 @@ def test_selector_names_are_checked_and_globs_pick_a_family():
 
 def test_a_glob_that_matches_no_kernel_of_the_pattern_falls_back_with_its_name(csr_kernel):
     choice = choose_kernel(GemmProblem(64, 64, 64), get("unstructured"), 0.9, "v100", "spmm_nothing_*")
-    assert choice.pattern == "dense" and choice.kernel == WMMA
+    assert choice.pattern == "dense" and choice.kernel == WMMA  # the registry of csr_kernel: one WMMA tile
     assert "no kernel 'spmm_nothing_*' implements the sparsity pattern 'unstructured'" in choice.fallback
 
 
