@@ -25,19 +25,36 @@ def _label(key: object) -> str:
     return name if str(batch) in ("", "1") else f"{name}\n(batch {batch})"
 
 
-def _draw(ax: plt.Axes, table: pd.DataFrame, reference: pd.DataFrame | None,
-          hatched: Collection[str]) -> None:
+Hatched = Collection[str] | pd.DataFrame
+"""Bars to hatch: column names (the whole bar), or shares in [0, 1] per group (rows) and column: the hatched
+part of a bar is that share of its height (e.g. the share of its layers that ran a dense fallback)."""
+
+
+def _shares(hatched: Hatched, table: pd.DataFrame, column: object) -> np.ndarray:
+    """The hatched share of each bar of `column`, in the order of the table's groups."""
+    if isinstance(hatched, pd.DataFrame):
+        if column not in hatched.columns:
+            return np.zeros(len(table.index))
+        return hatched[column].reindex(table.index).fillna(0.0).to_numpy(dtype=float)
+    return np.full(len(table.index), 1.0 if column in hatched else 0.0)
+
+
+def _draw(ax: plt.Axes, table: pd.DataFrame, reference: pd.DataFrame | None, hatched: Hatched) -> None:
     groups, bars = len(table.index), len(table.columns)
     width = 0.8 / max(bars, 1)
     x = np.arange(groups)
     colors = plt.get_cmap("tab10")
-    marked = False
+    marked = hatch_marked = False
     for i, column in enumerate(table.columns):
         offset = (i - (bars - 1) / 2) * width
-        heights = table[column].to_numpy(dtype=float)
-        label = f"{column} (dense fallback)" if column in hatched else str(column)
-        ax.bar(x + offset, np.nan_to_num(heights), width, label=label, color=colors(i % 10),
-               hatch="//" if column in hatched else None, edgecolor="white")
+        heights = np.nan_to_num(table[column].to_numpy(dtype=float))
+        ax.bar(x + offset, heights, width, label=str(column), color=colors(i % 10), edgecolor="white")
+        share = _shares(hatched, table, column)
+        if (share > 0).any():
+            note = None if hatch_marked else "hatched: share of layers on a dense fallback"
+            ax.bar(x + offset, heights * share, width, color="none", hatch="//", edgecolor="black",
+                   linewidth=0, label=note)
+            hatch_marked = True
         if reference is not None and column in reference.columns:
             ref = reference[column].reindex(table.index).to_numpy(dtype=float)
             shown = ~np.isnan(ref)
@@ -50,10 +67,10 @@ def _draw(ax: plt.Axes, table: pd.DataFrame, reference: pd.DataFrame | None,
 
 
 def figure_panels(panels: Sequence[PanelData], ylabel: str, path: str | Path, title: str = "",
-                  hatched: Collection[str] = ()) -> Path:
+                  hatched: Hatched = ()) -> Path:
     """Draw one grouped bar chart per panel, stacked, to a PNG at `path`; NaN heights leave a gap, a
-    reference value is a black tick on its bar, and the `hatched` columns are hatched (e.g. bars that ran
-    a dense fallback). Returns the path written."""
+    reference value is a black tick on its bar, and `hatched` bars are hatched (``Hatched``: whole columns,
+    or a share of each bar). Returns the path written."""
     widest = max(len(t.index) * max(len(t.columns), 2) for _, t, _ in panels)
     width = min(MAX_WIDTH_INCHES, max(6.0, 0.25 * widest + 3))
     fig, axes = plt.subplots(len(panels), 1, figsize=(width, 4.5 * len(panels)), squeeze=False)
@@ -63,7 +80,7 @@ def figure_panels(panels: Sequence[PanelData], ylabel: str, path: str | Path, ti
         if name:
             ax.set_title(name, fontsize=10)
     if title:
-        fig.suptitle(title)
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -73,6 +90,6 @@ def figure_panels(panels: Sequence[PanelData], ylabel: str, path: str | Path, ti
 
 
 def grouped_bars(table: pd.DataFrame, ylabel: str, path: str | Path, title: str = "",
-                 reference: pd.DataFrame | None = None, hatched: Collection[str] = ()) -> Path:
+                 reference: pd.DataFrame | None = None, hatched: Hatched = ()) -> Path:
     """One panel of :func:`figure_panels` (`hatched`: columns drawn hatched, e.g. dense fallbacks)."""
     return figure_panels([("", table, reference)], ylabel, path, title, hatched)

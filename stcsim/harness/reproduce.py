@@ -1,13 +1,16 @@
 """`invoke reproduce paper001-fig16` / `paper004-fig6`: a paper figure as network runs, next to its numbers.
 
-Each bar of the figure (``paper_figures.yaml``) is a variant of a network run over the networks the paper
-ran, in the variant it ran (``stcsim.workloads.papers``). The command writes into ``--out``: ``results.csv``
-(the network-run CSV, also the cache: an interrupted reproduction resumes), ``table.md`` (our speedups next
-to the paper's, with the layers that ran a dense fallback because no kernel of the bar's pattern exists yet)
-and ``<figure>.png`` (grouped bars, the paper's values as black ticks). ``--quick`` runs the few unique
-layer shapes per network cheapest to simulate (``--layers``, default 2): minutes on two cores; the full run
-states its expected time first. A bar whose pattern spec ``stcsim.sparsity`` does not accept yet is listed
-as unavailable with the reason, not simulated.
+Each bar of the figure (``paper_figures.yaml``) is a variant of a network run over the networks the paper ran,
+in the variant it ran (``stcsim.workloads.papers``). The command writes into ``--out``: ``results.csv`` (the
+network-run CSV, also the cache: an interrupted reproduction resumes), ``table.md`` (per cell our speedup, the
+paper's and their ratio; the run's scope; the paper cited by title and section; the layers that ran a dense
+fallback because no kernel of the bar's pattern exists yet) and ``<figure>.png`` (grouped bars, the paper's
+values as black ticks, the share of a bar's layers that fell back hatched, the scope in the title).
+``--quick`` runs the few unique layer shapes per network cheapest to simulate (``--layers``, default 2):
+minutes on two cores; the full run states its expected time first. Every layer's kernel is chosen per shape
+among its family's tiles and K splits (``kernel_choice``; ``plan_figure(..., fixed=True)`` keeps the fixed
+rule, one tile per family as before issue 44). A bar whose pattern spec ``stcsim.sparsity`` does not accept
+yet is listed as unavailable with the reason, not simulated.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import pandas as pd
 from stcsim.harness.compare import GEOMEAN, compare
 from stcsim.harness.executor import EXECUTORS, DaskUnavailable
 from stcsim.harness.jobs import LayerJob, Variant, plan_network, simulation_work
-from stcsim.harness.kernel_choice import CUDA_CORE, TENSOR_CORE, math_units
+from stcsim.harness.kernel_choice import CUDA_CORE, FIXED, TENSOR_CORE, math_units, parse_selector
 from stcsim.harness.network_run import RunSummary, os_error, results_folder, run_jobs
 from stcsim.harness.paper_figures import Figure, Panel, figures, get_figure
 from stcsim.harness.plots import figure_panels
@@ -46,19 +49,40 @@ class FigurePlan:
     jobs: tuple[LayerJob, ...]
     variants: dict[str, Variant]
     unavailable: dict[str, str]
+    layers: int | None = None
+    fixed: bool = False
+
+    def scope(self) -> str:
+        """The run's scope in one line: full or quick, batch, sampling, configs and how kernels are chosen."""
+        shapes = (f"quick: the {self.layers} unique layer shapes per network cheapest to simulate"
+                  if self.layers else "full: every unique layer shape of each network")
+        batches = sorted({job.batch for job in self.jobs}) or [self.figure.batch]
+        samples = sorted({job.sample for job in self.jobs if job.sample})
+        sampling = (f"sampled simulation (tolerance {', '.join(f'{s:g}' for s in samples)})" if samples
+                    else "full-detail simulation (no sampling)")
+        configs = ", ".join(dict.fromkeys(v.config for v in self.variants.values()))
+        choice = ("by the fixed rule (one tile per kernel family)" if self.fixed
+                  else "per shape among each family's tiles and K splits")
+        return (f"{shapes}; batch {', '.join(map(str, batches))}; {sampling}; configs {configs}; kernels "
+                f"chosen {choice}")
 
 
-def plan_figure(figure: Figure, layers: int | None = None, check: bool = True) -> FigurePlan:
-    """Every job of the figure: each network (the paper's variant) times each available bar."""
+def plan_figure(figure: Figure, layers: int | None = None, check: bool = True,
+                fixed: bool = False) -> FigurePlan:
+    """Every job of the figure: each network (the paper's variant) times each available bar (`fixed`: every
+    bar's kernel selector behind ``fixed:``, the fixed rule)."""
     variants, unavailable = {}, {}
     for bar in figure.bars:
+        selector = bar.kernel
+        if fixed and not parse_selector(selector)[0]:
+            selector = FIXED + selector
         try:
-            variants[bar.label] = Variant.make(bar.pattern, bar.sparsity, bar.config, bar.kernel, bar.label)
+            variants[bar.label] = Variant.make(bar.pattern, bar.sparsity, bar.config, selector, bar.label)
         except ValueError as err:
             unavailable[bar.label] = f"pattern {bar.pattern!r}: {err}"
     jobs = [job for w in figure.networks for job in plan_network(
         w.spec, list(variants.values()), w.batch or figure.batch, max_layers=layers, check=check)]
-    return FigurePlan(figure, tuple(jobs), variants, unavailable)
+    return FigurePlan(figure, tuple(jobs), variants, unavailable, layers, fixed)
 
 
 def job_seconds(job: LayerJob) -> float:
@@ -102,32 +126,83 @@ def panel_tables(plan: FigurePlan, panel: Panel, frame: pd.DataFrame) -> tuple[p
 
 
 def _fallbacks(frame: pd.DataFrame, label: str) -> str:
-    rows = frame[(frame["variant"] == label) & (frame["row_type"] == "layer")]
+    rows = frame[(frame["variant"] == label) & (frame["row_type"] == "layer")] if len(frame) else frame
     return f"{int(rows['fallback'].astype(bool).sum())} of {len(rows)}" if len(rows) else "-"
 
 
+def fallback_shares(plan: FigurePlan, frame: pd.DataFrame) -> pd.DataFrame:
+    """The share of each bar's layer rows that ran a dense fallback, per network (paper labels) and over all
+    networks (GeoMean row); 0 where a bar has no rows."""
+    networks = [w.label for w in plan.figure.networks]
+    labels = [bar.label for bar in plan.figure.bars]
+    shares = pd.DataFrame(0.0, index=[*networks, GEOMEAN], columns=labels)
+    layers = frame[frame["row_type"] == "layer"] if len(frame) else frame
+    if not len(layers):
+        return shares
+    names = {w.spec: w.label for w in plan.figure.networks}
+    for label in labels:
+        rows = layers[layers["variant"] == label]
+        fell = rows["fallback"].astype(bool)
+        for spec, group in fell.groupby(rows["network"]):
+            if spec in names:
+                shares.at[names[spec], label] = float(group.mean())
+        if len(rows):
+            shares.at[GEOMEAN, label] = float(fell.mean())
+    return shares
+
+
+def _cell(mine: float, theirs: float, unavailable: bool) -> str:
+    """``ours (paper P, ratio R)``: R = ours / paper; ``n/a`` for an unavailable bar, ``-`` without rows."""
+    text = "n/a" if unavailable else ("-" if np.isnan(mine) else f"{mine:.2f}")
+    if np.isnan(theirs):
+        return text
+    ratio = "" if unavailable or np.isnan(mine) or theirs == 0 else f", ratio {mine / theirs:.2f}"
+    return f"{text} (paper {theirs:.2f}{ratio})"
+
+
 def format_panel(plan: FigurePlan, panel: Panel, frame: pd.DataFrame) -> str:
-    """A markdown table: one row per bar, ``ours (paper)`` per network and the geomean, fallback layers."""
+    """A markdown table: one row per bar, ``ours (paper P, ratio R)`` per network and the geomean, and the
+    dense-fallback layers."""
     ours, paper = panel_tables(plan, panel, frame)
     head = ["configuration", *ours.index, "dense-fallback layers"]
     lines = [f"{plan.figure.title} {panel.name}".rstrip() + f", over {panel.baseline}:", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for label in ours.columns:
-        cells = []
-        for network in ours.index:
-            mine, theirs = ours.at[network, label], paper.at[network, label]
-            text = "n/a" if label in plan.unavailable else ("-" if np.isnan(mine) else f"{mine:.2f}")
-            cells.append(text + ("" if np.isnan(theirs) else f" ({theirs:.2f})"))
+        cells = [_cell(ours.at[network, label], paper.at[network, label], label in plan.unavailable)
+                 for network in ours.index]
         lines.append(f"| {label} | " + " | ".join(cells) + f" | {_fallbacks(frame, label)} |")
     return "\n".join(lines)
+
+
+def kernel_choices(plan: FigurePlan, frame: pd.DataFrame) -> str:
+    """Per bar, the kernels its layers ran and how they were chosen (``kernel_choice`` column counts)."""
+    layers = frame[frame["row_type"] == "layer"] if len(frame) else frame
+    if not len(layers) or "kernel_choice" not in layers:
+        return ""
+    lines = []
+    for label in plan.variants:
+        rows = layers[layers["variant"] == label]
+        if not len(rows):
+            continue
+        how = rows["kernel_choice"].fillna("fixed").value_counts()
+        kernels = rows["kernel"].value_counts()
+        lines.append(f"- {label}: " + ", ".join(f"{n} {h}" for h, n in how.items()) + "; ran " +
+                     ", ".join(f"{name} ({n})" for name, n in kernels.items()))
+    head = ("Kernel choice per bar (layers chosen per shape among simulated candidates, the only "
+            "configuration left, or by the fixed rule; kernels with their layer counts):")
+    return head + "\n" + "\n".join(lines)
 
 
 def report(plan: FigurePlan, summary: RunSummary, seconds: float) -> str:
     """All panels' tables, the unavailable bars and the fallback reasons, and the wall time."""
     frame = summary.frame
-    parts = [format_panel(plan, panel, frame) for panel in plan.figure.panels]
-    parts.append("Cells: ours (paper). Speedups are simulated cycles x repeat summed over the layers run. "
-                 f"Paper numbers: {plan.figure.source}")
+    parts = [f"Scope: {plan.scope()}."]
+    parts += [format_panel(plan, panel, frame) for panel in plan.figure.panels]
+    parts.append("Cells: ours (paper P, ratio R = ours / paper). Speedups are simulated cycles x repeat "
+                 f"summed over the layers run. Paper numbers: {plan.figure.source}")
+    choices = kernel_choices(plan, frame)
+    if choices:
+        parts.append(choices)
     if plan.unavailable:
         parts.append("Unavailable bars (not simulated):\n" + "\n".join(
             f"- {label}: {why}" for label, why in plan.unavailable.items()))
@@ -186,9 +261,9 @@ def main(argv: list[str] | None = None) -> int:
     text = report(plan, summary, time.perf_counter() - start)
     (out / "table.md").write_text(text + "\n")
     panels = [(p.name, *panel_tables(plan, p, summary.frame)) for p in figure.panels]
-    layers = summary.frame[summary.frame["row_type"] == "layer"]
-    fell_back = set(layers.loc[layers["fallback"].astype(bool), "variant"])
-    png = figure_panels(panels, "speedup", out / f"{figure.name}.png", figure.title, fell_back)
+    title = f"{figure.title}\n{plan.scope()}"
+    png = figure_panels(panels, "speedup", out / f"{figure.name}.png", title,
+                        fallback_shares(plan, summary.frame))
     print(text)
     print(f"files: {summary.path}, {out / 'table.md'}, {png}")
     if summary.interrupted:

@@ -1,7 +1,10 @@
 """`invoke reproduce`: the figures' data, the plan (unavailable bars listed, not dropped), the table next to
 the paper's numbers, the PNG, and the expected time."""
 
+import re
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from stcsim.harness import paper_figures, reproduce
@@ -80,9 +83,15 @@ def test_reproduce_writes_csv_table_and_png(dense_only, tiny_figure, tmp_path, c
     table = (out / "table.md").read_text()
     assert "| configuration | MobileNet | ResNet | GeoMean | dense-fallback layers |" in table
     row = next(line for line in table.splitlines() if line.startswith("| TC dense |"))
-    assert row.count("(") == 2 and "(2.00)" in row and "(2.50)" in row and row.endswith("| 0 of 2 |")
+    assert row.count("(paper ") == 2 and row.endswith("| 0 of 2 |")
+    assert re.search(r"\| \d\.\d\d \(paper 2\.00, ratio \d\.\d\d\) \|", row) and "(paper 2.50, ratio " in row
     assert next(line for line in table.splitlines() if line.startswith("| TC vw |")).endswith("| 2 of 2 |")
-    assert "| TC future | n/a | n/a | n/a (3.00) | - |" in table
+    assert "| TC future | n/a | n/a | n/a (paper 3.00) | - |" in table
+    assert table.startswith("Scope: quick: the 1 unique layer shapes per network cheapest to simulate; "
+                            "batch 1; full-detail simulation (no sampling); configs v100, v100+stc; kernels "
+                            "chosen per shape among each family's tiles and K splits.")
+    assert "Kernel choice per bar" in table
+    assert "- CUDA dense: 2 only; ran gemm_simt_f32_f32_tile64x64x8" in table  # dense_only: one SIMT tile
     assert "TC future: pattern 'extensor:planner=future'" in table and "wall time" in table
     assert (out / "results.csv").exists()
     assert (out / "tiny-fig.png").read_bytes()[:4] == b"\x89PNG"
@@ -90,3 +99,30 @@ def test_reproduce_writes_csv_table_and_png(dense_only, tiny_figure, tmp_path, c
                                      reproduce.run_jobs(reproduce.plan_figure(tiny_figure, 1).jobs, out,
                                                         progress=False).frame)
     assert np.allclose(ours["CUDA dense"], 1.0) and (ours["TC dense"] > 1.0).all()
+
+
+def test_fallback_shares_are_per_network_and_over_all_layers(tiny_figure):
+    plan = reproduce.plan_figure(tiny_figure, 1)
+    frame = pd.DataFrame({"row_type": ["layer"] * 4 + ["total"],
+                          "variant": ["TC vw", "TC vw", "TC vw", "TC dense", "TC vw"],
+                          "network": ["mobilenet_v1:image_size=32"] * 2 + ["resnet18:image_size=32"] * 3,
+                          "fallback": [True, False, False, False, True]})
+    shares = reproduce.fallback_shares(plan, frame)
+    assert shares.at["MobileNet", "TC vw"] == 0.5 and shares.at["ResNet", "TC vw"] == 0.0
+    assert np.isclose(shares.at[reproduce.GEOMEAN, "TC vw"], 1 / 3)
+    assert (shares["TC dense"] == 0).all() and (shares["CUDA dense"] == 0).all()
+
+
+def test_the_scope_says_full_or_quick_batch_sampling_configs_and_the_kernel_choice(tiny_figure):
+    full = reproduce.plan_figure(tiny_figure).scope()
+    assert full.startswith("full: every unique layer shape of each network; batch 1; full-detail")
+    fixed = reproduce.plan_figure(tiny_figure, 1, fixed=True)
+    assert "kernels chosen by the fixed rule" in fixed.scope()
+    assert {j.variant.kernel for j in fixed.jobs} == {"fixed:cuda-core", "fixed:tensor-core"}
+
+
+@pytest.mark.parametrize("name", ["paper001-fig16", "paper004-fig6"])
+def test_the_papers_are_cited_by_title_and_section_never_by_a_file(name):
+    source = get_figure(name).source
+    assert not re.search(r"/\w+/|\.txt|\.md\b", source)
+    assert "Sec. " in source and "\"" in source  # the title in quotes
