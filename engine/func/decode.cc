@@ -5,6 +5,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "forms.h"
 #include "numeric.h"
 #include "opcode_table.h"
 
@@ -123,6 +124,7 @@ void decode_instruction(Instr& in, const Kernel& k) {
   in.unit = row->unit;
   in.traits = preset_traits(row->preset);
   row->decoder(in, k);
+  check_feature_gates(in, k);  // on a well-formed instruction: the .target / .version its features need
   if (!in.fn) throw DecodeError("internal: no semantics selected for '" + in.opcode + "'");
   // Loads with memory-ordering semantics keep their place among memory instructions.
   if (in.traits.sched == SchedKind::Load &&

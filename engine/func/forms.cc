@@ -103,20 +103,54 @@ std::pair<int, std::string> mismatch(const ParsedForm& p, const std::vector<std:
   return {0, ""};
 }
 
-// Modifiers that need a newer PTX ISA than the forms that take them (target sm, version x 10).
-struct ModFeature {
-  const char* mod;
-  uint16_t sm, ptx;
-};
-const ModFeature kModFeatures[] = {
-    {"shared::cta", 0, 78},      {"L1::evict_normal", 0, 74}, {"L1::evict_unchanged", 0, 74},
-    {"L1::evict_first", 0, 74},  {"L1::evict_last", 0, 74},   {"L1::no_allocate", 0, 74},
-    {"L2::64B", 0, 74},          {"L2::128B", 0, 74},         {"L2::256B", 0, 74},
-};
-
 std::string version_text(uint16_t v) { return std::to_string(v / 10) + "." + std::to_string(v % 10); }
 
+// One feature gate (ptx/feature_gates.def).
+struct Gate {
+  const char* opcode;
+  const char* tokens;
+  uint16_t sm, ptx;
+  const char* what;
+};
+const Gate kGates[] = {
+#define STC_GATE(opcode, tokens, sm, ptx, what) {opcode, tokens, sm, ptx, what},
+#include "../ptx/feature_gates.def"
+#undef STC_GATE
+};
+
 }  // namespace
+
+void check_feature_gates(const Instr& in, const Kernel& k) {
+  const std::string base = in.opcode.substr(0, in.opcode.find('.'));
+  const Gate* need_sm = nullptr;
+  const Gate* need_ptx = nullptr;
+  for (const Gate& g : kGates) {
+    if (*g.opcode && base != g.opcode) continue;
+    const std::vector<std::string> toks = split(g.tokens, ' ');
+    const bool applies = std::all_of(toks.begin(), toks.end(), [&](const std::string& t) {
+      return std::find(in.mods.begin(), in.mods.end(), t) != in.mods.end();
+    });
+    if (!applies) continue;
+    if (!need_sm || g.sm > need_sm->sm) need_sm = &g;
+    if (!need_ptx || g.ptx > need_ptx->ptx) need_ptx = &g;
+  }
+  if (need_sm && k.sm && need_sm->sm > k.sm)
+    throw DecodeError("'" + in.opcode + "' (" + need_sm->what + ") requires .target sm_" + std::to_string(need_sm->sm) +
+                      " or higher");
+  if (need_ptx && k.ptx && need_ptx->ptx > k.ptx)
+    throw DecodeError("'" + in.opcode + "' (" + need_ptx->what + ") requires PTX ISA .version " +
+                      version_text(need_ptx->ptx) + " or later");
+  // wmma without .aligned: ptxas requires it from PTX ISA 6.3 on (a feature removed, not gated).
+  if (base == "wmma" && k.ptx >= 63 && std::find(in.mods.begin(), in.mods.end(), "aligned") == in.mods.end())
+    throw DecodeError("'" + in.opcode + "' needs .aligned (required from PTX ISA .version 6.3 on)");
+  // A second sparsity qualifier (mma.sp.sp, mma.sp.sp::ordered_metadata): ptxas's "multiple sparsity modifiers".
+  if (base == "mma" || base == "wgmma") {
+    const auto sparse = std::count_if(in.mods.begin(), in.mods.end(), [](const std::string& m) {
+      return m == "sp" || m == "sp::ordered_metadata";
+    });
+    if (sparse > 1) throw DecodeError("more than one sparsity qualifier (.sp, .sp::ordered_metadata) in '" + in.opcode + "'");
+  }
+}
 
 SplitMods split_mods(const Instr& in) {
   SplitMods s;
@@ -158,12 +192,7 @@ void check_form(const Instr& in, const Kernel& k, const FormTable& table) {
     any_type = true;
     auto why = mismatch(p, s.mods, in.opcode);
     if (why.first == 0) {
-      uint16_t sm = p.sm, ptx = p.ptx;
-      for (const ModFeature& f : kModFeatures)
-        if (std::find(s.mods.begin(), s.mods.end(), f.mod) != s.mods.end()) {
-          sm = std::max(sm, f.sm);
-          ptx = std::max(ptx, f.ptx);
-        }
+      const uint16_t sm = p.sm, ptx = p.ptx;
       if (k.sm && sm > k.sm)
         why = {4, "'" + in.opcode + "' requires .target sm_" + std::to_string(sm) + " or higher"};
       else if (k.ptx && ptx > k.ptx)

@@ -47,4 +47,9 @@ SplitMods split_mods(const Instr& in);
 // against the kernel's .target / .version. Throws DecodeError naming what is wrong.
 void check_form(const Instr& in, const Kernel& k, const FormTable& table);
 
+// Checks `in` against the feature gates of ptx/feature_gates.def (the .target and .version each feature
+// needs, one table for every opcode, extensions' included) and refuses a repeated sparsity qualifier.
+// decode_instruction runs it after the family decoder accepted the instruction's form. Throws DecodeError naming the feature.
+void check_feature_gates(const Instr& in, const Kernel& k);
+
 }  // namespace stc
