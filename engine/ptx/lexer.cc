@@ -44,6 +44,38 @@ bool digits_value(const std::string& s, int base, uint64_t& v) {
   return true;
 }
 
+// The line marker `#line N "file"` or `# N "file" flags...` at text[i] (as cpp writes them; ptxas reads them
+// anywhere, even after an instruction on its line): moves `i` to the end of its line and returns "", or
+// returns why the `#` starts no line marker (ptxas takes no other preprocessor directive).
+std::string line_marker(const std::string& text, size_t& i) {
+  const size_t n = text.size();
+  size_t j = i + 1;
+  auto blanks = [&] { size_t k = j; while (j < n && (text[j] == ' ' || text[j] == '\t')) ++j; return j > k; };
+  auto digits = [&] { size_t k = j; while (j < n && std::isdigit(static_cast<unsigned char>(text[j]))) ++j; return j > k; };
+  const char* bad = "unsupported preprocessor directive (only line markers #line N \"file\" are read)";
+  blanks();
+  if (text.compare(j, 4, "line") == 0) j += 4;
+  blanks();
+  if (!digits() || !blanks() || j >= n || text[j] != '"') return bad;
+  const size_t close = text.find('"', j + 1);
+  if (close == std::string::npos || text.find('\n', j) < close) return bad;
+  j = close + 1;
+  while (true) {  // cpp's flags: numbers after the file name
+    const bool sep = blanks();
+    if (j >= n || text[j] == '\n' || text[j] == '\r') break;
+    if (!sep || !digits()) return bad;
+  }
+  i = j;
+  return "";
+}
+
+// Whether the '#' at text[i] starts a directive of the C preprocessor (a word or a number follows it).
+bool preprocessor_directive(const std::string& text, size_t i) {
+  size_t j = i + 1;
+  while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
+  return j < text.size() && std::isalnum(static_cast<unsigned char>(text[j]));
+}
+
 bool all_of(const std::string& s, const char* set) { return !s.empty() && s.find_first_not_of(set) == std::string::npos; }
 
 }  // namespace
@@ -58,13 +90,26 @@ std::vector<Tok> tokenize(const std::string& text, const std::string& file) {
     const int at = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(b), '\n'));
     throw PtxError(file, at, text.substr(from, to - from), "non-ASCII character " + character_at(text, b));
   }
+  // A NUL byte ends the file for ptxas ("Unexpected EOF"), comments included: refused wherever it is.
+  if (const size_t b = text.find('\0'); b != std::string::npos) {
+    const size_t from = text.rfind('\n', b) == std::string::npos ? 0 : text.rfind('\n', b) + 1;
+    const size_t to = std::min(text.find('\n', b), text.size());
+    const int at = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(b), '\n'));
+    throw PtxError(file, at, text.substr(from, to - from), "NUL character (ptxas reads it as the end of the file)");
+  }
   std::vector<Tok> out;
   int line = 1;
   size_t i = 0, n = text.size();
   while (i < n) {
     char c = text[i];
     if (c == '\n') { ++line; ++i; continue; }
-    if (c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f') { ++i; continue; }
+    // Blanks as ptxas has them: a vertical tab is none (it is refused outside comments).
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\f') { ++i; continue; }
+    if (c == '#' && preprocessor_directive(text, i)) {
+      const std::string why = line_marker(text, i);  // a line marker is skipped, anything else refused
+      if (!why.empty()) throw PtxError(file, line, text.substr(i, std::min(text.find('\n', i), n) - i), why);
+      continue;
+    }
     if (c == '/' && i + 1 < n && text[i + 1] == '/') {
       while (i < n && text[i] != '\n') ++i;
       continue;

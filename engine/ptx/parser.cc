@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -51,6 +52,11 @@ class Parser {
     mod_ = std::make_unique<Module>();
     mod_->file = file_;
     while (peek().kind != Tok::End) module_statement();
+    if (header_ == Header::Start) fail(peek(), "missing .version directive at the start of the module");
+    if (header_ == Header::Version) fail(peek(), "missing .target directive after .version");
+    if (debug_line_ && !has_section_)
+      throw PtxError(file_, debug_line_, ".target debug",
+                     "'.target debug' needs debug information (a .section) in the module, as ptxas requires");
     return std::move(mod_);
   }
 
@@ -66,7 +72,23 @@ class Parser {
   std::unique_ptr<RegisterScopes> regs_;
   std::unordered_set<std::string> fn_names_;  // parameters and variables of the function being parsed
   std::unordered_map<std::string, int32_t> sym_index_;
-  std::vector<std::pair<int32_t, std::string>> label_refs_;  // (pc, label)
+  // The module header as ptxas reads it: `.version`, then one or more `.target`, then at most one
+  // `.address_size`, before anything else.
+  enum class Header { Start, Version, Target, AddressSize, Body } header_ = Header::Start;
+  int debug_line_ = 0;        // the line of a `.target ..., debug` (0: none)
+  bool has_section_ = false;  // the module has a .section (debug information)
+  std::string texmode_;       // texmode_unified / texmode_independent, once given
+  // Labels are scoped like registers: a `{ }` block's labels are seen inside it only, and a nested block may
+  // define a label of an enclosing one again. Scope 0 is the function body.
+  std::vector<int32_t> scope_parent_;  // parent scope of each scope (-1 for the body)
+  std::vector<int32_t> scope_stack_;   // the open scopes, innermost last
+  std::map<std::pair<int32_t, std::string>, int32_t> scoped_labels_;  // (scope, label) -> pc
+  struct LabelRef {
+    int32_t pc;
+    std::string name;
+    int32_t scope;
+  };
+  std::vector<LabelRef> label_refs_;
 
   const Tok& peek(size_t ahead = 0) const { return toks_[std::min(pos_ + ahead, toks_.size() - 1)]; }
   const Tok& next() { const Tok& t = toks_[pos_]; if (pos_ + 1 < toks_.size()) ++pos_; return t; }
@@ -100,6 +122,28 @@ class Parser {
     if (v == 0 || v > kMaxCount) fail(t, std::string(what) + " must be in 1 .. 4294967295");
     return static_cast<uint32_t>(v);
   }
+  // A `.target` architecture (the .target name or an option naming one): the module's target from now on.
+  void target_name(const Tok& at, const std::string& name) {
+    uint16_t min_ptx = 0;
+    const uint16_t sm = target_sm(name, min_ptx);
+    if (!sm) fail(at, "unsupported .target");
+    if (mod_->ptx && mod_->ptx < min_ptx) fail(at, "PTX .version " + mod_->version + " does not support this .target");
+    mod_->target = name;
+    mod_->sm = sm;
+    mod_->arch_specific = name.rfind("sm_", 0) == 0 && name.back() == 'a';
+  }
+  // The name a declaration introduces: an identifier that is not a directive (`.reg`, `.foo`).
+  std::string declared_name(const char* what) {
+    if (peek().kind == Tok::Ident && peek().s[0] == '.')
+      fail(peek(), std::string("expected ") + what + " (a name cannot start with '.')");
+    check_name(peek());
+    return ident(what);
+  }
+  // PTX identifiers have no '.' in them (`%a.b`, `x.y:` are refused by ptxas).
+  void check_name(const Tok& t) const {
+    if (t.kind == Tok::Ident && t.s.find('.') != std::string::npos)
+      fail(t, "'" + t.s + "' is not a valid name (a name cannot contain '.')");
+  }
   void skip_line(int line) { while (!at_end() && peek().line == line) next(); }
   // `.pragma "a"{, "b"};`: returns the strings
   std::vector<std::string> pragma() {
@@ -120,7 +164,12 @@ class Parser {
     const Tok& t = peek();
     if (t.kind != Tok::Ident) fail(t, "expected a directive");
     const std::string d = t.s;
+    if (header_ == Header::Start && d != ".version")
+      fail(t, "the module must start with .version (then .target), as ptxas requires");
+    if (header_ == Header::Version && d != ".target") fail(t, "missing .target directive after .version");
     if (d == ".version") {
+      if (header_ != Header::Start) fail(t, "'.version' may appear only once, at the start of the module");
+      header_ = Header::Version;
       next();
       const Tok& v = next();
       mod_->version = v.s;
@@ -129,26 +178,44 @@ class Parser {
       return;
     }
     if (d == ".target") {
+      if (header_ != Header::Version && header_ != Header::Target)
+        fail(t, "'.target' must come right after .version (before .address_size and the module's contents)");
+      header_ = Header::Target;
       next();
-      const Tok& name = peek();
-      mod_->target = ident("target");
-      uint16_t min_ptx = 0;
-      mod_->sm = target_sm(mod_->target, min_ptx);
-      if (!mod_->sm) fail(name, "unsupported .target");
-      mod_->arch_specific = mod_->target.rfind("sm_", 0) == 0 && mod_->target.back() == 'a';
-      if (mod_->ptx && mod_->ptx < min_ptx) fail(name, "PTX .version " + mod_->version + " does not support this .target");
-      while (is(",")) { next(); ident("target option"); }
+      target_name(peek(), ident("target"));
+      // Options: more architectures (the last one counts, as for ptxas), texmode_*, debug.
+      while (is(",")) {
+        next();
+        const Tok& opt = peek();
+        const std::string o = ident("target option");
+        if (o.rfind("sm_", 0) == 0 || o.rfind("compute_", 0) == 0) {
+          target_name(opt, o);
+        } else if (o == "texmode_unified" || o == "texmode_independent") {
+          if (!texmode_.empty() && texmode_ != o) fail(opt, "conflicting .target option '" + o + "' (" + texmode_ + " given)");
+          texmode_ = o;
+        } else if (o == "debug") {
+          debug_line_ = opt.line;
+        } else if (o == "map_f64_to_f32") {
+          fail(opt, ".target option map_f64_to_f32 is not supported on sm_13 or higher");
+        } else {
+          fail(opt, "unknown .target option");
+        }
+      }
       return;
     }
     if (d == ".address_size") {
+      if (header_ != Header::Target) fail(t, "'.address_size' must come right after .target, once");
+      header_ = Header::AddressSize;
       next();
       mod_->address_size = static_cast<uint32_t>(integer("address size"));
       if (mod_->address_size != 64) fail(t, "only .address_size 64 is supported");
       return;
     }
+    header_ = Header::Body;
     if (d == ".file" || d == ".loc") { skip_line(t.line); return; }
     if (d == ".pragma") { pragma(); return; }
     if (d == ".section") {
+      has_section_ = true;
       next();
       ident("section name");
       expect("{");
@@ -232,7 +299,7 @@ class Parser {
       v.type = t;
     }
     if (!typed) fail(start, "variable without a type");
-    v.name = ident("variable name");
+    v.name = declared_name("variable name");
     bool unsized = false;
     const uint64_t count = dimensions(start, unsized);
     const int esize = dtype_bytes(v.type);
@@ -340,18 +407,25 @@ class Parser {
     k_->sm = mod_->sm;
     k_->arch_specific = mod_->arch_specific;
     k_->ptx = mod_->ptx;
-    if (!entry && is("(")) {  // return parameter list of a .func
-      next();
-      while (!is(")")) { if (at_end()) fail(peek(), "expected ')'"); next(); }
-      next();
-    }
-    const Tok& name = peek();
-    name_line_ = name.line;
-    k_->name = ident("function name");
     regs_ = std::make_unique<RegisterScopes>(*k_);
     fn_names_.clear();
     sym_index_.clear();
     label_refs_.clear();
+    scoped_labels_.clear();
+    scope_parent_.assign(1, -1);
+    scope_stack_.assign(1, 0);
+    if (!entry && is("(")) {  // the return parameters of a .func: parameters of its body
+      next();
+      while (!is(")")) {
+        param();
+        if (is(",")) next();
+        else if (!is(")")) fail(peek(), "expected ',' or ')'");
+      }
+      next();
+    }
+    const Tok& name = peek();
+    name_line_ = name.line;
+    k_->name = declared_name("function name");
     if (is("(")) {
       next();
       while (!is(")")) {
@@ -401,7 +475,9 @@ class Parser {
       } else if (d == ".pragma") {
         --pos_;
         pragma();
-      } else if (d != ".noreturn") {
+      } else if (d == ".noreturn") {
+        if (k_->is_entry) fail(t, ".noreturn is allowed on .func only, not on an .entry");
+      } else {
         fail(t, "unsupported function directive");
       }
     }
@@ -414,10 +490,24 @@ class Parser {
     Param p;
     uint32_t align = 0;
     bool typed = false;
+    bool after_ptr = false;  // `.ptr` then its state space (glued or not: `.ptr.global`, `.ptr .global`)
     while (peek().kind == Tok::Ident && peek().s[0] == '.') {
-      std::string m = next().s;
+      const Tok& mt = next();
+      std::string m = mt.s;
+      const bool space = m == ".global" || m == ".const" || m == ".shared" || m == ".local";
+      if (m.rfind(".ptr.", 0) == 0) {
+        m = m.substr(4);
+        if (m != ".global" && m != ".const" && m != ".shared" && m != ".local") fail(mt, "unknown parameter type");
+        continue;
+      }
+      if (m == ".ptr") { after_ptr = true; continue; }
+      if (space) {
+        if (!after_ptr) fail(mt, "a parameter has one state space (.param): " + m + " may only follow .ptr");
+        after_ptr = false;
+        continue;
+      }
+      after_ptr = false;
       if (m == ".align") { align = static_cast<uint32_t>(alignment()); continue; }
-      if (m == ".ptr" || m == ".global" || m == ".const" || m == ".shared" || m == ".local") continue;
       DType t = dtype_from_name(m.substr(1));
       if (t == DType::None) fail(toks_[pos_ - 1], "unknown parameter type");
       check_declared_type(toks_[pos_ - 1], t, Space::Param);
@@ -426,7 +516,7 @@ class Parser {
       typed = true;
     }
     if (!typed) fail(start, "parameter without a type");
-    p.name = ident("parameter name");
+    p.name = declared_name("parameter name");
     bool unsized = false;
     const uint64_t count = dimensions(start, unsized);
     uint64_t size = 0;
@@ -461,13 +551,32 @@ class Parser {
     while (depth > 0) {
       const Tok& t = peek();
       if (t.kind == Tok::End) fail(t, "unterminated function body");
-      if (is("{")) { next(); ++depth; regs_->push(); continue; }
-      if (is("}")) { next(); --depth; if (depth > 0) regs_->pop(); continue; }
+      if (is("{")) {
+        next();
+        ++depth;
+        regs_->push();
+        scope_stack_.push_back(static_cast<int32_t>(scope_parent_.size()));
+        scope_parent_.push_back(scope_stack_[scope_stack_.size() - 2]);
+        continue;
+      }
+      if (is("}")) {
+        next();
+        --depth;
+        if (depth > 0) { regs_->pop(); scope_stack_.pop_back(); }
+        continue;
+      }
       if (t.kind == Tok::Ident && t.s[0] == '.') { body_directive(); continue; }
       if (t.kind == Tok::Ident && is(":", 1)) {
-        if (k_->labels.count(t.s) || regs_->declared(t.s) || fn_names_.count(t.s))
+        // A label: one name per scope, shared with the scope's registers (a range's members excepted, as
+        // ptxas has it) and, in the body itself, with the parameters and variables.
+        const int32_t scope = scope_stack_.back();
+        check_name(t);
+        if (scoped_labels_.count({scope, t.s}) || regs_->declares_innermost(t.s) ||
+            (scope == 0 && fn_names_.count(t.s)))
           fail(t, "duplicate definition of label '" + t.s + "'");
-        k_->labels[t.s] = static_cast<int32_t>(k_->code.size());
+        const int32_t pc = static_cast<int32_t>(k_->code.size());
+        scoped_labels_[{scope, t.s}] = pc;
+        k_->labels[scope ? t.s + "{" + std::to_string(scope) + "}" : t.s] = pc;
         next();
         next();
         continue;
@@ -480,7 +589,8 @@ class Parser {
     const Tok& t = peek();
     const std::string d = t.s;
     if (d == ".reg" || d.rfind(".reg.", 0) == 0) { reg_decl(); return; }
-    if (d == ".loc" || d == ".file") { skip_line(t.line); return; }
+    if (d == ".loc") { skip_line(t.line); return; }
+    if (d == ".file") fail(t, "'.file' is allowed at module scope only, not inside a function");
     if (d == ".pragma") {  // "nounroll" marks the loop it stands in (func/unroll.h)
       for (const std::string& s : pragma())
         if (s == "nounroll") k_->nounroll.push_back(static_cast<int32_t>(k_->code.size()));
@@ -499,10 +609,13 @@ class Parser {
       k_->locals.push_back(std::move(v));
       return;
     }
+    if (d == ".callprototype" || d == ".calltargets")
+      fail(t, "function calls (" + d + ", call) are not supported: device functions must be inlined");
     fail(t, "unsupported directive in function body");
   }
 
   void reg_decl() {
+    const int32_t scope = scope_stack_.back();
     const Tok& start = next();
     DType type = DType::None;
     int vec = 1;
@@ -526,7 +639,8 @@ class Parser {
     if (type == DType::None) fail(start, "register declaration without a type");
     while (true) {
       const Tok& name_tok = peek();
-      const std::string name = ident("register name");
+      const std::string name = declared_name("register name");
+      if (scoped_labels_.count({scope, name})) fail(name_tok, "duplicate definition of '" + name + "' (a label of this scope)");
       std::string err;
       if (is("<")) {
         next();
@@ -632,11 +746,16 @@ class Parser {
     if (!cur.empty() || !operands.empty()) operands.push_back(cur);
     in.text = instr_text(start, pos_);
     next();  // ';'
+    if (in.opcode == "call" || in.opcode.rfind("call.", 0) == 0)
+      throw PtxError(file_, in.line, in.text, "function calls ('call') are not supported: device functions must be inlined");
     const int32_t pc = static_cast<int32_t>(k_->code.size());
     for (auto& toks : operands) in.ops.push_back(operand(toks, in, pc));
     try {
       decode_instruction(in, *k_);
     } catch (const DecodeError& e) {
+      if (!k_->is_entry && in.opcode.rfind("st.", 0) == 0 && (in.opcode + ".").find(".param.") != std::string::npos)
+        throw PtxError(file_, in.line, in.text,
+                       "st.param in a .func (its return value) is not supported: device functions must be inlined");
       throw PtxError(file_, in.line, in.text, e.what());
     }
     k_->code.push_back(std::move(in));
@@ -695,8 +814,20 @@ class Parser {
     if (o.reg >= 0) { o.kind = OpndKind::Reg; return o; }
     if (f.s[0] == '%') {
       const size_t dot = f.s.find('.');
-      auto it = special_regs().find(f.s.substr(0, dot));
-      if (it == special_regs().end()) bad("unknown register");
+      const std::string base = f.s.substr(0, dot);
+      auto it = special_regs().find(base);
+      if (it == special_regs().end()) {
+        // A label may be named like a register (`%L1:`): a branch target is looked up among the labels.
+        if (dot == std::string::npos && in.opcode.substr(0, in.opcode.find('.')) == "bra") {
+          o.kind = OpndKind::Label;
+          label_refs_.push_back({pc, f.s, scope_stack_.back()});
+          return o;
+        }
+        bad("unknown register");
+      }
+      // A register declared with a special register's name hides it: `%tid.x` then names nothing.
+      if (dot != std::string::npos && regs_->find(base) >= 0)
+        bad("'" + base + "' is declared as a register, so it is not the special register here:");
       o.kind = OpndKind::Special;
       o.sreg = it->second;
       // %tid, %ntid, %ctaid, %nctaid are .v4 registers: one component must be named (.w reads 0).
@@ -710,7 +841,7 @@ class Parser {
     if (o.sym >= 0) { o.kind = OpndKind::Symbol; return o; }
     if (module_names_.count(f.s)) bad("a function name is not a label or an operand");  // as ptxas resolves it
     o.kind = OpndKind::Label;  // resolved after the body
-    label_refs_.emplace_back(pc, f.s);
+    label_refs_.push_back({pc, f.s, scope_stack_.back()});
     return o;
   }
 
@@ -809,13 +940,19 @@ class Parser {
   }
 
   void finish_function() {
-    for (auto& [pc, name] : label_refs_) {
-      auto it = k_->labels.find(name);
-      Instr& in = k_->code[static_cast<size_t>(pc)];
-      if (it == k_->labels.end()) throw PtxError(file_, in.line, in.text, "unknown label or symbol '" + name + "'");
+    for (const LabelRef& ref : label_refs_) {  // the label of the innermost scope around the reference
+      Instr& in = k_->code[static_cast<size_t>(ref.pc)];
+      int32_t target = -1;
+      for (int32_t s = ref.scope; s >= 0 && target < 0; s = scope_parent_[static_cast<size_t>(s)]) {
+        auto it = scoped_labels_.find({s, ref.name});
+        if (it != scoped_labels_.end()) target = it->second;
+      }
+      if (target < 0)
+        throw PtxError(file_, in.line, in.text,
+                       (ref.name[0] == '%' ? "unknown register '" : "unknown label or symbol '") + ref.name + "'");
       for (auto& o : in.ops)
-        if (o.kind == OpndKind::Label) o.sym = it->second;
-      if (in.op == Op::Bra) in.target = it->second;
+        if (o.kind == OpndKind::Label) o.sym = target;
+      if (in.op == Op::Bra) in.target = target;
     }
     for (auto& in : k_->code)
       for (auto& o : in.ops)

@@ -38,6 +38,11 @@ bool RegisterScopes::declares_outermost(const std::string& name) const {
   return scopes_[0].names.count(name) || range_of(scopes_[0], name);
 }
 
+bool RegisterScopes::declares_innermost(const std::string& name) const {
+  const Scope& s = scopes_.back();
+  return s.names.count(name) && !range_of(s, name);
+}
+
 bool RegisterScopes::declared(const std::string& name) const {
   for (const Scope& s : scopes_)
     if (s.names.count(name) || range_of(s, name)) return true;

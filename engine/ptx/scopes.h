@@ -31,6 +31,9 @@ class RegisterScopes {
   // Whether some scope (the outermost one) declares `name`, without giving it an index.
   bool declared(const std::string& name) const;
   bool declares_outermost(const std::string& name) const;
+  // Whether the innermost scope declares `name` by itself (`.reg .b32 name`), not as a member of a range
+  // (ptxas lets a label take the name of a range's register, not of a register declared alone).
+  bool declares_innermost(const std::string& name) const;
 
  private:
   struct Range {
