@@ -365,9 +365,12 @@ def estimate_cycles(kernel: Kernel, problem: GemmProblem, pattern: Pattern, spar
     """Simulated cycles of `kernel` on `problem`: the launch itself when its padded M x N x K is at most
     FULL_SIMULATION_MACS, else two launches of the same grid with PROBE_STEPS block k steps per K slice,
     extrapolated linearly to the problem's steps per slice (the grid, its waves, the prologue and the
-    epilogue, split-K's atomic adds included, are simulated; only the main loop's length is scaled)."""
+    epilogue, split-K's atomic adds included, are simulated; only the main loop's length is scaled). A step
+    is ``estimate_depth`` columns of K where the kernel says (a sparse kernel whose k step covers more or
+    other columns than its tile's k: vector-wise BK / K vectors of 16, the CSR SpMM's non-zeros), else its
+    block tile's k."""
     tile = getattr(kernel, "block_tile", None)
-    depth = tile.k if tile is not None else 64
+    depth = getattr(kernel, "estimate_depth", None) or (tile.k if tile is not None else 64)
     splits = getattr(kernel, "splits", 1)
     rows = ceil_div(problem.m, tile.m) * tile.m if tile is not None else problem.m
     cols = ceil_div(problem.n, tile.n) * tile.n if tile is not None else problem.n

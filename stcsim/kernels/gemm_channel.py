@@ -21,7 +21,7 @@ from stcsim.kernels.gemm import GemmKernel
 from stcsim.kernels.limits import check_launch
 from stcsim.kernels.operands import OperandArray, Operands, poisoned
 from stcsim.kernels.paths import CommittedPtx
-from stcsim.kernels.problem import GemmProblem
+from stcsim.kernels.problem import GemmProblem, TileShape
 from stcsim.kernels.protocol import Dim3, require, supports_family
 from stcsim.kernels.sparse_support import FP32_TOLERANCE, check_simt_f32
 from stcsim.sparsity.base import Pattern
@@ -47,6 +47,16 @@ class ChannelGemmKernel(CommittedPtx):
     def instruction(self) -> str:
         """The math instruction of the inner loop (the dense kernel's)."""
         return self.dense.instruction
+
+    @property
+    def block_tile(self) -> TileShape:
+        """The dense kernel's block tile (its k step counts kept columns)."""
+        return self.dense.block_tile
+
+    @property
+    def estimate_depth(self) -> int:
+        """Columns of K per block k step in the per-shape choice's short-K estimate: the tile's k step."""
+        return self.dense.block_tile.k
 
     @property
     def procedural_name(self) -> str:

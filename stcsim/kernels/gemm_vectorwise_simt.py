@@ -22,7 +22,7 @@ from stcsim.kernels.gemm import GemmKernel
 from stcsim.kernels.limits import check_launch
 from stcsim.kernels.operands import OperandArray, Operands, poisoned
 from stcsim.kernels.paths import CommittedPtx
-from stcsim.kernels.problem import GemmProblem, ceil_div
+from stcsim.kernels.problem import GemmProblem, TileShape, ceil_div
 from stcsim.kernels.protocol import Dim3, require
 from stcsim.kernels.sparse_support import (
     FP32_TOLERANCE,
@@ -60,6 +60,17 @@ class VectorWiseSimtKernel(CommittedPtx):
     def instruction(self) -> str:
         """The math instruction of the inner loop (the dense kernel's)."""
         return self.dense.instruction
+
+    @property
+    def block_tile(self) -> TileShape:
+        """The dense kernel's block tile (its k step counts compressed columns: BK / kv whole vectors)."""
+        return self.dense.block_tile
+
+    @property
+    def estimate_depth(self) -> int:
+        """Columns of K one block k step covers (BK / kv vectors of 16), for the per-shape choice's
+        short-K estimate."""
+        return self.dense.block_tile.k // self.kv * VECTOR_LENGTH
 
     @property
     def procedural_name(self) -> str:

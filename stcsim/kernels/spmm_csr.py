@@ -17,13 +17,16 @@ import numpy as np
 from stcsim.kernels.limits import check_launch
 from stcsim.kernels.operands import OperandArray, Operands, poisoned
 from stcsim.kernels.paths import CommittedPtx
-from stcsim.kernels.problem import GemmProblem, ceil_div
+from stcsim.kernels.problem import GemmProblem, TileShape, ceil_div
 from stcsim.kernels.protocol import Dim3, require, supports_family
 from stcsim.kernels.sparse_support import FP32_TOLERANCE, nonempty
 from stcsim.sparsity.base import Pattern
 from stcsim.sparsity.csr import CSRFormat
 
 WARP = 32
+ESTIMATE_DEPTH = 64
+"""Columns of K per step in the per-shape choice's short-K estimate (stcsim.harness.kernel_choice): the kernel
+has no k step (it walks each row's non-zeros), its time grows with the non-zeros, so with K."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,16 @@ class CsrSpmmKernel(CommittedPtx):
     def strip(self) -> int:
         """Columns of Y one warp computes."""
         return WARP * self.columns_per_lane
+
+    @property
+    def block_tile(self) -> TileShape:
+        """The rows x columns of Y one thread block computes (k: 1, no K staging)."""
+        return TileShape(self.rows_per_block, self.strip, 1)
+
+    @property
+    def estimate_depth(self) -> int:
+        """Columns of K per step of the per-shape choice's short-K estimate (ESTIMATE_DEPTH)."""
+        return ESTIMATE_DEPTH
 
     @property
     def procedural_name(self) -> str:
