@@ -1,0 +1,454 @@
+// func/schedule.h: the ptxas-like passes. List scheduling inside basic blocks issues loads as early as their
+// dependencies allow and keeps registers, memory order (stores/atomics with any access that may alias:
+// same explicit space or generic), barriers, fences, clock reads, earlier Tensor Core instructions (for
+// loads) and block boundaries; if-conversion guards the bodies of short forward branches; fold_constants
+// marks the immediate movs into registers written once; mark_unused_results the atomics whose result
+// nothing reads (not the shared-memory CAS loops); the counted loops ptxas unrolls are unrolled first.
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "func/cfg.h"
+#include "func/schedule.h"
+#include "ptx_kernel.h"
+#include "unit_test.h"
+
+using namespace stc;
+using stc_test::find_pc;
+using stc_test::listing;
+using stc_test::parse_kernel;
+using stc_test::PtxKernel;
+using stc_test::reg;
+
+namespace {
+
+// The pc of the instruction whose text starts with `prefix`; a failure (and -1) when there is none.
+int pc_of(const Kernel& k, const std::string& prefix) {
+  const int pc = find_pc(k, prefix);
+  if (pc < 0) {
+    CHECK(pc >= 0);
+    std::printf("  no instruction '%s' in:%s\n", prefix.c_str(), listing(k).c_str());
+  }
+  return pc;
+}
+
+// `a` must come before `b` in the scheduled kernel.
+#define CHECK_BEFORE(k, a, b)                                                                \
+  do {                                                                                       \
+    const int pa_ = pc_of(k, a), pb_ = pc_of(k, b);                                          \
+    if (!CHECK_LT(pa_, pb_)) std::printf("  '%s' not before '%s' in:%s\n", a, b, listing(k).c_str()); \
+  } while (0)
+
+PtxKernel scheduled(const std::string& body) {
+  PtxKernel pk = parse_kernel(body);
+  schedule_loads_early(pk.kernel());
+  return pk;
+}
+
+std::vector<std::string> sorted_texts(const Kernel& k) {
+  std::vector<std::string> t;
+  for (const Instr& in : k.code) t.push_back(in.text);
+  std::sort(t.begin(), t.end());
+  return t;
+}
+
+}  // namespace
+
+TEST(schedule_hoists_a_load_above_independent_work) {
+  PtxKernel pk = scheduled(R"(
+  ld.param.u64 %rd1, [a];
+  mov.u32 %r1, %tid.x;
+  mul.lo.s32 %r2, %r1, 3;
+  add.s32 %r3, %r2, 7;
+  ld.global.f32 %f1, [%rd1];
+  add.f32 %f2, %f1, 0f3F800000;
+  st.global.f32 [%rd1+4], %f2;
+  cvt.rn.f32.s32 %f3, %r3;
+  st.global.f32 [%rd1+8], %f3;
+  )");
+  const Kernel& k = pk.kernel();
+  CHECK_BEFORE(k, "ld.param.u64 %rd1", "ld.global.f32 %f1");  // its address first
+  CHECK_BEFORE(k, "ld.global.f32 %f1", "mov.u32 %r1");        // then the load, before the independent chain
+  CHECK_BEFORE(k, "ld.global.f32 %f1", "mul.lo.s32");
+  CHECK_BEFORE(k, "st.global.f32 [%rd1+4]", "st.global.f32 [%rd1+8]");  // stores keep their order
+}
+
+TEST(schedule_load_waits_for_its_address) {
+  PtxKernel pk = scheduled(R"(
+  ld.param.u64 %rd1, [a];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  mov.u32 %r5, 3;
+  add.s32 %r6, %r5, %r1;
+  ld.global.f32 %f1, [%rd3];
+  cvt.rn.f32.s32 %f2, %r6;
+  add.f32 %f3, %f1, %f2;
+  st.global.f32 [%rd3], %f3;
+  )");
+  const Kernel& k = pk.kernel();
+  CHECK_BEFORE(k, "mul.wide.u32 %rd2", "ld.global.f32 %f1");
+  CHECK_BEFORE(k, "add.s64 %rd3", "ld.global.f32 %f1");
+  CHECK_BEFORE(k, "ld.global.f32 %f1", "add.s32 %r6");  // the address arithmetic goes first, not the rest
+}
+
+TEST(schedule_load_stays_after_a_store_that_may_alias) {
+  // A global load stays after a global store; it may pass a shared store (different explicit spaces
+  // cannot overlap), a generic load may not.
+  PtxKernel pk = scheduled(R"(
+  ld.param.u64 %rd1, [a];
+  ld.param.u64 %rd2, [b];
+  mov.u32 %r1, %tid.x;
+  st.global.u32 [%rd2], %r1;
+  st.shared.u32 [smem], %r1;
+  ld.global.u32 %r4, [%rd1];
+  add.s32 %r7, %r4, 1;
+  st.shared.u32 [smem+4], %r7;
+  )");
+  const Kernel& k = pk.kernel();
+  CHECK_BEFORE(k, "st.global.u32 [%rd2]", "ld.global.u32 %r4");
+  CHECK_BEFORE(k, "ld.global.u32 %r4", "st.shared.u32 [smem],");
+  const char* generic = R"(
+  ld.param.u64 %rd1, [a];
+  mov.u32 %r1, %tid.x;
+  st.shared.u32 [smem], %r1;
+  LOAD %r5, [%rd1];
+  add.s32 %r6, %r5, 1;
+  st.global.u32 [%rd1+8], %r6;
+  )";
+  for (const char* load : {"ld.u32", "ld.global.u32"}) {
+    std::string body(generic);
+    body.replace(body.find("LOAD"), 4, load);
+    PtxKernel g = scheduled(body);
+    if (std::string(load) == "ld.u32") {
+      CHECK_BEFORE(g.kernel(), "st.shared.u32", "ld.u32 %r5");
+    } else {
+      CHECK_BEFORE(g.kernel(), "ld.global.u32 %r5", "st.shared.u32");
+    }
+  }
+}
+
+TEST(schedule_loads_pass_each_other_and_read_only_spaces) {
+  // Loads are not ordered among themselves; param loads (read-only) pass a global store.
+  PtxKernel pk = scheduled(R"(
+  ld.param.u64 %rd1, [a];
+  mov.u32 %r1, %tid.x;
+  st.global.u32 [%rd1], %r1;
+  ld.param.u64 %rd2, [b];
+  ld.shared.u32 %r2, [smem];
+  ld.shared.u32 %r3, [smem+4];
+  add.s32 %r4, %r2, %r3;
+  mul.lo.s32 %r9, %r4, 3;
+  ld.global.u32 %r5, [%rd2];
+  add.s32 %r6, %r9, %r5;
+  st.global.u32 [%rd2], %r6;
+  )");
+  const Kernel& k = pk.kernel();
+  CHECK_BEFORE(k, "ld.param.u64 %rd2", "st.global.u32 [%rd1]");
+  CHECK_BEFORE(k, "ld.shared.u32 %r2", "st.global.u32 [%rd1]");
+  CHECK_BEFORE(k, "st.global.u32 [%rd1]", "ld.global.u32 %r5");
+}
+
+TEST(schedule_keeps_barriers_and_clock_reads) {
+  PtxKernel pk = scheduled(R"(
+  ld.param.u64 %rd1, [a];
+  mov.u32 %r1, %tid.x;
+  add.s32 %r2, %r1, 1;
+  bar.sync 0;
+  mul.lo.s32 %r3, %r1, 5;
+  ld.shared.u32 %r4, [smem];
+  mov.u32 %r5, %clock;
+  ld.global.u32 %r6, [%rd1];
+  add.s32 %r7, %r4, %r6;
+  add.s32 %r8, %r7, %r5;
+  add.s32 %r9, %r8, %r3;
+  add.s32 %r10, %r9, %r2;
+  st.global.u32 [%rd1], %r10;
+  )");
+  const Kernel& k = pk.kernel();
+  CHECK_BEFORE(k, "add.s32 %r2", "bar.sync");
+  CHECK_BEFORE(k, "bar.sync", "ld.shared.u32 %r4");
+  CHECK_BEFORE(k, "mul.lo.s32 %r3", "mov.u32 %r5, %clock");
+  CHECK_BEFORE(k, "mov.u32 %r5, %clock", "ld.global.u32 %r6");
+}
+
+TEST(schedule_load_stays_after_a_tensor_instruction) {
+  PtxKernel pk = scheduled(R"(
+  ld.param.u64 %rd1, [a];
+  ld.shared.u32 %r1, [smem]; ld.shared.u32 %r2, [smem+4]; ld.shared.u32 %r3, [smem+8];
+  ld.shared.u32 %r4, [smem+12]; ld.shared.u32 %r5, [smem+16]; ld.shared.u32 %r6, [smem+20];
+  mov.f32 %f1, 0f00000000; mov.f32 %f2, 0f00000000; mov.f32 %f3, 0f00000000; mov.f32 %f4, 0f00000000;
+  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4};
+  ld.global.f32 %f9, [%rd1];
+  ld.shared.u32 %r7, [smem+64];
+  add.f32 %f10, %f5, %f9;
+  st.global.f32 [%rd1], %f10;
+  st.global.u32 [%rd1+4], %r7;
+  )");
+  const Kernel& k = pk.kernel();
+  CHECK_BEFORE(k, "mma.sync", "ld.global.f32 %f9");
+  CHECK_BEFORE(k, "mma.sync", "ld.shared.u32 %r7");
+}
+
+TEST(schedule_does_not_move_across_blocks) {
+  // The load after the label (a branch target) stays in its block; the branch over nine instructions is
+  // too long to if-convert.
+  PtxKernel pk = scheduled(R"(
+  ld.param.u64 %rd1, [a];
+  mov.u32 %r1, %tid.x;
+  setp.lt.u32 %p1, %r1, 5;
+  @%p1 bra SKIP;
+  add.s32 %r2, %r1, 1; add.s32 %r3, %r1, 2; add.s32 %r4, %r1, 3; add.s32 %r5, %r1, 4; add.s32 %r6, %r1, 5;
+  add.s32 %r7, %r1, 6; add.s32 %r8, %r1, 7; add.s32 %r9, %r1, 8; st.global.u32 [%rd1], %r9;
+SKIP:
+  mul.lo.s32 %r10, %r1, 9;
+  add.s32 %r11, %r10, 3;
+  ld.global.u32 %r12, [%rd1+4];
+  add.s32 %r13, %r12, %r11;
+  st.global.u32 [%rd1+8], %r13;
+  )");
+  const Kernel& k = pk.kernel();
+  const int bra = pc_of(k, "@%p1 bra"), label = k.labels.at("SKIP");
+  CHECK_EQ(bra, 3);
+  CHECK_EQ(label, 13);
+  CHECK_EQ(k.code[static_cast<size_t>(bra)].target, label);
+  CHECK_GE(pc_of(k, "ld.global.u32 %r12"), label);
+  CHECK_EQ(pc_of(k, "ld.global.u32 %r12"), label);  // first in its block
+  CHECK_LT(pc_of(k, "st.global.u32 [%rd1], %r9"), label);
+}
+
+TEST(schedule_keeps_every_register_dependency) {
+  // A larger straight-line block: the result is a permutation of the input in which every pair of
+  // instructions with a register dependency (read after write, write after read or write) keeps its order.
+  const std::string body = R"(
+  ld.param.u64 %rd1, [a];
+  ld.param.u64 %rd2, [b];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  add.s64 %rd5, %rd2, %rd3;
+  ld.global.f32 %f1, [%rd4];
+  mul.f32 %f2, %f1, 0f40000000;
+  ld.global.f32 %f3, [%rd4+128];
+  add.f32 %f4, %f2, %f3;
+  add.s32 %r2, %r1, 32;
+  mul.wide.u32 %rd6, %r2, 4;
+  add.s64 %rd7, %rd1, %rd6;
+  ld.global.f32 %f5, [%rd7];
+  add.f32 %f4, %f4, %f5;
+  ld.shared.f32 %f6, [smem];
+  mul.f32 %f7, %f6, %f4;
+  add.s32 %r1, %r1, 7;
+  cvt.rn.f32.u32 %f8, %r1;
+  add.f32 %f9, %f7, %f8;
+  st.global.f32 [%rd5], %f9;
+  ld.global.f32 %f10, [%rd7+256];
+  st.global.f32 [%rd5+4], %f10;
+  )";
+  PtxKernel orig = parse_kernel(body);
+  PtxKernel pk = scheduled(body);
+  const Kernel &a = orig.kernel(), &k = pk.kernel();
+  CHECK(sorted_texts(a) == sorted_texts(k));
+  std::map<std::string, int> where;
+  for (size_t pc = 0; pc < k.code.size(); ++pc) where[k.code[pc].text] = static_cast<int>(pc);
+  REQUIRE_EQ(where.size(), k.code.size());  // texts are unique here
+  const auto meets = [](const std::vector<int32_t>& x, const std::vector<int32_t>& y) {
+    return std::any_of(x.begin(), x.end(), [&](int32_t r) { return std::find(y.begin(), y.end(), r) != y.end(); });
+  };
+  int bad = 0;
+  for (size_t i = 0; i < a.code.size(); ++i)
+    for (size_t j = i + 1; j < a.code.size(); ++j) {
+      const Instr &x = a.code[i], &y = a.code[j];
+      if (!(meets(x.dsts, y.srcs) || meets(x.srcs, y.dsts) || meets(x.dsts, y.dsts))) continue;
+      if (where[x.text] > where[y.text] && ++bad <= 3) {
+        CHECK_LT(where[x.text], where[y.text]);
+        std::printf("  '%s' moved after '%s'\n", x.text.c_str(), y.text.c_str());
+      }
+    }
+  CHECK_EQ(bad, 0);
+}
+
+TEST(if_convert_guards_a_short_forward_branch) {
+  PtxKernel pk = parse_kernel(R"(
+  ld.param.u64 %rd1, [a];
+  mov.u32 %r1, %tid.x;
+  setp.lt.u32 %p1, %r1, 5;
+  @%p1 bra SKIP;
+  add.s32 %r2, %r1, 1;
+  st.global.u32 [%rd1], %r2;
+SKIP:
+  setp.gt.u32 %p2, %r1, 9;
+  @!%p2 bra DONE;
+  st.global.u32 [%rd1+4], %r1;
+DONE:
+  ret;
+  )");
+  Kernel& k = pk.kernel();
+  if_convert(k);
+  for (const Instr& in : k.code)
+    if (!CHECK(in.op != Op::Bra)) std::printf("  kept: %s\n", in.text.c_str());
+  const Instr& add = k.code[static_cast<size_t>(pc_of(k, "add.s32 %r2"))];
+  CHECK_EQ(add.guard, reg(k, "%p1"));
+  CHECK(add.guard_neg);  // runs where the branch was not taken
+  CHECK(std::find(add.srcs.begin(), add.srcs.end(), reg(k, "%p1")) != add.srcs.end());  // reads its guard
+  const Instr& st = k.code[static_cast<size_t>(pc_of(k, "st.global.u32 [%rd1+4]"))];
+  CHECK_EQ(st.guard, reg(k, "%p2"));
+  CHECK(!st.guard_neg);
+  CHECK_EQ(k.labels.at("SKIP"), pc_of(k, "setp.gt.u32 %p2"));
+  CHECK_EQ(k.labels.at("DONE"), pc_of(k, "ret"));
+}
+
+TEST(if_convert_leaves_what_ptxas_does_not_predicate) {
+  // Not converted: a body of nine instructions, a body with a barrier, a body another branch enters, a
+  // uniform branch, an unguarded branch.
+  const char* cases[] = {
+      R"(@%p1 bra L; add.s32 %r2, %r1, 1; add.s32 %r3, %r1, 2; add.s32 %r4, %r1, 3; add.s32 %r5, %r1, 4;
+         add.s32 %r6, %r1, 5; add.s32 %r7, %r1, 6; add.s32 %r8, %r1, 7; add.s32 %r9, %r1, 8;
+         st.global.u32 [%rd1], %r9;
+       L: ret;)",
+      R"(@%p1 bra L; add.s32 %r2, %r1, 1; bar.sync 0; st.global.u32 [%rd1], %r2;
+       L: ret;)",
+      R"(@%p2 bra M; @%p1 bra L; add.s32 %r2, %r1, 1; M: st.global.u32 [%rd1], %r2;
+       L: ret;)",
+      R"(@%p1 bra.uni L; add.s32 %r2, %r1, 1; st.global.u32 [%rd1], %r2;
+       L: ret;)",
+      R"(bra.uni L; add.s32 %r2, %r1, 1; st.global.u32 [%rd1], %r2;
+       L: ret;)",
+  };
+  for (const char* body : cases) {
+    PtxKernel pk = parse_kernel(std::string(R"(
+  ld.param.u64 %rd1, [a];
+  mov.u32 %r1, %tid.x;
+  setp.lt.u32 %p1, %r1, 5;
+  setp.lt.u32 %p2, %r1, 3;
+  )") + body);
+    Kernel& k = pk.kernel();
+    const int branches = static_cast<int>(std::count_if(k.code.begin(), k.code.end(), [](const Instr& in) { return in.op == Op::Bra; }));
+    if_convert(k);
+    const int after = static_cast<int>(std::count_if(k.code.begin(), k.code.end(), [](const Instr& in) { return in.op == Op::Bra; }));
+    if (!CHECK_EQ(after, branches)) std::printf("  converted:%s\n", listing(k).c_str());
+    CHECK_EQ(k.labels.at("L"), find_pc(k, "ret"));
+  }
+}
+
+TEST(fold_constants_marks_immediates_written_once) {
+  PtxKernel pk = parse_kernel(R"(
+  ld.param.u64 %rd1, [a];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, 42;
+  mov.u32 %r3, 7;
+  add.s32 %r3, %r3, %r1;
+  setp.lt.u32 %p1, %r1, 5;
+  @%p1 mov.u32 %r4, 9;
+  mov.u32 %r5, %r2;
+  add.s32 %r6, %r2, %r3;
+  add.s32 %r6, %r6, %r4;
+  add.s32 %r6, %r6, %r5;
+  st.global.u32 [%rd1], %r6;
+  )");
+  Kernel& k = pk.kernel();
+  fold_constants(k);
+  const auto folded = [&](const char* t) { return k.code[static_cast<size_t>(pc_of(k, t))].traits.folded; };
+  CHECK(folded("mov.u32 %r2, 42"));
+  CHECK(!folded("mov.u32 %r3, 7"));      // %r3 is written again
+  CHECK(!folded("@%p1 mov.u32 %r4, 9"));  // guarded
+  CHECK(!folded("mov.u32 %r5, %r2"));     // not an immediate
+  CHECK(!folded("mov.u32 %r1, %tid.x"));
+}
+
+TEST(mark_unused_results_finds_red_like_atomics) {
+  PtxKernel pk = parse_kernel(R"(
+  ld.param.u64 %rd1, [a];
+  mov.u32 %r1, %tid.x;
+  atom.global.add.u32 %r2, [%rd1], 1;
+  atom.global.add.u32 %r3, [%rd1+4], 1;
+  atom.shared.add.f32 %f1, [smem], 0f3F800000;
+  atom.shared.add.u32 %r4, [smem+8], 1;
+  st.global.u32 [%rd1+8], %r3;
+  )");
+  Kernel& k = pk.kernel();
+  mark_unused_results(k);
+  const auto unused = [&](const char* t) { return k.code[static_cast<size_t>(pc_of(k, t))].traits.result_unused; };
+  CHECK(unused("atom.global.add.u32 %r2"));
+  CHECK(!unused("atom.global.add.u32 %r3"));  // read by the store
+  CHECK(k.code[static_cast<size_t>(pc_of(k, "atom.shared.add.f32"))].traits.cas_loop);
+  CHECK(!unused("atom.shared.add.f32"));      // a CAS loop the warp runs: not a RED
+  CHECK(unused("atom.shared.add.u32 %r4"));
+  CHECK(!unused("mov.u32 %r1"));
+}
+
+TEST(schedule_unrolls_counted_loops_first) {
+  // A one-block counted loop (immediate step, bound in a register the loop does not write) is unrolled 4x
+  // with the original kept for the remainder: five copies of its load; with `.pragma "nounroll"`, or a
+  // register step, it stays one copy.
+  const auto loop = [](const char* pragma, const char* step) {
+    return std::string(R"(
+  ld.param.u64 %rd1, [a];
+  ld.param.u32 %r1, [n];
+  mov.u32 %r4, 0;
+  mov.u32 %r6, 1;
+  mov.f32 %f1, 0f00000000;
+LOOP:
+  )") + pragma + R"(
+  mul.wide.u32 %rd2, %r4, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  ld.global.f32 %f2, [%rd3];
+  add.f32 %f1, %f1, %f2;
+  add.s32 %r4, %r4, )" + step + R"(;
+  setp.lt.s32 %p2, %r4, %r1;
+  @%p2 bra LOOP;
+  st.global.f32 [%rd1], %f1;
+  )";
+  };
+  const auto loads = [](const Kernel& k) {
+    return std::count_if(k.code.begin(), k.code.end(), [](const Instr& in) { return in.text.rfind("ld.global", 0) == 0; });
+  };
+  const auto unrolled = [](const Kernel& k) {
+    return std::count_if(k.code.begin(), k.code.end(), [](const Instr& in) { return in.unrolled; });
+  };
+  PtxKernel u = scheduled(loop("", "1"));
+  CHECK_EQ(loads(u.kernel()), 5);
+  CHECK_GT(unrolled(u.kernel()), 0);
+  CHECK(std::any_of(u.kernel().code.begin(), u.kernel().code.end(), [](const Instr& in) { return in.traits.folded; }));
+  PtxKernel n = scheduled(loop(".pragma \"nounroll\";", "1"));
+  CHECK_EQ(loads(n.kernel()), 1);
+  CHECK_EQ(unrolled(n.kernel()), 0);
+  PtxKernel r = scheduled(loop("", "%r6"));
+  CHECK_EQ(loads(r.kernel()), 1);
+}
+
+TEST(schedule_limits_hoisted_global_loads_to_the_register_estimate) {
+  // In an unrolled body a global load is hoisted only while the values in flight fit the kernel's register
+  // estimate (regs_per_thread - 2): with room, the four copies' loads all go before the first add; with
+  // none, each load waits for its PTX place (after the previous copy's add).
+  const std::string body = R"(
+  ld.param.u64 %rd1, [a];
+  ld.param.u32 %r1, [n];
+  mov.u32 %r4, 0;
+  mov.f32 %f1, 0f00000000;
+LOOP:
+  mul.wide.u32 %rd2, %r4, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  ld.global.f32 %f2, [%rd3];
+  add.f32 %f1, %f1, %f2;
+  add.s32 %r4, %r4, 1;
+  setp.lt.s32 %p2, %r4, %r1;
+  @%p2 bra LOOP;
+  st.global.f32 [%rd1], %f1;
+  )";
+  const auto loads_before_first_add = [&](uint32_t regs_per_thread) {
+    PtxKernel pk = parse_kernel(body);
+    pk.kernel().regs_per_thread = regs_per_thread;
+    schedule_loads_early(pk.kernel());
+    int loads = 0;
+    for (const Instr& in : pk.kernel().code) {
+      if (!in.unrolled) continue;
+      if (in.op == Op::Add && in.type == DType::F32) return loads;
+      loads += global_load(in);
+    }
+    return -1;
+  };
+  CHECK_EQ(loads_before_first_add(255), 4);
+  CHECK_EQ(loads_before_first_add(3), 1);
+}
