@@ -23,6 +23,7 @@ from stcsim.kernels.problem import TileShape
 from stcsim.kernels.protocol import Kernel, as_pattern, missing_members
 from stcsim.kernels.ptx_info import opcodes
 from stcsim.kernels.shmma import SHMMA_KERNELS
+from stcsim.kernels.shmma_tiles import SHMMA_TILE_KERNELS
 from stcsim.kernels.sparse_tiles import SIMT_SPARSE_TILE_KERNELS
 from stcsim.kernels.spmm_csr import CsrSpmmKernel
 from stcsim.kernels.spmm_shflbw import SHFLBW_KERNELS
@@ -171,6 +172,7 @@ KERNEL_SET: tuple[Kernel, ...] = (
     VectorWiseSimtKernel(dense=_SIMT_F32, kv=8),
     *SHMMA_KERNELS,  # Tensor Core Vector-wise (paper 001): vw:L=16,K=2|4|8
     *SIMT_SPARSE_TILE_KERNELS,  # the CSR, channel and vector-wise SIMT kernels' tiles and split-K (per shape)
+    *SHMMA_TILE_KERNELS,  # the SHMMA GEMM's tiles and split-K (per shape)
     *EXTENSOR_KERNELS,  # wmma.smma.L chunk SpMM (paper 004), one row per scheme: extensor
     *MMA_SP_KERNELS,  # 2:4 mma.sp.sync m16n8k32 GEMM (the hardware's sparse Tensor Core): nm:N=2,M=4
     *TVW_KERNELS,  # tile-vector-wise (paper 002) on the 2:4 GEMM: tvw:G=64, tvw:G=128
