@@ -10,6 +10,8 @@
 #   tc_cycles.csv                   pass 2: the cycle metrics alone (run-to-run spread)
 #   tc_styles.sass                  cuobjdump -sass of ptxas -arch=sm_90 -O3 of tc_styles.ptx (what the PTX
 #                                   becomes on the H100: SASS per PTX instruction, registers)
+#   chain_silicon.csv               benchmarks/calibration/tc_chain.py: the chain's parts, cycles per step
+#   library.csv                     benchmarks/gpu/library_baselines.py (issue 44), LIBRARY_BUDGET seconds
 #   ncu_*.csv, order_*.csv, *_stdout.txt   the raw material
 # ENGINE_SNAPSHOT (optional): a folder holding an engine/ tree to build instead of the working tree's (the
 # GPU runs need the package importable, not a particular engine).
@@ -48,8 +50,18 @@ measure() {  # $1: name, $2: metrics, $3: seconds
 ptxas -arch=sm_90 -O3 -v benchmarks/calibration/kernels/tc_styles.ptx -o /tmp/tc_styles.cubin \
   > "$OUT/tc_styles_ptxas.txt" 2>&1 && cuobjdump -sass /tmp/tc_styles.cubin > "$OUT/tc_styles.sass" \
   || echo "SASS dump failed"
+timeout 60 python3 -m benchmarks.calibration.tc_chain silicon --out "$OUT/chain_silicon.csv" \
+  > "$OUT/chain_stdout.txt" 2>&1 || { echo "tc_chain failed:"; tail -5 "$OUT/chain_stdout.txt"; }
+stamp "chain probes done"
 measure explain "$BASE${EXPLAIN:+,$EXPLAIN}" "${EXPLAIN_TIMEOUT:-300}"
-measure cycles "$BASE" "${CYCLES_TIMEOUT:-150}"
+if [ "${LIBRARY_BUDGET:-0}" -gt 0 ]; then
+  timeout $(( LIBRARY_BUDGET + 60 )) python3 -m benchmarks.gpu.library_baselines --out "$OUT/library.csv" \
+    --budget "$LIBRARY_BUDGET" > "$OUT/library_stdout.txt" 2>&1 || { echo "library failed:"; tail -5 "$OUT/library_stdout.txt"; }
+  stamp "library baselines done"
+fi
+left=$(( ${BUDGET:-560} - ($(date +%s) - start) ))
+if [ "$left" -gt 40 ]; then measure cycles "$BASE" $(( left < ${CYCLES_TIMEOUT:-150} ? left : ${CYCLES_TIMEOUT:-150} )); fi
+cat "$OUT/chain_silicon.csv" 2>/dev/null || true
 grep -h "failed\|Error" "$OUT"/*_stdout.txt | head -20 || true
 python3 - "$OUT/tc_explain.csv" <<'PY' || true
 import sys, pandas as pd

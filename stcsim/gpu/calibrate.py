@@ -228,17 +228,26 @@ def read_measured(*paths: str) -> pd.DataFrame:
     return mean
 
 
+# The simulator's side of EXPLAIN_METRICS, recorded by `simulate` (prefixed sim_): where its schedulers lost
+# their cycles, occupancy, and the Tensor Core and LD/ST busy cycles.
+SIM_EXPLAIN = ("issue_cycles", "stall_scoreboard", "stall_unit_busy", "stall_barrier", "stall_memory",
+               "stall_control", "stall_fetch", "stall_idle", "achieved_occupancy", "tensor_busy_cycles",
+               "unit_busy_cycles_LDST")
+
+
 def simulate(cases: list[tuple[str, str]], config: str = "h100") -> pd.DataFrame:
-    """Simulates each (kernel, shape) on `config`: sim cycles, warp instructions and CPU seconds (setup, numpy
-    check and simulation) per case."""
+    """Simulates each (kernel, shape) on `config`: sim cycles, warp instructions, CPU seconds (setup, numpy
+    check and simulation) and the SIM_EXPLAIN statistics per case."""
     from stcsim.sim import Engine
 
     rows = []
     for kernel, shape in cases:
         t0 = time.process_time()
         st = run(kernel, shape, Engine(config), np.random.default_rng(0))
-        rows.append({"kernel": kernel, "shape": shape, "sim_cycles": st["gpu_sim_cycle"],
-                     "sim_warp_insts": st["warp_insts"], "cpu_seconds": round(time.process_time() - t0, 2)})
+        row = {"kernel": kernel, "shape": shape, "sim_cycles": st["gpu_sim_cycle"],
+               "sim_warp_insts": st["warp_insts"], "cpu_seconds": round(time.process_time() - t0, 2)}
+        row.update({f"sim_{k}": st[k] for k in SIM_EXPLAIN if k in st})
+        rows.append(row)
     return pd.DataFrame(rows).merge(halves(), on="kernel", how="left")
 
 
@@ -259,6 +268,7 @@ class Comparison:
     rows: pd.DataFrame
     halves: tuple[HalfScore, ...]
     worst: pd.DataFrame  # class, kernel, shape, ratio (sim / measured) farthest from 1
+    families: pd.DataFrame  # half, class, kernel (a family), cases, median and range of sim / measured
 
     def __str__(self) -> str:
         cols = ["half", "class", "kernel", "shape", "measured_cycles", "sim_cycles", "rel_error"]
@@ -267,7 +277,9 @@ class Comparison:
         scores = "\n".join(f"{h.half:<10} MAE {h.mae:6.1%}  Pearson {h.pearson:.3f}  over {h.cases} cases"
                            for h in self.halves)
         worst = self.worst.to_string(index=False, float_format=lambda v: f"{v:.3f}")
-        return f"{table}\n\n{scores}\n\nworst sim/measured ratio per class:\n{worst}"
+        families = self.families.to_string(index=False, float_format=lambda v: f"{v:.3f}")
+        return (f"{table}\n\n{scores}\n\nworst sim/measured ratio per class:\n{worst}\n\n"
+                f"sim/measured ratio per family (kernel):\n{families}")
 
 
 def _score(half: str, rows: pd.DataFrame) -> HalfScore:
@@ -287,7 +299,10 @@ def score(rows: pd.DataFrame) -> Comparison:
     worst = rows.loc[far.groupby(rows["class"]).idxmax(), ["class", "kernel", "shape", "ratio"]]
     scores = tuple(_score(h, rows[rows["half"] == h]) for h in ("tuning", "validation"))
     everything = _score("all", rows)
-    return Comparison(rows.reset_index(drop=True), (*scores, everything), worst.reset_index(drop=True))
+    families = (rows.groupby(["half", "class", "kernel"])["ratio"]
+                .agg(cases="size", median_ratio="median", min_ratio="min", max_ratio="max").reset_index())
+    return Comparison(rows.reset_index(drop=True), (*scores, everything), worst.reset_index(drop=True),
+                      families)
 
 
 def compare(measured_csvs: list[str], config: str = "h100", simulated_csv: str | None = None) -> Comparison:
