@@ -761,6 +761,12 @@ class Parser {
     k_->code.push_back(std::move(in));
   }
 
+  // Whether a label `name` is defined so far in one of the open scopes.
+  bool label_defined(const std::string& name) const {
+    return std::any_of(scope_stack_.begin(), scope_stack_.end(),
+                       [&](int32_t s) { return scoped_labels_.count({s, name}) > 0; });
+  }
+
   // A literal token (after an optional '-'): the immediate, or a PtxError with parse_number's reason.
   Operand literal(const Tok& t, bool negate, const std::function<void(const std::string&)>& bad) const {
     Operand o;
@@ -815,16 +821,17 @@ class Parser {
     if (f.s[0] == '%') {
       const size_t dot = f.s.find('.');
       const std::string base = f.s.substr(0, dot);
+      // A label may be named like a register (`%L1:`): a branch target is looked up among the labels. One
+      // named like a special register (`%tid:`) only once it is defined: before, ptxas reads the special
+      // register there.
       auto it = special_regs().find(base);
-      if (it == special_regs().end()) {
-        // A label may be named like a register (`%L1:`): a branch target is looked up among the labels.
-        if (dot == std::string::npos && in.opcode.substr(0, in.opcode.find('.')) == "bra") {
-          o.kind = OpndKind::Label;
-          label_refs_.push_back({pc, f.s, scope_stack_.back()});
-          return o;
-        }
-        bad("unknown register");
+      if (dot == std::string::npos && in.opcode.substr(0, in.opcode.find('.')) == "bra" &&
+          (it == special_regs().end() || label_defined(f.s))) {
+        o.kind = OpndKind::Label;
+        label_refs_.push_back({pc, f.s, scope_stack_.back()});
+        return o;
       }
+      if (it == special_regs().end()) bad("unknown register");
       // A register declared with a special register's name hides it: `%tid.x` then names nothing.
       if (dot != std::string::npos && regs_->find(base) >= 0)
         bad("'" + base + "' is declared as a register, so it is not the special register here:");

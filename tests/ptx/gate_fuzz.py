@@ -378,6 +378,8 @@ class Report:
     silent_by: Counter = field(default_factory=Counter)
     strict_by: Counter = field(default_factory=Counter)
     outcomes: Counter = field(default_factory=Counter)
+    kinds: Counter = field(default_factory=Counter)  # cases per mutation
+    verdicts: dict = field(default_factory=dict)  # ptxas's, by case key
 
 
 def _reason(message: str) -> str:
@@ -388,13 +390,14 @@ def _reason(message: str) -> str:
 def run(todo: list[Case], known: dict[str, str | None]) -> Report:
     """Loads every case and compares with ptxas."""
     verdicts = ptxas_verdicts(todo, known)
-    rep = Report(cases=len(todo))
+    rep = Report(cases=len(todo), verdicts=verdicts)
     loader = Loader()
     try:
         for c in todo:
             kind, msg = loader.load(c.text)
             rep.outcomes[kind] += 1
             what = f"{c.source} [{', '.join(c.kinds)}]"
+            rep.kinds.update(c.kinds)
             if kind in ("crash", "hang", "untyped"):
                 rep.bad.append(f"{kind}: {what}: {msg}")
                 continue
@@ -439,6 +442,10 @@ def main() -> None:
         f"| {rep.cases} | {rep.judged} | {rep.agree} | {len(rep.silent)} | {len(rep.strict)} | "
         f"{rep.outcomes['crash']} | {rep.outcomes['hang']} | {rep.outcomes['untyped']} |"
     )
+    refused = sum(1 for c in rep.verdicts.values() if c is not None)
+    print(f"\nptxas refuses {refused} of the cases, the engine {rep.outcomes['ptx']}; cases by mutation:")
+    for k, n in rep.kinds.most_common():
+        print(f"  {n:4d}  {k}")
     print("\nsilent, by mutation:")
     for k, n in rep.silent_by.most_common():
         print(f"  {n:4d}  {k}")
