@@ -81,7 +81,8 @@ def attention(
     prefix: str, batch: int, heads: int, head_dim: int, q_len: int, kv_len: int, repeat: int = 1,
     value_dim: int | None = None,
 ) -> tuple[Layer, Layer]:
-    """Dot-product attention's two activation GEMMs, one per (batch element, head).
+    """Dot-product attention's two activation GEMMs, one per (batch element, head), each layer's GEMMs one
+    strided-batched launch (``Layer.batched``).
 
     ``<prefix>.scores`` = K Q^T: (M=kv_len, N=q_len, K=head_dim); ``<prefix>.context`` = V^T P^T:
     (M=value_dim, N=q_len, K=kv_len), ``value_dim`` = ``head_dim`` unless the values are wider than the
@@ -94,17 +95,19 @@ def attention(
 
 
 def attention_scores(prefix: str, groups: int, key_dim: int, q_len: int, kv_len: int, repeat: int) -> Layer:
-    """``<prefix>.scores`` = K Q^T per group: (M=kv_len, N=q_len, K=key_dim), no weights."""
+    """``<prefix>.scores`` = K Q^T per group: (M=kv_len, N=q_len, K=key_dim), no weights; the ``groups``
+    GEMMs of one execution are one batched launch."""
     return Layer(f"{prefix}.scores", LayerKind.ATTN_SCORE, m=kv_len, n=q_len, k=key_dim, groups=groups,
-                 repeat=repeat)
+                 repeat=repeat, batched=True)
 
 
 def attention_context(
     prefix: str, groups: int, value_dim: int, q_len: int, kv_len: int, repeat: int
 ) -> Layer:
-    """``<prefix>.context`` = V^T P^T per group: (M=value_dim, N=q_len, K=kv_len), no weights."""
+    """``<prefix>.context`` = V^T P^T per group: (M=value_dim, N=q_len, K=kv_len), no weights; the
+    ``groups`` GEMMs of one execution are one batched launch."""
     return Layer(f"{prefix}.context", LayerKind.ATTN_CONTEXT, m=value_dim, n=q_len, k=kv_len, groups=groups,
-                 repeat=repeat)
+                 repeat=repeat, batched=True)
 
 
 def pool(in_hw: tuple[int, int], kernel: int, stride: int, padding: int = 0) -> tuple[int, int]:

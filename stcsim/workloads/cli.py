@@ -38,6 +38,9 @@ def _layer_names(shape: GemmShape) -> str:
 def _takes(spec: NetworkSpec) -> str:
     if spec.takes_image:
         return f"image_size={spec.default_image_size} (>= {spec.min_image_size})"
+    if spec.lengths is not None:
+        return (f"seq_len and kv_len by phase (prefill: seq_len={spec.default_seq_len}, kv_len=seq_len); "
+                f"both <= {spec.max_seq_len}")
     text = f"seq_len={spec.default_seq_len}"
     return text + (f", hidden={spec.default_hidden}" if spec.default_hidden is not None else "")
 
@@ -74,12 +77,17 @@ def _layer_rows(net: Network) -> list[tuple[str, ...]]:
     return rows
 
 
-def _shape_rows(shapes: Sequence[GemmShape]) -> list[tuple[str, ...]]:
-    return [(str(i), str(s.m), str(s.n), str(s.k), "yes" if s.prunable else "no", str(s.count), f"{s.macs:,}",
-             _layer_names(s)) for i, s in enumerate(shapes)]
+def _shape_rows(shapes: Sequence[GemmShape], launches: bool = False) -> list[tuple[str, ...]]:
+    rows = []
+    for i, s in enumerate(shapes):
+        counts = (str(s.count), f"{s.launches} x {s.batch}" if s.batch > 1 else str(s.launches))
+        rows.append((str(i), str(s.m), str(s.n), str(s.k), "yes" if s.prunable else "no",
+                     *(counts if launches else counts[:1]), f"{s.macs:,}", _layer_names(s)))
+    return rows
 
 
 _SHAPE_HEADER = ("#", "M", "N", "K", "prunable", "count", "MACs", "layers")
+_LAUNCH_HEADER = ("#", "M", "N", "K", "prunable", "count", "launches x batch", "MACs", "layers")
 
 
 def network_text(net: Network) -> str:
@@ -87,28 +95,30 @@ def network_text(net: Network) -> str:
     header = ("#", "layer", "kind", "M", "N", "K", "groups", "repeat", "MACs", "params", "prunable", "conv")
     shapes = unique_gemm_shapes(net)
     values = (("batch", net.batch), ("image_size", net.image_size), ("seq_len", net.seq_len),
-              ("hidden", net.hidden))
+              ("kv_len", net.kv_len), ("hidden", net.hidden))
     settings = ", ".join(f"{key}={value}" for key, value in values if value is not None)
     totals = [
         f"params: {net.params:,} ({_scaled(net.params)})",
         f"MACs: {net.macs:,} ({_scaled(net.macs)}); GEMM MACs {net.gemm_macs:,}; "
         f"non-GEMM (depthwise) MACs {net.macs - net.gemm_macs:,}",
-        f"GEMMs per forward pass: {sum(s.count for s in shapes):,}; unique GEMM shapes: {len(shapes)}",
+        f"GEMMs per forward pass: {sum(s.count for s in shapes):,} in {sum(s.launches for s in shapes):,} "
+        f"launches (a batched attention layer is one launch); unique GEMM shapes: {len(shapes)}",
     ]
     return "\n\n".join([
         f"{net.spec} ({settings})",
         _grid(header, _layer_rows(net), right={0, 3, 4, 5, 6, 7, 8, 9}),
         "\n".join(totals),
-        _grid(_SHAPE_HEADER, _shape_rows(shapes), right={0, 1, 2, 3, 5, 6}),
+        _grid(_LAUNCH_HEADER, _shape_rows(shapes, launches=True), right={0, 1, 2, 3, 5, 6, 7}),
     ])
 
 
 def table_text(
     name: str, batch: int, image_size: int | None = None, seq_len: int | None = None,
-    hidden: int | None = None,
+    hidden: int | None = None, kv_len: int | None = None,
 ) -> str:
     """Layer table + totals (params, MACs, unique shapes) of network ``name``; see ``get_network``."""
-    return network_text(get_network(name, batch=batch, image_size=image_size, seq_len=seq_len, hidden=hidden))
+    return network_text(get_network(name, batch=batch, image_size=image_size, seq_len=seq_len, hidden=hidden,
+                                    kv_len=kv_len))
 
 
 def shapes_markdown(net: Network) -> str:
@@ -129,6 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--image-size", type=int)
     parser.add_argument("--seq-len", type=int)
     parser.add_argument("--hidden", type=int)
+    parser.add_argument("--kv-len", type=int, help="keys attended (LLMs)")
     parser.add_argument("--markdown", action="store_true", help="print only the unique shapes, as Markdown")
     args = parser.parse_args(argv)
     if args.list:
@@ -137,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.network is None:
         parser.error("give a network name or --list")
     try:
-        net = get_network(args.network, args.batch, args.image_size, args.seq_len, args.hidden)
+        net = get_network(args.network, args.batch, args.image_size, args.seq_len, args.hidden, args.kv_len)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -104,7 +104,9 @@ class Layer:
 
     ``bias`` adds ``M * groups`` parameters; ``norm_params`` counts the parameters of the normalisation that
     follows the layer (BatchNorm or LayerNorm gamma and beta), so that totals match the published ones.
-    Weights are counted once however often the layer repeats.
+    Weights are counted once however often the layer repeats. ``batched``: the ``groups`` GEMMs of one
+    execution run as one strided-batched launch (a batch count of ``groups``: attention's per-head GEMMs, as
+    frameworks launch them), not as ``groups`` launches one after another.
     """
 
     name: str
@@ -117,6 +119,7 @@ class Layer:
     bias: bool = False
     norm_params: int = 0
     conv: ConvGeometry | None = None
+    batched: bool = False
 
     def __post_init__(self) -> None:
         _check_positive(self.name, m=self.m, n=self.n, k=self.k, groups=self.groups, repeat=self.repeat)
@@ -167,6 +170,16 @@ class Layer:
     def gemm_count(self) -> int:
         """GEMMs of shape (M, N, K) this layer runs in one forward pass: groups x repeat."""
         return self.groups * self.repeat
+
+    @property
+    def launch_batch(self) -> int:
+        """GEMMs per launch: ``groups`` for a batched layer, else 1."""
+        return self.groups if self.batched else 1
+
+    @property
+    def launches(self) -> int:
+        """Kernel launches of one forward pass: ``repeat`` for a batched layer, else ``groups x repeat``."""
+        return self.gemm_count // self.launch_batch
 
     @property
     def macs(self) -> int:

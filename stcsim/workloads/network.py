@@ -14,6 +14,7 @@ class Network:
 
     ``extra_params`` lists tensors that belong to the model but lower to no GEMM (embedding tables, the
     Luong attention scale): they count towards ``params`` but are neither generated nor loaded as weights.
+    ``kv_len`` is the number of keys attended by a decoder-only LLM (its phase is an option).
     ``options`` are the named choices it was built with (e.g. ``(("variant", "tf-slim"),)``), see ``spec``.
     Pooling, activations, residual additions and softmax are not listed (no GEMM, no parameters).
     """
@@ -24,6 +25,7 @@ class Network:
     image_size: int | None = None
     seq_len: int | None = None
     hidden: int | None = None
+    kv_len: int | None = None
     extra_params: tuple[tuple[str, tuple[int, ...]], ...] = ()
     options: tuple[tuple[str, str], ...] = ()
 

@@ -1,22 +1,27 @@
 """The network registry: names, provenance, the parameters and named options (variants) each network takes.
 
 A network is asked for by a spec string ``name[:key=value,...]``, e.g. ``alexnet:variant=tf-slim``,
-``show_and_tell:layers=lstm`` or ``transformer_base:seq_len=256``. Keys are the integer parameters
-``image_size``, ``seq_len`` and ``hidden`` and the network's own named options; an unknown key or value is
-a ValueError that lists what is allowed. Which variant each paper ran is recorded in
+``show_and_tell:layers=lstm``, ``transformer_base:seq_len=256`` or ``llama2_7b:phase=decode,kv_len=4096``.
+Keys are the integer parameters ``image_size``, ``seq_len`` (also ``seq``), ``hidden`` and ``kv_len`` (the
+LLMs), the network's own named options, and ``launch`` (every network: ``batched``, the default, runs each
+attention layer's per-head GEMMs as one batched launch; ``serial`` as one launch per GEMM); an unknown key
+or value is a ValueError that lists what is allowed. Which variant each paper ran is recorded in
 :mod:`stcsim.workloads.papers`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from stcsim.workloads import classic, mobilenet, nmt, recurrent, resnet, transformers
+from stcsim.workloads import classic, llm, mobilenet, nmt, recurrent, resnet, transformers
 from stcsim.workloads.network import Network
 
-INT_PARAMS = ("image_size", "seq_len", "hidden")
+INT_PARAMS = ("image_size", "seq_len", "hidden", "kv_len")
+KEY_ALIASES = {"seq": "seq_len"}
+"""Other names of spec keys (``llama2_7b:seq=512`` is ``seq_len=512``)."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,9 @@ class NetworkSpec:
     max_seq_len: int | None = None
     default_hidden: int | None = None
     options: tuple[NetworkOption, ...] = ()
+    lengths: Callable[[dict[str, str]], tuple[int | None, int | None]] | None = None
+    """LLMs: (seq_len, kv_len) defaults from the chosen options (the phase); None: the network takes no
+    ``kv_len`` and its ``default_seq_len`` is fixed. ``max_seq_len`` then bounds both."""
 
     @property
     def takes_image(self) -> bool:
@@ -81,7 +89,9 @@ class NetworkSpec:
         return self.default_image_size is not None
 
     def option(self, name: str) -> NetworkOption | None:
-        """The named option ``name``, or None if the network has no such option."""
+        """The named option ``name`` (its own or ``launch``), or None if the network has no such option."""
+        if name == LAUNCH.name:
+            return LAUNCH
         return next((option for option in self.options if option.name == name), None)
 
 
@@ -111,6 +121,26 @@ _LUONG_ATTENTION = NetworkOption("attention", (
     OptionValue("global", "global attention over all source positions, general score"),
     OptionValue("local-p", "local-p attention: a window of 2D+1 = 21 positions, general score"),
 ))
+
+LAUNCH = NetworkOption("launch", (
+    OptionValue("batched", "each attention layer's per-head GEMMs as one strided-batched launch"),
+    OptionValue("serial", "one launch per head (and batch element), one after another"),
+))
+"""Every network's option: how attention's activation x activation GEMMs are launched."""
+_PHASE = NetworkOption("phase", (
+    OptionValue(llm.PREFILL, f"the prompt: seq_len tokens per sequence (default {llm.DEFAULT_PREFILL_SEQ}) "
+                "attending kv_len keys (default seq_len), logits of the last token"),
+    OptionValue(llm.DECODE, "one generation step: seq_len new tokens per sequence (default 1) attending "
+                f"kv_len cached keys (default {llm.DEFAULT_DECODE_KV})"),
+))
+
+
+def _llm(name: str, description: str) -> NetworkSpec:
+    config = llm.CONFIGS[name]
+    return NetworkSpec(name, description, functools.partial(llm.llm, name), config.source, config.reference,
+                       default_seq_len=llm.DEFAULT_PREFILL_SEQ, max_seq_len=config.max_positions,
+                       options=(_PHASE,), lengths=lambda chosen: llm.default_lengths(chosen["phase"]))
+
 
 _SPECS = (
     _image("alexnet", "AlexNet", classic.alexnet, 63,
@@ -150,6 +180,12 @@ _SPECS = (
     _lstm("show_and_tell", "Show and Tell (im2txt): LSTM over an Inception-V3 feature (CNN excluded)",
           recurrent.show_and_tell, 512, "tensorflow/models research/im2txt configuration.py",
           "Vinyals et al., CVPR 2015", (_SHOW_AND_TELL_LAYERS,), seq_len=20),
+    _llm("llama2_7b", "Llama-2 7B: 32 x 4096, 32 heads, SwiGLU FFN 11008, vocab 32000"),
+    _llm("llama2_13b", "Llama-2 13B: 40 x 5120, 40 heads, SwiGLU FFN 13824, vocab 32000"),
+    _llm("llama2_70b", "Llama-2 70B: 80 x 8192, 64 heads (GQA, 8 KV heads), SwiGLU FFN 28672, vocab 32000"),
+    _llm("llama3_8b", "Llama-3 8B: 32 x 4096, 32 heads (GQA, 8 KV heads), SwiGLU FFN 14336, vocab 128256"),
+    _llm("llama3_70b", "Llama-3 70B: 80 x 8192, 64 heads (GQA, 8 KV heads), SwiGLU FFN 28672, vocab 128256"),
+    _llm("opt_6.7b", "OPT-6.7B: 32 x 4096, 32 heads, ReLU FFN 16384, vocab 50272, tied LM head"),
 )
 _BY_NAME = {spec.name: spec for spec in _SPECS}
 _ALIASES = {"resnext50": "resnext50_32x4d", "mobilenet": "mobilenet_v1", "bert": "bert_base",
@@ -157,7 +193,7 @@ _ALIASES = {"resnext50": "resnext50_32x4d", "mobilenet": "mobilenet_v1", "bert":
 
 
 def _compact(name: str) -> str:
-    return name.strip().lower().replace("-", "").replace("_", "")
+    return name.strip().lower().replace("-", "").replace("_", "").replace(".", "")
 
 
 _LOOKUP = {**{_compact(name): name for name in _BY_NAME}, **_ALIASES}
@@ -183,9 +219,10 @@ def parse_spec(text: str) -> tuple[NetworkSpec, dict[str, object]]:
     params: dict[str, object] = {}
     for item in filter(None, (p.strip() for p in text.partition(":")[2].split(","))):
         key, sep, value = (part.strip() for part in item.partition("="))
+        key = KEY_ALIASES.get(key, key)
         option = spec.option(key)
         if not sep or (key not in INT_PARAMS and option is None):
-            allowed = ", ".join([*_int_params(spec), *(o.name for o in spec.options)])
+            allowed = ", ".join([*_int_params(spec), *(o.name for o in spec.options), LAUNCH.name])
             raise ValueError(f"{spec.name}: bad parameter {item!r}; it takes: {allowed}")
         if key in params:
             raise ValueError(f"{spec.name}: {key} given twice in {text!r}")
@@ -201,6 +238,7 @@ def parse_spec(text: str) -> tuple[NetworkSpec, dict[str, object]]:
 
 def _int_params(spec: NetworkSpec) -> tuple[str, ...]:
     sizes = ("image_size",) if spec.takes_image else ("seq_len",)
+    sizes += ("kv_len",) if spec.lengths is not None else ()
     return sizes + (("hidden",) if spec.default_hidden is not None else ())
 
 
@@ -227,19 +265,20 @@ def _merge(spec: NetworkSpec, params: dict[str, object], **given: int | None) ->
 
 def get_network(
     name: str, batch: int = 1, image_size: int | None = None, seq_len: int | None = None,
-    hidden: int | None = None,
+    hidden: int | None = None, kv_len: int | None = None,
 ) -> Network:
     """Build network ``name`` (a spec string, see the module docstring) as a GEMM layer table.
 
     ``image_size`` (square input) applies to image networks, ``seq_len`` to sequence networks and ``hidden``
-    (LSTM cells) to the LSTM models, given here or in the spec string; left out each takes the network's
-    default. Raises ValueError naming what is allowed for an unknown name, option or value, a non-positive
+    (LSTM cells) to the LSTM models, ``kv_len`` (keys attended) to the LLMs, given here or in the spec
+    string; left out each takes the network's (phase's) default. Raises ValueError naming what is allowed for an unknown name, option or value, a non-positive
     batch, an image too small for the network (variant), or a parameter the network does not take.
     """
     spec, params = parse_spec(name)
-    params = _merge(spec, params, image_size=image_size, seq_len=seq_len, hidden=hidden)
+    params = _merge(spec, params, image_size=image_size, seq_len=seq_len, hidden=hidden, kv_len=kv_len)
     label = spec.name
     kwargs: dict[str, object] = {"batch": _check_int("batch", batch, 1, None, label)}
+    launch = LAUNCH.lookup(label, str(params.pop(LAUNCH.name, LAUNCH.default.value)))
     chosen = {o.name: o.lookup(label, str(params.pop(o.name, o.default.value))) for o in spec.options}
     for key in INT_PARAMS:
         if key in params and key not in _int_params(spec):
@@ -249,6 +288,12 @@ def get_network(
         minimum = next((v.min_image_size for v in chosen.values() if v.min_image_size), spec.min_image_size)
         size = params.get("image_size", spec.default_image_size)
         kwargs["image_size"] = _check_int("image_size", size, minimum, None, _label(spec, chosen))
+    elif spec.lengths is not None:
+        seq_default, kv_default = spec.lengths({key: value.value for key, value in chosen.items()})
+        seq = _check_int("seq_len", params.get("seq_len", seq_default), 1, spec.max_seq_len, label)
+        kwargs["seq_len"] = seq
+        kwargs["kv_len"] = _check_int("kv_len", params.get("kv_len", kv_default or seq), seq,
+                                      spec.max_seq_len, label)
     else:
         kwargs["seq_len"] = _check_int("seq_len", params.get("seq_len", spec.default_seq_len), 1,
                                        spec.max_seq_len, label)
@@ -256,7 +301,11 @@ def get_network(
         kwargs["hidden"] = _check_int("hidden", params.get("hidden", spec.default_hidden), 1, None, label)
     kwargs.update({key: value.value for key, value in chosen.items()})
     net = spec.builder(**kwargs)
-    return dataclasses.replace(net, options=tuple((key, value.value) for key, value in chosen.items()))
+    options = tuple((key, value.value) for key, value in chosen.items())
+    if launch != LAUNCH.default:  # one launch per GEMM: the batched layers unbatched
+        layers = tuple(dataclasses.replace(layer, batched=False) for layer in net.layers)
+        return dataclasses.replace(net, layers=layers, options=(*options, (LAUNCH.name, launch.value)))
+    return dataclasses.replace(net, options=options)
 
 
 def _label(spec: NetworkSpec, chosen: dict[str, OptionValue]) -> str:

@@ -13,6 +13,8 @@ class GemmShape:
 
     ``prunable`` is part of the identity: a weight GEMM takes a sparse kernel, an activation x activation
     GEMM (attention) stays dense. ``layers`` names the contributing layers in order of first appearance.
+    ``batch`` is the GEMMs of one launch (``Layer.launch_batch``: a batched attention layer's groups, else 1),
+    also part of the identity; ``count`` is always GEMMs, ``launches`` the launches that run them.
     """
 
     m: int
@@ -21,6 +23,12 @@ class GemmShape:
     prunable: bool
     count: int
     layers: tuple[str, ...]
+    batch: int = 1
+
+    @property
+    def launches(self) -> int:
+        """Kernel launches of one forward pass: ``count / batch``."""
+        return self.count // self.batch
 
     @property
     def macs(self) -> int:
@@ -34,12 +42,13 @@ def unique_gemm_shapes(net: Network) -> tuple[GemmShape, ...]:
     ``count`` sums ``groups x repeat`` over the contributing layers, so ``sum(s.macs)`` equals
     ``net.gemm_macs``.
     """
-    counts: dict[tuple[int, int, int, bool], int] = {}
-    names: dict[tuple[int, int, int, bool], list[str]] = {}
+    counts: dict[tuple[int, int, int, bool, int], int] = {}
+    names: dict[tuple[int, int, int, bool, int], list[str]] = {}
     for layer in net.layers:
         if not layer.is_gemm:
             continue
-        key = (layer.m, layer.n, layer.k, layer.prunable)
+        key = (layer.m, layer.n, layer.k, layer.prunable, layer.launch_batch)
         counts[key] = counts.get(key, 0) + layer.gemm_count
         names.setdefault(key, []).append(layer.name)
-    return tuple(GemmShape(*key, count=counts[key], layers=tuple(names[key])) for key in counts)
+    return tuple(GemmShape(*key[:4], count=counts[key], layers=tuple(names[key]), batch=key[4])
+                 for key in counts)

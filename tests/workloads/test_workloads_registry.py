@@ -7,10 +7,11 @@ from stcsim.workloads import get_network, list_networks, network_spec
 PAPER_NETWORKS = {"alexnet", "vgg16", "vgg19", "resnet18", "resnet50", "resnext50_32x4d", "mobilenet_v1",
                   "bert_base", "transformer_base", "nmt_wmt16", "gnmt", "nmt_iwslt", "luong_nmt",
                   "show_and_tell"}
+LLMS = {"llama2_7b", "llama2_13b", "llama2_70b", "llama3_8b", "llama3_70b", "opt_6.7b"}
 
 
 def test_all_paper_networks_are_listed() -> None:
-    assert set(list_networks()) == PAPER_NETWORKS
+    assert set(list_networks()) == PAPER_NETWORKS | LLMS
 
 
 ALIASES = [("ResNeXt-50", "resnext50_32x4d"), ("Luong", "luong_nmt"), ("BERT", "bert_base"),
