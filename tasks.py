@@ -63,11 +63,15 @@ def build_sim(c):
                           "instead of stopping with an error",
         "no_progress": "network run: no progress bar",
         "sample": "network run: sampled simulation with this wave tolerance, e.g. 0.02 (docs/performance.md)",
+        "phase": "network run, LLMs: prefill or decode",
+        "seq": "network run: tokens per sequence (seq_len of every workload)",
+        "kv_len": "network run, LLMs: keys attended",
     },
 )
 def run(c, workload=None, kernel=None, shape="", config=None, pattern=None, sparsity=None, seed=None,
         all=False, batch=1, weights="", weights_prefix="", out="", layers=None, jobs=None, executor="local",
-        scheduler="", no_check=False, check_limit=None, allow_fallback=False, no_progress=False, sample=None):
+        scheduler="", no_check=False, check_limit=None, allow_fallback=False, no_progress=False, sample=None,
+        phase="", seq=None, kv_len=None):
     """Simulate a network (--workload, the main job) or one kernel of the set, checked against numpy."""
     if workload:
         args = [a for w in workload for a in ("--workload", w)]
@@ -77,7 +81,7 @@ def run(c, workload=None, kernel=None, shape="", config=None, pattern=None, spar
         options = (("--batch", batch), ("--weights", weights), ("--weights-prefix", weights_prefix),
                    ("--out", out), ("--layers", layers), ("--jobs", jobs), ("--executor", executor),
                    ("--scheduler", scheduler), ("--seed", seed), ("--sample", sample),
-                   ("--check-limit", check_limit))
+                   ("--check-limit", check_limit), ("--phase", phase), ("--seq", seq), ("--kv-len", kv_len))
         args += [a for flag, val in options if val not in ("", None) for a in (flag, str(val))]
         flags = {"--no-check": no_check, "--allow-fallback": allow_fallback, "--no-progress": no_progress}
         _py("stcsim.harness.network_run", *args, *(flag for flag, on in flags.items() if on))

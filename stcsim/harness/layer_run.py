@@ -6,7 +6,9 @@ and prunes and encodes them itself (``Kernel.prepare``); a dense fallback gets t
 mask``), so it computes the pruned layer. The output is checked against the kernel's float64 reference
 (through the pattern's decode): whole for layers up to ``check_limit`` MACs, else on a seeded sample of
 output columns (the ``check`` column says which). Returns the row: the plan's columns, the check, host
-seconds and every stat of the launch (and, for a generated kernel, how its PTX was generated: codegen_*).
+seconds, every stat of the launch (and, for a generated kernel, how its PTX was generated: codegen_*) and the
+launch in physical units (``stcsim.harness.units``): ``time_us`` at the config's clock, ``tflops`` (2 x M x N
+x K over that time), ``peak_tflops`` of the kernel's ``math_units`` on the config and ``pct_peak``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import zlib
 
 import numpy as np
 
+from stcsim.harness import units
 from stcsim.harness.jobs import CHECK_SAMPLE_COLUMNS, LayerJob, describe
+from stcsim.harness.kernel_choice import math_units
 from stcsim.kernels import Kernel, Operands, get_kernel, relative_error
 from stcsim.kernels.protocol import GeneratedKernel
 from stcsim.kernels.run import launch
@@ -99,4 +103,12 @@ def run_job(job: LayerJob) -> dict[str, object]:
     row.update({name: value for name, value in stats.items() if name != CONFIG_STAT})
     if isinstance(kernel, GeneratedKernel):
         row.update(kernel.generation_stats(operands))
+    row.update(unit_columns(job, stats.get("gpu_sim_cycle", float("nan"))))
     return row
+
+
+def unit_columns(job: LayerJob, cycles: float) -> dict[str, object]:
+    """One launch of the job's GEMM in physical units on its config (module docstring)."""
+    layer, which = job.layer, math_units(job.choice.kernel)
+    return {"math_units": which, **units.columns(layer.m * layer.n * layer.k, cycles, job.variant.config,
+                                                 which)}

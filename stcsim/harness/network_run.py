@@ -31,6 +31,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from stcsim.harness import units
 from stcsim.harness.executor import EXECUTORS, DaskUnavailable, Executor, JobError, attempt, make_executor
 from stcsim.harness.jobs import (
     DEFAULT_CHECK_LIMIT,
@@ -46,7 +47,7 @@ from stcsim.harness.kernel_choice import AUTO, require_kernels
 from stcsim.harness.results import LAYER, TOTAL, ResultStore
 from stcsim.kernels import NoKernelError
 from stcsim.sparsity import get
-from stcsim.workloads import WeightFileError
+from stcsim.workloads import WeightFileError, with_params
 
 RESULTS_CSV = "results.csv"
 DEFAULT_CONFIG = "v100"
@@ -210,7 +211,8 @@ def format_table(frame: pd.DataFrame, network: str, batch: int, variant: str) ->
     """The per-layer table of one network and variant, its total, and every fallback with its reason."""
     rows = frame[(frame["network"] == network) & (frame["batch"] == batch) & (frame["variant"] == variant)]
     layers, total = rows[rows["row_type"] == LAYER], rows[rows["row_type"] == TOTAL]
-    header = ["#", "layer", "M", "N", "K", "repeat", "kernel", "density", "cycles", "x repeat", "check"]
+    header = ["#", "layer", "M", "N", "K", "repeat", "kernel", "density", "cycles", "x repeat", "us x repeat",
+              "TFLOP/s", "% peak", "check"]
     body, notes = [], {}
     for r in layers.to_dict("records"):
         cycles = r.get("gpu_sim_cycle", float("nan"))
@@ -219,7 +221,7 @@ def format_table(frame: pd.DataFrame, network: str, batch: int, variant: str) ->
         check += "" if r["check"] in ("full", "off") else " (sampled)"
         body.append([_cell(r["layer_index"]), r["layer"] + mark, _cell(r["m"]), _cell(r["n"]), _cell(r["k"]),
                      _cell(r["repeat"]), r["kernel"], f"{r['density']:.3f}", _cell(cycles),
-                     _cell(cycles * r["repeat"]), check])
+                     _cell(cycles * r["repeat"]), *_unit_cells(r), check])
         if r["fallback"]:
             notes.setdefault((r["run_pattern"], r["fallback_reason"]), []).append(r)
     out = [f"{network} (batch {batch}), {variant}:"] + _grid(header, body)
@@ -229,6 +231,7 @@ def format_table(frame: pd.DataFrame, network: str, batch: int, variant: str) ->
                    f"{_cell(t['repeat'])} GEMMs of {len(layers)} unique shapes, {_cell(t['macs'])} MACs, "
                    f"density {t['density']:.3f}; host time of its layer jobs summed: "
                    f"{t['host_seconds']:.1f} s (parallel workers overlap them)")
+        out.append(_unit_total(layers.to_dict("records")))
     else:
         planned = layers["group_layers"].max()
         out.append(f"network total: incomplete ({len(layers)} of {planned} layers have rows)")
@@ -237,6 +240,19 @@ def format_table(frame: pd.DataFrame, network: str, batch: int, variant: str) ->
         out.append(f"dense fallbacks ({fell_back} of {len(layers)} layers):")
         out += [_fallback_note(rows, why) for (_, why), rows in notes.items()]
     return "\n".join(out)
+
+
+def _unit_cells(row: dict) -> list[str]:
+    """Time x repeat (us), TFLOP/s and % of the config's peak of one layer row (stcsim.harness.units)."""
+    u = units.row_columns(row)
+    return [f"{u['time_us'] * row['repeat']:,.1f}", f"{u['tflops']:.3g}", f"{u['pct_peak']:.1f}"]
+
+
+def _unit_total(rows: list[dict]) -> str:
+    """The network total in physical units."""
+    u, config = units.total_columns(rows), rows[0]["config"]
+    return (f"  = {u['time_us']:,.1f} us at {units.clock_mhz(config):g} MHz, {u['tflops']:.3g} TFLOP/s, "
+            f"{u['pct_peak']:.1f}% of the config's peak ({u['peak_tflops']:,.1f} TFLOP/s)")
 
 
 def _fallback_note(rows: Sequence[dict], why: str, named: int = 3) -> str:
@@ -318,6 +334,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--sample", type=float, default=0.0,
                     help="sampled simulation with this wave tolerance, e.g. 0.02 (default 0: full detail)")
+    ap.add_argument("--phase", help="LLMs: prefill or decode (adds phase= to every workload spec)")
+    ap.add_argument("--seq", type=int, help="tokens per sequence (adds seq_len= to every workload spec)")
+    ap.add_argument("--kv-len", type=int, help="LLMs: keys attended (adds kv_len= to every workload spec)")
     return ap
 
 
@@ -357,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         for why in filter(None, map(extra_zeros, variants)):
             print(f"warning: {why}", file=sys.stderr)
         weights = WeightSource.from_file(a.weights, a.weights_prefix) if a.weights else WeightSource(a.seed)
+        a.workload = [with_params(w, phase=a.phase, seq_len=a.seq, kv_len=a.kv_len) for w in a.workload]
         jobs = [job for net in a.workload for job in plan_network(
             net, variants, a.batch, weights, max_layers=a.layers, check=not a.no_check,
             check_limit=a.check_limit, sample=a.sample)]

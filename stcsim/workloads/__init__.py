@@ -11,7 +11,7 @@ from stcsim.workloads.lowering import gemm_operand, im2col
 from stcsim.workloads.network import Network
 from stcsim.workloads.papers import PAPER_WORKLOADS, PaperWorkload, paper_workloads
 from stcsim.workloads.pruning import LayerPruning, prune_network
-from stcsim.workloads.registry import NetworkSpec, get_network, list_networks, network_spec
+from stcsim.workloads.registry import NetworkSpec, get_network, list_networks, network_spec, with_params
 from stcsim.workloads.shapes import GemmShape, unique_gemm_shapes
 from stcsim.workloads.weights import LazyWeights, make_weights
 
@@ -38,4 +38,5 @@ __all__ = [
     "paper_workloads",
     "prune_network",
     "unique_gemm_shapes",
+    "with_params",
 ]

@@ -236,6 +236,26 @@ def parse_spec(text: str) -> tuple[NetworkSpec, dict[str, object]]:
     return spec, params
 
 
+def with_params(text: str, **params: object) -> str:
+    """The spec string ``text`` with the given keys added (``None`` values skipped), e.g.
+    ``with_params("llama2_7b", phase="decode", kv_len=4096)`` is ``llama2_7b:phase=decode,kv_len=4096``; a
+    key the spec already has with another value is a ValueError (parsing checks the rest)."""
+    _, given = parse_spec(text)
+    added = []
+    for key, value in params.items():
+        if value is None:
+            continue
+        key = KEY_ALIASES.get(key, key)
+        if key in given:
+            if str(given[key]) != str(value):
+                raise ValueError(f"{key}={value} conflicts with {key}={given[key]} in {text!r}")
+            continue
+        added.append(f"{key}={value}")
+    if not added:
+        return text
+    return text + ("," if ":" in text else ":") + ",".join(added)
+
+
 def _int_params(spec: NetworkSpec) -> tuple[str, ...]:
     sizes = ("image_size",) if spec.takes_image else ("seq_len",)
     sizes += ("kv_len",) if spec.lengths is not None else ()

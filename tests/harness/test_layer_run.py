@@ -75,3 +75,15 @@ def test_weights_from_a_file_are_the_layer_s_tensors(tmp_path, seed):
     assert np.array_equal(layer_weights(job), tensors[f"{job.layer.name}.weight"].reshape(job.layer.m, -1))
     row = run_job(job)
     assert row["weights"].startswith("weights.npz sha256:") and row["check_ok"]
+
+
+def test_the_row_has_the_launch_in_physical_units(seed):
+    from stcsim.harness.units import clock_mhz, peak_tflops
+
+    job = _jobs("dense", 0, seed, layers=1)[0]
+    row = run_job(job)
+    cycles, macs = row["gpu_sim_cycle"], job.layer.m * job.layer.n * job.layer.k
+    assert row["time_us"] == cycles / clock_mhz("v100") == cycles / 1530.0
+    assert np.isclose(row["tflops"], 2 * macs / (row["time_us"] * 1e-6) / 1e12)
+    assert row["math_units"] == "tensor-core" and row["peak_tflops"] == peak_tflops("v100", "tensor-core")
+    assert np.isclose(row["pct_peak"], 100 * row["tflops"] / row["peak_tflops"])
