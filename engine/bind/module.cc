@@ -13,6 +13,8 @@
 #include <condition_variable>
 #include <mutex>
 
+#include <pthread.h>
+
 #include "../engine.h"
 #include "../ptx/errors.h"
 #include "../stats.h"
@@ -67,8 +69,8 @@ bool interpreter_finalizing() {
 
 // The launches running in this process, so that interpreter exit can stop them and wait until each has
 // returned into Python (stop_launches): a launch left running on another thread would take the GIL after
-// finalization began. Allocated once and never freed: a parked launch thread (GilRelease) may still use
-// it while static destructors run at process exit.
+// finalization began. Allocated at load (and anew in a forked child) and never freed: a parked launch thread
+// (GilRelease) may still use it while static destructors run at process exit.
 struct Launches {
   std::mutex m;
   std::condition_variable ended;
@@ -76,10 +78,13 @@ struct Launches {
   std::atomic<bool> stopping{false};  // the interpreter is exiting: running launches stop, new ones are refused
 };
 
-Launches& launches() {
-  static Launches* all = new Launches;
-  return *all;
-}
+Launches* all_launches = new Launches;
+
+Launches& launches() { return *all_launches; }
+
+// A child process forked while launches ran on other threads has none of those threads (and may have
+// copied the mutex locked): it starts with no launches, or its exit would wait for launches that do not exist.
+void forget_launches_in_child() { all_launches = new Launches; }
 
 // Counts one launch while it runs; made and destroyed with the GIL held, so that once `running` is back to
 // 0 no launch thread still has to take the GIL in C++.
@@ -133,6 +138,10 @@ class GilRelease {
 void stop_launches() {
   Launches& l = launches();
   l.stopping.store(true);
+  // A daemon thread still alive is frozen by finalization with whatever it holds (an engine, a bound
+  // launch): CPython leaks that by design, and nanobind would report it as leaked instances.
+  for (nb::handle t : nb::module_::import_("threading").attr("enumerate")())
+    if (nb::cast<bool>(t.attr("daemon"))) nb::set_leak_warnings(false);
   nb::gil_scoped_release release;
   std::unique_lock lock(l.m);
   l.ended.wait_for(lock, std::chrono::seconds(30), [&l] { return l.running == 0; });
@@ -242,6 +251,7 @@ NB_MODULE(_engine, m) {
   m.attr("DEFAULT_MAX_CTAS") = stc::kDefaultMaxCtas;
   // Launches on other threads end before the interpreter finalizes (stop_launches).
   nb::module_::import_("atexit").attr("register")(nb::cpp_function(&stop_launches));
+  pthread_atfork(nullptr, nullptr, &forget_launches_in_child);
   m.def("stat_info", []() {
     std::vector<std::tuple<std::string, std::string, std::string, std::string, std::string>> out;
     static const char* kinds[] = {"counter", "value", "formula"};

@@ -80,6 +80,16 @@ void Watchdog::check_grid(const LaunchState& L) const {
   throw WatchdogError(s.str());
 }
 
+void Watchdog::check_estimate(const LaunchState& L, uint64_t cycles, uint64_t warp_insts) const {
+  if (cycles <= max_cycles_) return;
+  std::ostringstream s;
+  s << "watchdog: kernel '" << L.kernel->name << "' exceeded max_cycles = " << given_.max_cycles
+    << ": sampled simulation estimates " << cycles << " cycles (" << warp_insts
+    << " warp instructions; the launch ran to its end, its sampled part is not counted in cycles while it "
+       "runs)\nRaise the limit with Engine(max_cycles=...) or launch(..., max_cycles=...); 0 means no limit.";
+  throw WatchdogError(s.str());
+}
+
 void Watchdog::poll_if_due() {
   if (!poll_) return;
   const auto now = std::chrono::steady_clock::now();

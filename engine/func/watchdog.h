@@ -61,6 +61,9 @@ class Watchdog {
   // Throws WatchdogError when the grid of L has more blocks than max_ctas: called before anything runs, so
   // a launch over the limit costs no host time and writes no device memory.
   void check_grid(const LaunchState& L) const;
+  // Throws WatchdogError when the cycles a sampled launch estimates pass max_cycles: its functional
+  // fast-forward does not advance the simulated cycles, so check() cannot see them during the launch.
+  void check_estimate(const LaunchState& L, uint64_t cycles, uint64_t warp_insts) const;
 
  private:
   static constexpr uint32_t kPollEvery = 1024;

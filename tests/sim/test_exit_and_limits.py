@@ -70,17 +70,63 @@ print("main exits", flush=True)
 """
 
 
+# Three daemon threads launching short kernels back to back (and, rarely, one that never ends) while the
+# main thread exits after argv[3] seconds: the exit finds them anywhere, inside or between launches.
+RACE_CHILD = """
+import random, sys, threading, time
+from stcsim.sim import Engine
+config = None if sys.argv[2] == "none" else sys.argv[2]
+e = Engine(config, max_cycles=0, max_warp_insts=0)
+e.load_ptx(open(sys.argv[1]).read())
+def launches():
+    while True:
+        e.launch("empty", 100, 32, [])
+        if random.random() < 0.01:
+            e.launch("spin", 1, 32, [])
+for _ in range(3):
+    threading.Thread(target=launches, daemon=True).start()
+time.sleep(float(sys.argv[3]))
+print("main exits", flush=True)
+"""
+
+
 @pytest.mark.parametrize("config", ["none", "v100"])
-def test_exiting_while_a_launch_runs_on_another_thread_exits_cleanly(tmp_path, config):
+@pytest.mark.parametrize("script, wait", [(EXIT_CHILD, ""), (RACE_CHILD, "0"), (RACE_CHILD, "0.05")])
+def test_exiting_while_a_launch_runs_on_another_thread_exits_cleanly(tmp_path, config, script, wait):
     path = tmp_path / "k.ptx"
     path.write_text(ptx())
     start = time.monotonic()
-    child = subprocess.run([sys.executable, "-c", EXIT_CHILD, str(path), config], capture_output=True,
+    child = subprocess.run([sys.executable, "-c", script, str(path), config, wait], capture_output=True,
                            text=True, cwd=ROOT, timeout=120)
     assert child.returncode == 0, (child.returncode, child.stderr)  # was -6 (SIGABRT)
-    assert "terminate called" not in child.stderr and "Traceback" not in child.stderr, child.stderr
+    assert child.stderr == ""  # no "terminate called", no traceback, no nanobind leak report
     assert child.stdout == "main exits\n"
     assert time.monotonic() - start < 60
+
+
+# A child forked while a launch runs on another thread has no launch: its exit must not wait for one.
+FORK_CHILD = EXIT_CHILD.replace('print("main exits", flush=True)', """
+import os, warnings
+warnings.simplefilter("ignore", DeprecationWarning)  # fork() with threads running (Python 3.12+)
+t = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    sys.exit(0)
+_, status = os.waitpid(pid, 0)
+print(f"child exited {os.waitstatus_to_exitcode(status)} after {time.monotonic() - t:.1f} s", flush=True)
+print("main exits", flush=True)
+""")
+
+
+def test_a_child_forked_during_a_launch_exits_at_once(tmp_path):
+    path = tmp_path / "k.ptx"
+    path.write_text(ptx())
+    child = subprocess.run([sys.executable, "-c", FORK_CHILD, str(path), "none"], capture_output=True,
+                           text=True, cwd=ROOT, timeout=120)
+    assert child.returncode == 0, child.stderr
+    forked, last = child.stdout.splitlines()
+    assert last == "main exits" and forked.startswith("child exited 0 after "), child.stdout
+    assert float(forked.split()[-2]) < 10  # not the 30 s the exit waits for launches that are still out
 
 
 def test_launches_without_a_config_have_the_targets_shared_memory_limit():
@@ -126,6 +172,18 @@ def test_a_grid_past_max_ctas_is_stopped_at_once(config, sample):
     with pytest.raises(WatchdogError, match=message):
         e.launch("empty", 2**31 - 1, 32, [], sample=sample)
     assert time.perf_counter() - start < 1.0  # was ~10 minutes (timing) and ~40 s (sampled or functional)
+
+
+def test_a_sampled_launch_past_max_cycles_is_a_watchdog_error():
+    e = Engine("v100")
+    e.load_ptx(ptx())
+    estimate = int(e.launch("empty", 2**22, 32, [], sample=0.02)["kernel_cycles"])
+    assert estimate > 20_000
+    e.launch("empty", 2**22, 32, [], sample=0.02, max_cycles=estimate)  # exactly the limit runs
+    message = (r"^watchdog: kernel 'empty' exceeded max_cycles = 2000: sampled simulation estimates "
+               rf"{estimate} cycles \(4194304 warp instructions;")
+    with pytest.raises(WatchdogError, match=message):  # the estimate was returned as if within the limit
+        e.launch("empty", 2**22, 32, [], sample=0.02, max_cycles=2000)
 
 
 def test_max_ctas_is_set_per_engine_and_per_launch():
