@@ -123,14 +123,17 @@ def compare(c, csv=None, baseline="", plot=""):
     help={"figure": "paper001-fig16 or paper004-fig6", "quick": "the 2 cheapest unique shapes per network",
           "layers": "the N cheapest unique shapes per network", "out": "output folder (default "
           "results/<figure>[-quick])", "jobs": "parallel workers", "executor": "local or dask",
-          "scheduler": "dask scheduler address", "no_progress": "no progress bar"},
+          "scheduler": "dask scheduler address", "no_progress": "no progress bar",
+          "fixed": "every bar's kernel by the fixed rule (one tile per family, no split-K), as before the "
+                   "per-shape choice"},
 )
 def reproduce(c, figure, quick=False, layers=None, out="", jobs=None, executor="local", scheduler="",
-              no_progress=False):
+              no_progress=False, fixed=False):
     """A paper figure as network runs: CSV, a table next to the paper's numbers, the PNG."""
     options = (("--layers", layers), ("--out", out), ("--jobs", jobs), ("--executor", executor),
                ("--scheduler", scheduler))
     args = [figure, *(["--quick"] if quick else []), *(["--no-progress"] if no_progress else [])]
+    args += ["--fixed"] if fixed else []
     args += [a for flag, val in options if val not in ("", None) for a in (flag, str(val))]
     _py("stcsim.harness.reproduce", *args)
 

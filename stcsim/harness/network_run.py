@@ -314,7 +314,9 @@ def parser() -> argparse.ArgumentParser:
                     help="target sparsity of the sparse patterns (repeatable; default: the pattern's own, "
                          f"1 - N/M for N:M, else {DEFAULT_SPARSITY}; above its own: extra zeros, a warning)")
     ap.add_argument("--kernel", action="append",
-                    help="auto, tensor-core, cuda-core or a kernel name (repeatable; default auto)")
+                    help="auto, tensor-core, cuda-core, a kernel name or a glob of names, chosen per shape "
+                         "among the family's tiles and K splits; fixed:SEL (e.g. fixed:cuda-core) keeps "
+                         "the fixed rule, one tile per family (repeatable; default auto)")
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--weights", default="",
                     help="weights file (.npz or PyTorch state_dict); default: seeded random")

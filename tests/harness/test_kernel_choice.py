@@ -193,3 +193,22 @@ def test_a_registered_sparse_kernel_is_chosen_without_harness_changes(csr_kernel
     on_tensor_cores = choose_kernel(p, get("unstructured"), 0.9, "v100", TENSOR_CORE)
     assert on_tensor_cores.kernel == WMMA
     assert f"{csr_kernel} runs on cuda-core" in on_tensor_cores.fallback
+
+
+def test_the_sparse_families_are_chosen_per_shape_and_never_worse_than_the_fixed_rule():
+    """Paper 001's sparse kernels have tiles and K splits too (stcsim.kernels.sparse_tiles, shmma_tiles); the
+    fixed rule's kernel is always among the simulated candidates. ResNeXt-50's 16 x 196 x 144 grouped conv:
+    the 64 x 64 tiles make 4 thread blocks for 80 SMs."""
+    p = GemmProblem(16, 196, 144)
+    vw = choose_kernel(p, get("vw:L=16,K=4"), 0.75, "v100", CUDA_CORE)
+    fixed = choose_kernel(p, get("vw:L=16,K=4"), 0.75, "v100", f"fixed:{CUDA_CORE}")
+    assert fixed.kernel == "gemm_simt_vw_l16k4_f32_f32_tile64x64x8_warp32x16_thread4x4"
+    cycles = dict(vw.candidates)
+    assert vw.how == TUNED and fixed.kernel in cycles and cycles[vw.kernel] == min(cycles.values())
+    csr = choose_kernel(p, get("unstructured"), 0.96, "v100", CUDA_CORE)
+    assert family(csr.kernel) == "spmm_csr_f32_f32" and csr.how == TUNED
+    assert any("_splitk" in name for name in dict(csr.candidates))
+    shmma = choose_kernel(p, get("vw:L=16,K=4"), 0.75, "v100+stc-pingpong")
+    assert family(shmma.kernel) == "gemm_shmma_k4_f16_f32" and shmma.how == TUNED
+    assert dict(shmma.candidates)[shmma.kernel] <= dict(shmma.candidates)[
+        "gemm_shmma_k4_f16_f32_tile64x64x32_warp32x32"]
