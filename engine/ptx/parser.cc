@@ -832,6 +832,9 @@ class Parser {
         return o;
       }
       if (it == special_regs().end()) bad("unknown register");
+      // A label named like a special register hides it from its definition on (ptxas: "unknown field").
+      if (dot != std::string::npos && label_defined(base))
+        bad("'" + base + "' is a label here, so it is not the special register:");
       // A register declared with a special register's name hides it: `%tid.x` then names nothing.
       if (dot != std::string::npos && regs_->find(base) >= 0)
         bad("'" + base + "' is declared as a register, so it is not the special register here:");

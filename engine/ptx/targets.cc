@@ -1,6 +1,7 @@
 // The PTX ISA versions and targets the loader knows (targets.h).
 #include "targets.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace stc {
@@ -29,18 +30,20 @@ uint16_t target_sm(const std::string& name, uint16_t& min_ptx) {
   if (us == std::string::npos) return 0;
   const std::string family = name.substr(0, us);
   std::string num = name.substr(us + 1);
-  uint16_t extra = 0;  // sm_90a, sm_100f: architecture-specific targets, two PTX versions later
+  // Architecture-specific (sm_90a, sm_100a) and family (sm_100f) targets: sm_90a came two PTX versions after
+  // sm_90, the later `a` targets with their base target, the `f` targets with PTX 8.8 (as ptxas 13 has them).
+  char suffix = 0;
   if (family == "sm" && !num.empty() && (num.back() == 'a' || num.back() == 'f')) {
+    suffix = num.back();
     num.pop_back();
-    extra = 2;
   }
   if ((family != "sm" && family != "compute") || num.empty() || num.size() > 3 ||
       num.find_first_not_of("0123456789") != std::string::npos)
     return 0;
   const uint16_t sm = static_cast<uint16_t>(std::stoi(num));
   for (const auto& [s, ptx] : known) {
-    if (s != sm || (extra && sm < 90)) continue;
-    min_ptx = static_cast<uint16_t>(ptx + extra);
+    if (s != sm || (suffix && sm < 90) || (suffix == 'f' && sm < 100)) continue;
+    min_ptx = suffix == 'a' && sm == 90 ? 80 : suffix == 'f' ? std::max<uint16_t>(ptx, 88) : ptx;
     return sm;
   }
   return 0;

@@ -198,6 +198,12 @@ CASES: dict[str, Case] = {
         HEAD.replace("sm_80", "sm_80, texmode_unified, texmode_independent") + BODY,
         "conflicting .target option",
     ),
+    ".target sm_100a under .version 8.6": Case(
+        HEAD.replace("8.0", "8.6").replace("sm_80", "sm_100a") + BODY, None
+    ),
+    ".target sm_100f under .version 8.7": Case(
+        HEAD.replace("8.0", "8.7").replace("sm_80", "sm_100f") + BODY, "does not support this .target"
+    ),
     "CR-only line ends after a comment": Case(
         ("// generated\n" + HEAD + BODY).replace("\n", "\r"), "missing .version directive"
     ),
@@ -231,6 +237,11 @@ CASES: dict[str, Case] = {
     # valid forms
     "a label named %r9": Case(_in_body("%r9:\n\tbra %r9;\n"), None),
     "a label named like a range's register": Case(_in_body("%r1:\n\tmov.u32 %r1, 2;\n"), None),
+    "a label named like a special register, then the register": Case(
+        _in_body("%tid:\n\tmov.u32 %r1, %tid.x;\n"), "'%tid' is a label here"
+    ),
+    "a branch back to a label named %tid": Case(_in_body("%tid:\n\tbra %tid;\n"), None),
+    "a branch forward to a label named %tid": Case(_in_body("\tbra %tid;\n%tid:\n"), "special register"),
     "a label reused in sibling scopes": Case(
         _in_body("{\n$L1:\n\tmov.u32 %r1, 1;\n\tbra $L1;\n}\n{\n$L1:\n\tbra $L1;\n}\n"), None
     ),
