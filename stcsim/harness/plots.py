@@ -39,7 +39,8 @@ def _shares(hatched: Hatched, table: pd.DataFrame, column: object) -> np.ndarray
     return np.full(len(table.index), 1.0 if column in hatched else 0.0)
 
 
-def _draw(ax: plt.Axes, table: pd.DataFrame, reference: pd.DataFrame | None, hatched: Hatched) -> None:
+def _draw(ax: plt.Axes, table: pd.DataFrame, reference: pd.DataFrame | None, hatched: Hatched,
+          value_labels: bool = False, legend_outside: bool = False) -> None:
     groups, bars = len(table.index), len(table.columns)
     width = 0.8 / max(bars, 1)
     x = np.arange(groups)
@@ -48,7 +49,10 @@ def _draw(ax: plt.Axes, table: pd.DataFrame, reference: pd.DataFrame | None, hat
     for i, column in enumerate(table.columns):
         offset = (i - (bars - 1) / 2) * width
         heights = np.nan_to_num(table[column].to_numpy(dtype=float))
-        ax.bar(x + offset, heights, width, label=str(column), color=colors(i % 10), edgecolor="white")
+        drawn = ax.bar(x + offset, heights, width, label=str(column), color=colors(i % 10), edgecolor="white")
+        if value_labels:
+            ax.bar_label(drawn, labels=[f"{h:.3g}" if h else "" for h in heights], fontsize=6, padding=1,
+                         rotation=90 if bars * groups > 12 else 0)
         share = _shares(hatched, table, column)
         if (share > 0).any():
             note = None if hatch_marked else "hatched: share of layers on a dense fallback"
@@ -63,19 +67,24 @@ def _draw(ax: plt.Axes, table: pd.DataFrame, reference: pd.DataFrame | None, hat
             marked = marked or bool(shown.any())
     ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.set_xticks(x, [_label(k) for k in table.index])
-    ax.legend(fontsize=7, ncol=2, frameon=False)
+    if legend_outside:
+        ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        ax.margins(y=0.12)  # room for the value labels
+    else:
+        ax.legend(fontsize=7, ncol=2, frameon=False)
 
 
 def figure_panels(panels: Sequence[PanelData], ylabel: str, path: str | Path, title: str = "",
-                  hatched: Hatched = ()) -> Path:
+                  hatched: Hatched = (), value_labels: bool = False, legend_outside: bool = False) -> Path:
     """Draw one grouped bar chart per panel, stacked, to a PNG at `path`; NaN heights leave a gap, a
     reference value is a black tick on its bar, and `hatched` bars are hatched (``Hatched``: whole columns,
-    or a share of each bar). Returns the path written."""
+    or a share of each bar); `value_labels` writes each bar's height on it, `legend_outside` puts the legend
+    right of the bars. Returns the path written."""
     widest = max(len(t.index) * max(len(t.columns), 2) for _, t, _ in panels)
     width = min(MAX_WIDTH_INCHES, max(6.0, 0.25 * widest + 3))
     fig, axes = plt.subplots(len(panels), 1, figsize=(width, 4.5 * len(panels)), squeeze=False)
     for ax, (name, table, reference) in zip(axes[:, 0], panels, strict=True):
-        _draw(ax, table, reference, hatched)
+        _draw(ax, table, reference, hatched, value_labels, legend_outside)
         ax.set_ylabel(ylabel)
         if name:
             ax.set_title(name, fontsize=10)
@@ -84,12 +93,13 @@ def figure_panels(panels: Sequence[PanelData], ylabel: str, path: str | Path, ti
     fig.tight_layout()
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(target, dpi=120)
+    fig.savefig(target, dpi=120, **({"bbox_inches": "tight"} if legend_outside else {}))
     plt.close(fig)
     return target
 
 
 def grouped_bars(table: pd.DataFrame, ylabel: str, path: str | Path, title: str = "",
-                 reference: pd.DataFrame | None = None, hatched: Hatched = ()) -> Path:
+                 reference: pd.DataFrame | None = None, hatched: Hatched = (), value_labels: bool = False,
+                 legend_outside: bool = False) -> Path:
     """One panel of :func:`figure_panels` (`hatched`: columns drawn hatched, e.g. dense fallbacks)."""
-    return figure_panels([("", table, reference)], ylabel, path, title, hatched)
+    return figure_panels([("", table, reference)], ylabel, path, title, hatched, value_labels, legend_outside)

@@ -82,3 +82,50 @@ def test_a_file_that_is_not_a_network_run_is_exit_status_2(tmp_path, capsys):
     pd.DataFrame({"x": [1]}).to_csv(bad, index=False)
     assert main([str(bad)]) == 2
     assert "is not a network-run CSV" in capsys.readouterr().err
+
+
+def test_metric_time_uses_each_config_clock(tmp_path):
+    # 1530 cycles on the v100 (1530 MHz) = 1 us; 1980 cycles on the h100 (1980 MHz) = 1 us
+    a = _write(tmp_path / "a.csv", _rows("v", "dense", "v100", [1530, 3060]))
+    b = _write(tmp_path / "b.csv", _rows("h", "dense", "h100", [1980, 1980]))
+    frame = load_results([a, b])
+    assert np.isclose(compare(frame, "v").networks.loc[("net", 1), "h"], (1530 + 3 * 3060) / (1980 + 3 * 1980))
+    timed = compare(frame, "v", metric="time")
+    assert np.isclose(timed.networks.loc[("net", 1), "h"], (1 + 3 * 2) / (1 + 3 * 1))
+    assert np.isclose(timed.network_values.loc[("net", 1), "v"], 1 + 3 * 2)
+    assert np.allclose(timed.layer_values["h"], [1.0, 1.0])
+    rate = compare(frame, "v", metric="tflops")
+    flops = 2 * 64 * 32 * (16 + 3 * 32)  # 2 x M x N x K x repeat over both layers
+    assert np.isclose(rate.network_values.loc[("net", 1), "h"], flops / 4.0 / 1e6)  # TFLOP/s over 4 us
+    assert np.isclose(rate.networks.loc[("net", 1), "h"], timed.networks.loc[("net", 1), "h"])
+
+
+def test_metric_kernel_cycles_needs_the_column(tmp_path):
+    rows = [dict(r, kernel_cycles=r["gpu_sim_cycle"] - 100) for r in _rows("a", "dense", "v100", [400, 200])]
+    a = _write(tmp_path / "a.csv", rows)
+    b = _write(tmp_path / "b.csv", [dict(r, kernel_cycles=100) for r in _rows("b", "dense", "v100", [300, 300])])
+    c = compare(load_results([a, b]), "a", metric="kernel-cycles")
+    assert np.isclose(c.networks.loc[("net", 1), "b"], (300 + 3 * 100) / (100 + 3 * 100))
+    with pytest.raises(ValueError, match="--metric 'watts'"):
+        compare(load_results([a, b]), "a", metric="watts")
+
+
+def test_views_and_metric_on_the_command_line(two_files, tmp_path, capsys):
+    a, b, _, _ = two_files
+    assert main([str(a), str(b), "--metric", "time", "--view", "network"]) == 0
+    out = capsys.readouterr().out
+    assert "us per network" in out and "speedup over dense/v100 (us at each config's clock" in out
+    assert "per-layer" not in out and "per launch" not in out
+    assert main([str(a), str(b), "--view", "layer"]) == 0
+    out = capsys.readouterr().out
+    assert "per-layer speedup over dense/v100 (cycles)" in out and "GeoMean" not in out
+
+
+def test_plot_labels_are_readable(tmp_path):
+    from stcsim.harness.compare import _network_label, readable_label
+
+    assert readable_label("dense/configs/my_gpu.yaml+stc") == "dense/my_gpu+stc"
+    assert readable_label("nm:N=2,M=4@0.5//tmp/x/h100.yaml/tensor-core") == "nm:N=2,M=4@0.5/h100/tensor-core"
+    assert readable_label("dense/h100") == "dense/h100"
+    assert _network_label(("llama2-7b:phase=prefill,seq_len=2048", 1)) == "llama2-7b\nphase=prefill\nseq_len=2048"
+    assert _network_label(("bert_base", 8)) == "bert_base\n(batch 8)"
