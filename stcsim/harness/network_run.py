@@ -395,7 +395,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:
         print(f"error: {os_error(err)}", file=sys.stderr)
         return 2
-    except (ValueError, KeyError, WeightFileError, DaskUnavailable) as err:
+    except (ValueError, KeyError, WeightFileError, DaskUnavailable, ImportError) as err:
+        # ImportError: an optional extra the input needs (a .pt weights file without PyTorch)
         print(f"error: {err.args[0] if err.args else err}", file=sys.stderr)
         return 2
     print(format_summary(summary, jobs))

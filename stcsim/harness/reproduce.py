@@ -238,13 +238,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--executor", choices=EXECUTORS, default="local")
     ap.add_argument("--scheduler", default="", help="dask scheduler address (default: a LocalCluster)")
     ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--fixed", action="store_true",
+                    help="every bar on its family's fixed kernel (the rule before the per-shape choice)")
     a = ap.parse_args(argv)
     start = time.perf_counter()
     try:
         figure = get_figure(a.figure)
         layers = a.layers if a.layers is not None else (QUICK_LAYERS if a.quick else None)
         print(describe_networks(figure))
-        plan = plan_figure(figure, layers)
+        plan = plan_figure(figure, layers, fixed=a.fixed)
         estimate = _duration(expected_seconds(plan.jobs, a.jobs))
         scope = f"the {layers} cheapest shapes per network" if layers else "every layer"
         print(f"{len(plan.jobs)} layer runs ({scope}), {len(plan.variants)} configurations; expected time "

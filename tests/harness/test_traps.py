@@ -214,3 +214,24 @@ def test_the_configs_doc_example_runs(monkeypatch):
     assert example is not None
     monkeypatch.chdir(REPO)  # the example names configs/ by a relative path
     exec(compile(example.group(1), "docs/configs.md", "exec"), {})
+
+
+def test_a_pt_weights_file_without_torch_is_a_one_line_error(tmp_path, monkeypatch):
+    """A .pt weights file on a machine without PyTorch: exit 2 with one line, no traceback (issue 46)."""
+    import builtins
+
+    from stcsim.harness import network_run
+
+    real_import = builtins.__import__
+
+    def no_torch(name, *args, **kwargs):
+        if name == "torch" or name.startswith("torch."):
+            raise ImportError("No module named 'torch'")
+        return real_import(name, *args, **kwargs)
+
+    weights = tmp_path / "w.pt"
+    weights.write_bytes(b"not really a torch file")
+    monkeypatch.setattr(builtins, "__import__", no_torch)
+    code = network_run.main(["--workload", "mobilenet_v1:image_size=32", "--layers", "1", "--weights",
+                             str(weights), "--out", str(tmp_path / "out"), "--no-check"])
+    assert code == 2
