@@ -202,10 +202,11 @@ def compare(frame: pd.DataFrame, baseline: str = "", metric: str = "cycles") -> 
 
 
 def _number(value: float, metric: str) -> str:
-    """A metric value as a table cell: cycles as integers, time and TFLOP/s to 4 significant digits."""
+    """A metric value as a table cell: cycles and values from 1000 up as integers, others to 4 significant
+    digits."""
     if value != value:
         return "-"
-    return f"{value:,.0f}" if metric in ("cycles", "kernel-cycles") else f"{value:,.4g}"
+    return f"{value:,.0f}" if metric in ("cycles", "kernel-cycles") or abs(value) >= 1000 else f"{value:.4g}"
 
 
 def _text(table: pd.DataFrame, index_names: Sequence[str], marks: pd.DataFrame | None = None,

@@ -51,8 +51,8 @@ def _draw(ax: plt.Axes, table: pd.DataFrame, reference: pd.DataFrame | None, hat
         heights = np.nan_to_num(table[column].to_numpy(dtype=float))
         drawn = ax.bar(x + offset, heights, width, label=str(column), color=colors(i % 10), edgecolor="white")
         if value_labels:
-            ax.bar_label(drawn, labels=[f"{h:.3g}" if h else "" for h in heights], fontsize=6, padding=1,
-                         rotation=90 if bars * groups > 12 else 0)
+            texts = [(f"{h:.3g}" if h >= 10 else f"{h:.2f}") if h else "" for h in heights]
+            ax.bar_label(drawn, labels=texts, fontsize=6, padding=1, rotation=90 if bars * groups > 12 else 0)
         share = _shares(hatched, table, column)
         if (share > 0).any():
             note = None if hatch_marked else "hatched: share of layers on a dense fallback"
