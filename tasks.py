@@ -105,9 +105,11 @@ def run(c, workload=None, kernel=None, shape="", config=None, pattern=None, spar
     iterable=["csv"],
     help={"csv": "a network-run result file (results.csv; repeatable)",
           "baseline": "variant label or PATTERN/CONFIG (default: the first variant)",
-          "plot": "also draw the grouped bar chart to this PNG"},
+          "plot": "also draw the grouped bar chart to this PNG",
+          "metric": "cycles (default), kernel-cycles, time (us at each config's clock) or tflops",
+          "view": "both (default), network or layer: which tables to print"},
 )
-def compare(c, csv=None, baseline="", plot=""):
+def compare(c, csv=None, baseline="", plot="", metric="", view=""):
     """Speedups of network runs over a baseline, per layer and network, geomeans; optional plot.
 
     Files as invoke compare A.csv B.csv, as --csv A.csv --csv B.csv, or after a standalone --: invoke compare
@@ -115,6 +117,7 @@ def compare(c, csv=None, baseline="", plot=""):
     """
     args = list(csv or []) + shlex.split(c.remainder)
     args += (["--baseline", baseline] if baseline else []) + (["--plot", plot] if plot else [])
+    args += (["--metric", metric] if metric else []) + (["--view", view] if view else [])
     _py("stcsim.harness.compare", *args)
 
 
