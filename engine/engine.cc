@@ -241,6 +241,7 @@ StatMap Engine::launch(const LaunchRequest& req) {
   L.params = pack_params(k, req.args);
   for (int i = 0; i < 3; ++i) { L.grid[i] = req.grid[i]; L.block[i] = req.block[i]; }
   L.dynamic_shared = req.dynamic_shared;
+  L.serialize_wgmma = req.serialize_wgmma;
   L.shared_bytes = (req.dynamic_shared ? align_up(k.static_shared_bytes, 16) : k.static_shared_bytes) + req.dynamic_shared;
   // The config's limit whether or not the launch is timed; without a config, the PTX target's.
   const uint64_t shared_limit = has_config_ ? cfg_.max_shared_per_cta : max_shared_per_block(k.sm);

@@ -36,6 +36,7 @@ struct LaunchRequest {
   bool timing = true;            // run the cycle-level model (needs a config); false: functional only
   uint32_t regs_per_thread = 0;  // for occupancy; 0: estimate from the PTX
   double sample = 0;             // > 0: sampled simulation with this wave tolerance (timing/sampling.h)
+  bool serialize_wgmma = false;  // ptxas's C7515 for this kernel: its wgmma.mma_async run one at a time
   LaunchLimits limits;           // the watchdog's bounds (func/watchdog.h)
   InterruptPoll interrupt;       // polled every few ms of host time; true stops the launch (Interrupted)
 };

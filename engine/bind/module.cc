@@ -162,7 +162,7 @@ bool stop_requested(bool& exiting) {
 stc::StatMap launch(stc::Engine& e, const std::string& kernel, const std::vector<int64_t>& grid,
                   const std::vector<int64_t>& block, const nb::list& args, int64_t shared_bytes, bool timing,
                   int64_t regs_per_thread, uint64_t max_cycles, uint64_t max_warp_insts, double sample,
-                  uint64_t max_ctas) {
+                  uint64_t max_ctas, bool serialize_wgmma) {
   stc::LaunchRequest r;
   r.kernel = kernel;
   const auto g = dims(grid, "grid"), b = dims(block, "block");
@@ -175,6 +175,7 @@ stc::StatMap launch(stc::Engine& e, const std::string& kernel, const std::vector
   if (!(sample >= 0 && sample < 1)) throw stc::LaunchError("sample must be in [0, 1) (0: full detail)");
   r.sample = sample;
   r.limits = {max_cycles, max_warp_insts, max_ctas};
+  r.serialize_wgmma = serialize_wgmma;
   bool exiting = false;
   r.interrupt = [&exiting] { return stop_requested(exiting); };
   for (size_t i = 0; i < args.size(); ++i) r.args.push_back(kernel_arg(args[i], i));
@@ -244,8 +245,10 @@ NB_MODULE(_engine, m) {
       .def("launch", &launch, "kernel"_a, "grid"_a, "block"_a, "args"_a, "shared_bytes"_a = 0, "timing"_a = true,
            "regs_per_thread"_a = 0, "max_cycles"_a = stc::kDefaultMaxCycles,
            "max_warp_insts"_a = stc::kDefaultMaxWarpInsts, "sample"_a = 0.0, "max_ctas"_a = stc::kDefaultMaxCtas,
+           "serialize_wgmma"_a = false,
            "Runs a kernel; returns its stats. max_cycles / max_warp_insts / max_ctas: watchdog limits (0: none); "
-           "sample > 0: sampled simulation with that wave tolerance (0: full detail).");
+           "sample > 0: sampled simulation with that wave tolerance (0: full detail); serialize_wgmma: ptxas "
+           "serialized the kernel's wgmma.mma_async (warning C7515), each waits for the warp's earlier groups.");
   m.attr("DEFAULT_MAX_CYCLES") = stc::kDefaultMaxCycles;
   m.attr("DEFAULT_MAX_WARP_INSTS") = stc::kDefaultMaxWarpInsts;
   m.attr("DEFAULT_MAX_CTAS") = stc::kDefaultMaxCtas;

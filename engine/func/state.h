@@ -273,6 +273,8 @@ struct LaunchState {
   uint32_t num_sms = 1;
   uint64_t clock = 0;              // current cycle (timing) or instruction count (functional)
   bool record_accesses = true;     // fill WarpRecord::acc (the timing model needs it; functional runs do not)
+  bool serialize_wgmma = false;    // ptxas serialized the kernel's wgmma.mma_async (C7515): each one waits
+                                   // for the warp's earlier wgmma groups to complete (timing/gpu.cc)
 };
 
 struct ExecCtx {

@@ -186,6 +186,7 @@ void TimingModel::resolve_classes() {
     f.unit = static_cast<uint8_t>(in.unit);
     f.folded = in.traits.folded;
     f.waits_groups = in.traits.async == AsyncKind::WaitGroup || in.traits.async == AsyncKind::WaitAll;
+    f.serial_async = L_.serialize_wgmma && in.traits.async_group;
     f.may_touch_global = may_touch_global(in);
     f.shared_state = f.may_touch_global || (in.op == Op::Ext && !in.traits.sm_local);
     f.global_store = c.store_sector_cycles > 0 && in.traits.mem == MemKind::Store && f.may_touch_global;
@@ -441,6 +442,11 @@ TimingModel::Check TimingModel::check(WarpT& w, SubCore& sub, uint32_t sm, uint6
     const size_t keep = all ? 0 : static_cast<size_t>(in.ops[0].imm);
     uint64_t need = all ? w.open_group : 0;
     for (size_t g = 0; g + keep < w.groups.size(); ++g) need = std::max(need, w.groups[g]);
+    if (need > t) return {false, need, TStat::StallMemory};
+  }
+  if (f.serial_async) {  // ptxas's C7515: the SASS waits for the warp's wgmma in flight before this one
+    uint64_t need = w.open_group;
+    for (const uint64_t g : w.groups) need = std::max(need, g);
     if (need > t) return {false, need, TStat::StallMemory};
   }
   if (f.global_store && mem_.store_free(sm) > static_cast<double>(t)) {

@@ -174,6 +174,8 @@ class TimingModel {
     uint8_t unit = 0;
     bool folded = false;
     bool waits_groups = false;   // cp.async.wait_group / wait_all
+    bool serial_async = false;   // a wgmma.mma_async ptxas serialized (LaunchState::serialize_wgmma): it waits
+                                 // for every earlier wgmma group of its warp to complete
     bool may_touch_global = false;
     bool shared_state = false;  // may touch state other SMs share (run_ahead): global memory, an extension
     bool global_store = false;  // waits for the SM's store path (l1d.store_sector_cycles)

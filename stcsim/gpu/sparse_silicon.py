@@ -248,23 +248,26 @@ def collect(ncu_csv: str, order_csv: str) -> pd.DataFrame:
     return out[[*CASE_COLUMNS, "measured_cycles", "rel_error", "gpu_time_ms"]].reset_index(drop=True)
 
 
-def simulate_case(case: Case, config: str, seed: int) -> float:
-    """Simulated cycles (gpu_sim_cycle) of one case on `config`, its numpy check asserted."""
+def simulate_case(case: Case, config: str, seed: int, ptxas_facts: bool = True) -> float:
+    """Simulated cycles (gpu_sim_cycle) of one case on `config`, its numpy check asserted (`ptxas_facts`:
+    the engine's ptxas view, else the PTX-only one; stcsim.sim.ptxas_facts)."""
     from stcsim.sim import Engine
 
-    err, stats = run_case(case, Engine(config), seed)
+    err, stats = run_case(case, Engine(config, ptxas_facts=ptxas_facts), seed)
     kernel = get_kernel(case.kernel)
     if not err < kernel.tolerance:
         raise AssertionError(f"{case.kernel} at {case.problem} misses numpy on the engine: {err:.3e}")
     return float(stats["gpu_sim_cycle"])
 
 
-def simulate(cases: Sequence[Case], config: str = "h100", seed: int = 0, jobs: int = 1) -> list[float]:
+def simulate(cases: Sequence[Case], config: str = "h100", seed: int = 0, jobs: int = 1,
+             ptxas_facts: bool = True) -> list[float]:
     """Simulated cycles of every case (in parallel over `jobs` processes when jobs > 1)."""
     if jobs <= 1:
-        return [simulate_case(c, config, seed) for c in cases]
+        return [simulate_case(c, config, seed, ptxas_facts) for c in cases]
+    n = len(cases)
     with ProcessPoolExecutor(jobs) as pool:
-        return list(pool.map(simulate_case, cases, [config] * len(cases), [seed] * len(cases)))
+        return list(pool.map(simulate_case, cases, [config] * n, [seed] * n, [ptxas_facts] * n))
 
 
 def cases_of(frame: pd.DataFrame) -> list[Case]:
@@ -343,6 +346,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config", default="h100")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--no-ptxas-facts", action="store_true",
+                   help="the PTX-only view: no ptxas registers or wgmma serialization")
     a = ap.parse_args(argv)
     if a.cmd in ("cases", "warm", "measure"):
         if a.problems == "sparsert":
@@ -361,9 +366,10 @@ def main(argv: list[str] | None = None) -> int:
         write_csv(collect(a.ncu, a.order), a.out, a.meta)
     else:
         measured = pd.read_csv(a.measured, comment="#")
-        measured["sim_cycles"] = simulate(cases_of(measured), a.config, a.seed, a.jobs)
+        measured["sim_cycles"] = simulate(cases_of(measured), a.config, a.seed, a.jobs, not a.no_ptxas_facts)
         table = speedup_table(measured)
-        write_csv(table, a.out, [*read_meta(a.measured), f"simulated on: {a.config}"])
+        view = "PTX only" if a.no_ptxas_facts else "with ptxas facts"
+        write_csv(table, a.out, [*read_meta(a.measured), f"simulated on: {a.config} ({view})"])
         print(summary(table).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
         if a.summary:
             write_csv(summary(table), a.summary, [*read_meta(a.measured), f"simulated on: {a.config}"])

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from stcsim import _engine
-from stcsim.sim import launch_args, ptxas_registers
+from stcsim.sim import launch_args, ptxas_facts
 
 PtxError = _engine.PtxError
 LaunchError = _engine.LaunchError
@@ -50,10 +50,12 @@ class Engine:
     (KeyboardInterrupt); the engine stays usable. A launch still running on another thread when the
     interpreter exits is stopped and raises SystemExit in its thread. See docs/errors.md.
 
-    With `ptxas_registers` (the default) a timing launch sizes register occupancy by the registers ptxas
-    allocates for the kernel on the config's `gpu.sm_version` (stcsim.sim.ptxas_registers), where ptxas is
-    installed and accepts the PTX; otherwise, and with False, by the engine's liveness estimate. The stat
-    `regs_source` says which (``ptxas``, ``estimate`` or ``launch`` for an explicit `regs_per_thread`).
+    With `ptxas_facts` (the default) a timing launch takes what ptxas reports of the kernel on the config's
+    `gpu.sm_version` (stcsim.sim.ptxas_facts), where ptxas is installed and accepts the PTX: register
+    occupancy from the registers ptxas allocates (else, and with False, the engine's liveness estimate; the
+    stat `regs_source` says which: ``ptxas``, ``estimate`` or ``launch`` for an explicit `regs_per_thread`),
+    and wgmma.mma_async run one at a time where ptxas serialized them (its advisory C7515; the stat
+    `wgmma_serialized` is 1 then).
     """
 
     def __init__(
@@ -64,10 +66,10 @@ class Engine:
         memcheck: bool = False,
         max_cycles: int = DEFAULT_MAX_CYCLES,
         max_warp_insts: int = DEFAULT_MAX_WARP_INSTS,
-        ptxas_registers: bool = True,
+        ptxas_facts: bool = True,
         max_ctas: int = DEFAULT_MAX_CTAS,
     ) -> None:
-        self.ptxas_registers = bool(ptxas_registers)
+        self.ptxas_facts = bool(ptxas_facts)
         self._sm_version = 0
         self._kernel_ptx: dict[str, str] = {}
         self.max_cycles = launch_args.limit(max_cycles, "max_cycles")
@@ -140,14 +142,19 @@ class Engine:
         self._kernel_ptx.update(dict.fromkeys(names, text))
         return names
 
-    def _registers(self, kernel: str, timing: bool, regs_per_thread: int) -> tuple[int, str]:
+    def _facts(self, kernel: str, timing: bool) -> ptxas_facts.PtxasFacts:
+        """ptxas's facts of the kernel's module for a timing launch (empty: the PTX-only view)."""
+        if self.ptxas_facts and timing and self.config is not None and kernel in self._kernel_ptx:
+            return ptxas_facts.facts(self._kernel_ptx[kernel], self._sm_version)
+        return ptxas_facts.PtxasFacts()
+
+    @staticmethod
+    def _registers(kernel: str, facts: ptxas_facts.PtxasFacts, regs_per_thread: int) -> tuple[int, str]:
         """(registers per thread for the launch, where they come from); 0 lets the engine estimate."""
         if regs_per_thread:
             return regs_per_thread, "launch"
-        if self.ptxas_registers and timing and self.config is not None and kernel in self._kernel_ptx:
-            regs = ptxas_registers.register_counts(self._kernel_ptx[kernel], self._sm_version).get(kernel, 0)
-            if regs:
-                return regs, "ptxas"
+        if facts.registers.get(kernel, 0):
+            return facts.registers[kernel], "ptxas"
         return 0, "estimate"
 
     def kernel_names(self) -> list[str]:
@@ -196,8 +203,10 @@ class Engine:
             raise LaunchError(f"kernel must be a kernel name (str), got {kernel!r}")
         if not isinstance(timing, bool | np.bool_):
             raise LaunchError(f"timing must be True or False, got {timing!r}")
-        regs, regs_source = self._registers(kernel, bool(timing),
+        facts = self._facts(kernel, bool(timing))
+        regs, regs_source = self._registers(kernel, facts,
                                             launch_args.integer(regs_per_thread, "regs_per_thread", 0, 255))
+        serialized = kernel in facts.wgmma_serialized
         stats: dict[str, float | str] = dict(
             self._eng.launch(
                 kernel,
@@ -211,11 +220,13 @@ class Engine:
                 launch_args.limit(insts, "max_warp_insts"),
                 launch_args.sample_tolerance(sample),
                 launch_args.limit(ctas, "max_ctas"),
+                serialized,
             )
         )
         if self.config is not None:
             stats["config"] = self.config
             stats["regs_source"] = regs_source
+            stats["wgmma_serialized"] = float(serialized)
         return stats
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from stcsim.kernels import KERNEL_SET, GemmProblem, verify_gemm
-from stcsim.sim import Engine, ptxas_registers
+from stcsim.sim import Engine, ptxas_facts
 from stcsim.sparsity import get as get_pattern
 
 GOLDEN = Path(__file__).with_name("stats_golden.json")
@@ -113,15 +113,16 @@ def micro_cases() -> Iterator[tuple[str, dict[str, float | str]]]:
 
 
 def collect() -> dict[str, dict[str, float | str]]:
-    """Every case's statistics by case id, with occupancy from the engine's register estimate: ptxas's counts
-    (stcsim.sim.ptxas_registers) depend on whether and which ptxas is installed, the golden file must not."""
+    """Every case's statistics by case id, in the PTX-only view (the engine's register estimate, wgmma as the
+    PTX pipelines it): ptxas's facts (stcsim.sim.ptxas_facts) depend on whether and which ptxas is installed,
+    the golden file must not."""
     np.seterr(all="ignore")
-    original = ptxas_registers.register_counts
-    ptxas_registers.register_counts = lambda ptx, sm_version: {}  # type: ignore[assignment]
+    original = ptxas_facts.facts
+    ptxas_facts.facts = lambda ptx, sm_version: ptxas_facts.PtxasFacts()  # type: ignore[assignment]
     try:
         return dict([*kernel_cases(), *micro_cases()])
     finally:
-        ptxas_registers.register_counts = original  # type: ignore[assignment]
+        ptxas_facts.facts = original  # type: ignore[assignment]
 
 
 def differences(golden: dict[str, dict[str, Any]], now: dict[str, dict[str, Any]]) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stcsim.sim import Engine, ptxas_registers
+from stcsim.sim import Engine, ptxas_facts
 
 PTX = """
 .version 7.0
@@ -48,49 +48,49 @@ def live_values_reference(values: np.ndarray, n: int) -> np.ndarray:
     return acc
 
 
-needs_ptxas = pytest.mark.skipif(ptxas_registers.ptxas_path() is None, reason="ptxas not installed")
+needs_ptxas = pytest.mark.skipif(ptxas_facts.ptxas_path() is None, reason="ptxas not installed")
 
 
 def test_parse_verbose_reads_every_entry():
     text = ("ptxas info    : Compiling entry function 'k1' for 'sm_90'\n"
             "ptxas info    : Function properties for k1\nptxas info    : Used 37 registers, used 0 barriers\n"
             "ptxas info    : Compiling entry function 'k2' for 'sm_90'\nptxas info    : Used 8 registers\n")
-    assert ptxas_registers.parse_verbose(text) == {"k1": 37, "k2": 8}
+    assert ptxas_facts.parse_verbose(text) == {"k1": 37, "k2": 8}
 
 
 def test_arch_follows_config_and_arch_specific_target():
-    assert ptxas_registers.ptxas_arch(".target sm_80\n", 90) == "sm_90"
-    assert ptxas_registers.ptxas_arch(".target sm_90a\n", 90) == "sm_90a"
+    assert ptxas_facts.ptxas_arch(".target sm_80\n", 90) == "sm_90"
+    assert ptxas_facts.ptxas_arch(".target sm_90a\n", 90) == "sm_90a"
 
 
 @needs_ptxas
 def test_counts_grow_with_live_values_and_are_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("STCSIM_CACHE", str(tmp_path))
     small, big = (live_values_ptx("k", n) for n in (4, 40))
-    few, many = ptxas_registers.register_counts(small, 90)["k"], ptxas_registers.register_counts(big, 90)["k"]
+    few, many = ptxas_facts.register_counts(small, 90)["k"], ptxas_facts.register_counts(big, 90)["k"]
     assert few < many and many > 20
     assert len(list((tmp_path / "ptxas").glob("*.json"))) == 2
-    ptxas_registers._memory.clear()
-    monkeypatch.setattr(ptxas_registers, "_compile", lambda *a: pytest.fail("not read from the disk cache"))
-    assert ptxas_registers.register_counts(big, 90)["k"] == many
+    ptxas_facts._memory.clear()
+    monkeypatch.setattr(ptxas_facts, "_compile", lambda *a: pytest.fail("not read from the disk cache"))
+    assert ptxas_facts.register_counts(big, 90)["k"] == many
 
 
 @needs_ptxas
 def test_rejected_ptx_keeps_the_estimate(tmp_path, monkeypatch):
     monkeypatch.setenv("STCSIM_CACHE", str(tmp_path))
     bad = live_values_ptx("k", 4).replace("ret;", "ret;\n  bra.uni NOWHERE;")
-    assert ptxas_registers.register_counts(bad, 90) == {}
+    assert ptxas_facts.register_counts(bad, 90) == {}
 
 
 @needs_ptxas
 def test_timing_launch_uses_ptxas_unless_disabled_or_explicit(tmp_path, monkeypatch):
     monkeypatch.setenv("STCSIM_CACHE", str(tmp_path))
     ptx = live_values_ptx("live", 40)
-    want = ptxas_registers.register_counts(ptx, 90)["live"]
+    want = ptxas_facts.register_counts(ptx, 90)["live"]
     rng = np.random.default_rng()
     n = int(rng.integers(64, 256))
     got = {}
-    for label, kwargs, regs in (("ptxas", {}, 0), ("estimate", {"ptxas_registers": False}, 0),
+    for label, kwargs, regs in (("ptxas", {}, 0), ("estimate", {"ptxas_facts": False}, 0),
                                 ("launch", {}, 200)):
         eng = Engine("h100", **kwargs)
         eng.load_ptx(ptx)
