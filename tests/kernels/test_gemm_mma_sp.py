@@ -89,7 +89,7 @@ def test_kernel_matches_numpy_above_half_sparsity():
 
 
 MMA_SP_ONLY = """
-.version 7.0
+.version 7.1
 .target sm_80
 .address_size 64
 .visible .entry one_mma_sp()

@@ -26,7 +26,7 @@ def kernel(ty: str, n: int, spread: bool) -> str:
 .visible .entry k(.param .u64 out, .param .u64 vals)
 {{
   .shared .align 8 .b8 buf[{64 * size}];
-  .reg .u32 %tid, %off;
+  .reg .u32 %t, %off;
   .reg .u64 %p, %q, %a, %w;
   .reg .{ty} %v, %old, %s;
   .reg .pred %z;
@@ -34,8 +34,8 @@ def kernel(ty: str, n: int, spread: bool) -> str:
   cvta.to.global.u64 %p, %p;
   ld.param.u64 %q, [vals];
   cvta.to.global.u64 %q, %q;
-  mov.u32 %tid, %tid.x;
-  mul.wide.u32 %w, %tid, {size};
+  mov.u32 %t, %tid.x;
+  mul.wide.u32 %w, %t, {size};
   add.u64 %q, %q, %w;
   ld.global.{ty} %v, [%q];
   mov.u64 %a, buf;
@@ -45,7 +45,7 @@ def kernel(ty: str, n: int, spread: bool) -> str:
 {adds}
   bar.sync 0;
   ld.shared.{ty} %s, [%a];
-  setp.eq.u32 %z, %tid, 0;
+  setp.eq.u32 %z, %t, 0;
   {"add.u64 %p, %p, %w;" if spread else ""}
   {"" if spread else "@%z "}st.global.{ty} [%p], %s;
   ret;
