@@ -49,4 +49,4 @@ def test_show_reports_errors_and_list_names_everything(capsys: pytest.CaptureFix
     assert "unknown overlay 'stcc'; available: extensor, stc, stc-pingpong" in capsys.readouterr().err
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    assert "configs: a100, h100, titanv, v100" in out and "overlays: extensor, stc, stc-pingpong" in out
+    assert "configs: a100, h100, t4, titanv, v100" in out and "overlays: extensor, stc, stc-pingpong" in out

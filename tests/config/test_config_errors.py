@@ -69,7 +69,7 @@ def test_bad_overlay_and_base_names_list_what_is_available() -> None:
     with pytest.raises(ConfigError, match=r"unknown overlay 'stc-pingpnog'; available: extensor, stc, "
                                           r"stc-pingpong, warm-icache; did you mean 'stc-pingpong'"):
         load_config("v100+stc-pingpnog")
-    with pytest.raises(ConfigError, match=r"unknown config 'v1000'; available: a100, h100, titanv, v100"):
+    with pytest.raises(ConfigError, match=r"unknown config 'v1000'; available: a100, h100, t4, titanv, v100"):
         load_config("v1000")
 
 

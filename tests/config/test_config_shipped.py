@@ -14,7 +14,7 @@ BASES, OVERLAYS = available()
 
 
 def test_the_shipped_set() -> None:
-    assert BASES == ["a100", "h100", "titanv", "v100"]
+    assert BASES == ["a100", "h100", "t4", "titanv", "v100"]
     assert OVERLAYS == ["extensor", "stc", "stc-pingpong", "warm-icache"]
 
 
@@ -45,6 +45,7 @@ def test_every_value_has_a_unit_and_source_comment(path: Path) -> None:
         ("titanv", 80, 1200, 4.5, 652.8),
         ("a100", 108, 1410, 40, 1555),
         ("h100", 132, 1980, 50, 3350),
+        ("t4", 40, 1590, 4, 320),
     ],
 )
 def test_headline_facts(name: str, sms: int, clock: float, l2_mb: float, gbps: float) -> None:
