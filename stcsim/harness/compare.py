@@ -12,7 +12,8 @@ speedup). Beside the speedups it prints the metric itself: per network (x repeat
 variant's layers; TFLOP/s of the summed MACs over the summed time) and per launch of each layer.
 ``--view network|layer|both`` (default both) picks the tables. ``--plot`` draws the grouped bar chart of the
 papers (one group per network plus the geomean, one bar per variant; the speedups, or the TFLOP/s with
-``--metric tflops``), labelled by network name and options and by variant, the value on each bar. Layers whose rows ran a dense
+``--metric tflops``), labelled by network name and options and by variant, the value on each bar. Layers whose
+rows ran a dense
 fallback (``fallback`` column) are marked ``*`` in both tables (a network's cell when any of its layers did)
 and hatched in the plot: those speedups are the dense kernel's on pruned weights, not the pattern's kernel's.
 """
@@ -228,7 +229,8 @@ def _text(table: pd.DataFrame, index_names: Sequence[str], marks: pd.DataFrame |
 
 
 _HOW = {"cycles": f"{METRIC} x repeat", "kernel-cycles": "kernel_cycles x repeat",
-        "time": "us at each config's clock x repeat", "tflops": "2 x MACs over the time at each config's clock"}
+        "time": "us at each config's clock x repeat",
+        "tflops": "2 x MACs over the time at each config's clock"}
 
 
 def format_comparison(c: Comparison, view: str = "both") -> str:

@@ -16,8 +16,9 @@ are registered from the simplest to the most tuned; a family ranks where its fir
 Then, as cuBLAS's heuristics and CUTLASS's profiler do, the family's configuration for this shape (the
 default, *per-shape choice*): its block tiles and split-K variants are narrowed by a shape rule
 (``shortlist``: tiles whose padding wastes no more than the best tile's plus a quarter; from the largest tile
-down to the first whose grid fills every SM; per tile the smallest K split that fills the SMs; and always the kernel the
-fixed rule below runs, so the choice is never worse than it), and each one left is simulated on the config (``estimate_cycles``: the layer itself, or for a large layer two short-K
+down to the first whose grid fills every SM; per tile the smallest K split that fills the SMs; and always the
+kernel the fixed rule below runs, so the choice is never worse than it), and each one left is simulated on the
+config (``estimate_cycles``: the layer itself, or for a large layer two short-K
 launches of the same grid extrapolated linearly to K; cached in memory and on disk by shape, pattern, config,
 kernel PTX and engine). The fastest wins; the choice records how it was made and every candidate's cycles. A
 selector ``fixed:SEL`` keeps the *fixed rule* instead: of the kernels registered before the per-shape tiles

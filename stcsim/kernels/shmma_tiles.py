@@ -83,6 +83,7 @@ SHMMA_TILES = (  # (block tile, warp tile, has an unsplit kernel in gemm_shmma.c
 
 SHMMA_TILE_KERNELS: tuple[ShmmaTileKernel, ...] = tuple(
     ShmmaTileKernel(nnz, block_tile=tile, warp_tile=warp, splits=s)
-    for nnz in (2, 4, 8) for tile, warp, has_unsplit in SHMMA_TILES for s in SPLITS if s > 1 or not has_unsplit
+    for nnz in (2, 4, 8) for tile, warp, has_unsplit in SHMMA_TILES for s in SPLITS
+    if s > 1 or not has_unsplit
 )
 """The SHMMA GEMM's tiles and split-K variants for K = 2, 4, 8 (families ``gemm_shmma_k<K>_f16_f32``)."""

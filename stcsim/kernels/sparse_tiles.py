@@ -1,5 +1,6 @@
 """The sparse kernels' tile configurations and split-K variants for the per-shape choice (issue 44, sparse
-side): every sparse bar of paper 001's Fig. 16 gets the choice its dense baseline has (stcsim.kernels.gemm_tiles).
+side): every sparse bar of paper 001's Fig. 16 gets the choice its dense baseline has
+(stcsim.kernels.gemm_tiles).
 
 A library picks, per problem, among block tiles and K splits; a sparse kernel on one fixed 64 x 64 tile at
 batch 1 (N = 1..49) fills a few of the V100's 80 SMs while the dense baseline splits K over all of them. So:
@@ -50,7 +51,8 @@ def refuse_short_k(kernel, p: GemmProblem, ok_why: tuple[bool, str]) -> tuple[bo
     splits = kernel.splits
     if ok_why[0] and splits > 1 and p.k < 2 * splits * kernel.estimate_depth:
         return False, (f"{kernel.procedural_name} splits K into {splits} slices of at least two "
-                       f"{kernel.estimate_depth}-column steps: K = {p.k} < {2 * splits * kernel.estimate_depth}")
+                       f"{kernel.estimate_depth}-column steps: "
+                       f"K = {p.k} < {2 * splits * kernel.estimate_depth}")
     return ok_why
 
 
@@ -157,7 +159,8 @@ class VectorWiseTileKernel(VectorWiseSimtKernel):
 
 
 CSR_TILES = ((4, 2), (8, 1), (4, 1))
-"""(rows per block, columns per lane) of the CSR tiles: 4 x 64 (spmm_csr.cu's, unsplit there), 8 x 32, 4 x 32."""
+"""(rows per block, columns per lane) of the CSR tiles: 4 x 64 (spmm_csr.cu's, unsplit there), 8 x 32,
+4 x 32."""
 
 CSR_TILE_KERNELS: tuple[CsrTileKernel, ...] = tuple(
     CsrTileKernel(rows_per_block=rows, columns_per_lane=lanes, splits=s)
@@ -165,8 +168,10 @@ CSR_TILE_KERNELS: tuple[CsrTileKernel, ...] = tuple(
 )
 """The CSR SpMM's tiles and split-K variants (family ``spmm_csr_f32_f32``)."""
 
-CHANNEL_TILE_KERNELS: tuple[ChannelTileKernel, ...] = tuple(ChannelTileKernel(dense=k) for k in SIMT_TILE_KERNELS)
-"""The channel-pruned SIMT GEMM on every SIMT tile and split (family ``gemm_simt_channel_f32_f32``; the unsplit
+CHANNEL_TILE_KERNELS: tuple[ChannelTileKernel, ...] = tuple(
+    ChannelTileKernel(dense=k) for k in SIMT_TILE_KERNELS)
+"""The channel-pruned SIMT GEMM on every SIMT tile and split (family ``gemm_simt_channel_f32_f32``; the
+unsplit
 64x64 tile is gemm_simt_channel.cu's kernel)."""
 
 VW_TILE_KERNELS: tuple[VectorWiseTileKernel, ...] = tuple(

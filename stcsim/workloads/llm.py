@@ -1,7 +1,8 @@
 """Decoder-only LLMs (Llama-2, Llama-3, OPT) from their published configs, as GEMM layer tables per phase.
 
 Every model is a :class:`LlmConfig` with the values of its Hugging Face ``config.json`` (cited per model in
-``CONFIGS``). A transformer block lowers to (HF layer names, ``model.layers.{i}`` / ``model.decoder.layers.{i}``):
+``CONFIGS``). A transformer block lowers to (HF layer names, ``model.layers.{i}`` /
+``model.decoder.layers.{i}``):
 
 * ``self_attn.q_proj`` (M = heads x head_dim), ``k_proj`` and ``v_proj`` (M = kv_heads x head_dim: grouped
   query attention shares each K/V head among ``heads / kv_heads`` query heads), ``o_proj`` / ``out_proj``;
@@ -138,7 +139,8 @@ def llm(model: str, batch: int, seq_len: int, kv_len: int, phase: str) -> Networ
         layers += _block(c, index, batch, seq_len, kv_len)
     if c.family == "opt":
         head = linear("lm_head", c.vocab, c.hidden, batch, bias=False, norm_params=2 * c.hidden)
-        extras = (("model.decoder.embed_positions.weight", (c.max_positions + OPT_POSITION_OFFSET, c.hidden)),)
+        positions = c.max_positions + OPT_POSITION_OFFSET
+        extras = (("model.decoder.embed_positions.weight", (positions, c.hidden)),)
     else:
         head = linear("lm_head", c.vocab, c.hidden, batch, bias=False, norm_params=c.hidden)  # + model.norm
         extras = (("model.embed_tokens.weight", (c.vocab, c.hidden)),)

@@ -291,7 +291,8 @@ def get_network(
 
     ``image_size`` (square input) applies to image networks, ``seq_len`` to sequence networks and ``hidden``
     (LSTM cells) to the LSTM models, ``kv_len`` (keys attended) to the LLMs, given here or in the spec
-    string; left out each takes the network's (phase's) default. Raises ValueError naming what is allowed for an unknown name, option or value, a non-positive
+    string; left out each takes the network's (phase's) default. Raises ValueError naming what is allowed for
+    an unknown name, option or value, a non-positive
     batch, an image too small for the network (variant), or a parameter the network does not take.
     """
     spec, params = parse_spec(name)

@@ -89,7 +89,8 @@ def test_metric_time_uses_each_config_clock(tmp_path):
     a = _write(tmp_path / "a.csv", _rows("v", "dense", "v100", [1530, 3060]))
     b = _write(tmp_path / "b.csv", _rows("h", "dense", "h100", [1980, 1980]))
     frame = load_results([a, b])
-    assert np.isclose(compare(frame, "v").networks.loc[("net", 1), "h"], (1530 + 3 * 3060) / (1980 + 3 * 1980))
+    want = (1530 + 3 * 3060) / (1980 + 3 * 1980)
+    assert np.isclose(compare(frame, "v").networks.loc[("net", 1), "h"], want)
     timed = compare(frame, "v", metric="time")
     assert np.isclose(timed.networks.loc[("net", 1), "h"], (1 + 3 * 2) / (1 + 3 * 1))
     assert np.isclose(timed.network_values.loc[("net", 1), "v"], 1 + 3 * 2)
@@ -103,7 +104,8 @@ def test_metric_time_uses_each_config_clock(tmp_path):
 def test_metric_kernel_cycles_needs_the_column(tmp_path):
     rows = [dict(r, kernel_cycles=r["gpu_sim_cycle"] - 100) for r in _rows("a", "dense", "v100", [400, 200])]
     a = _write(tmp_path / "a.csv", rows)
-    b = _write(tmp_path / "b.csv", [dict(r, kernel_cycles=100) for r in _rows("b", "dense", "v100", [300, 300])])
+    rows = [dict(r, kernel_cycles=100) for r in _rows("b", "dense", "v100", [300, 300])]
+    b = _write(tmp_path / "b.csv", rows)
     c = compare(load_results([a, b]), "a", metric="kernel-cycles")
     assert np.isclose(c.networks.loc[("net", 1), "b"], (300 + 3 * 100) / (100 + 3 * 100))
     with pytest.raises(ValueError, match="--metric 'watts'"):
@@ -127,5 +129,6 @@ def test_plot_labels_are_readable(tmp_path):
     assert readable_label("dense/configs/my_gpu.yaml+stc") == "dense/my_gpu+stc"
     assert readable_label("nm:N=2,M=4@0.5//tmp/x/h100.yaml/tensor-core") == "nm:N=2,M=4@0.5/h100/tensor-core"
     assert readable_label("dense/h100") == "dense/h100"
-    assert _network_label(("llama2-7b:phase=prefill,seq_len=2048", 1)) == "llama2-7b\nphase=prefill\nseq_len=2048"
+    label = _network_label(("llama2-7b:phase=prefill,seq_len=2048", 1))
+    assert label == "llama2-7b\nphase=prefill\nseq_len=2048"
     assert _network_label(("bert_base", 8)) == "bert_base\n(batch 8)"

@@ -40,7 +40,8 @@ def test_every_tile_has_every_split_in_its_family():
 
 def test_names_grid_layout_and_refusals():
     k = get_kernel("gemm_shmma_k4_f16_f32_tile32x32x32_warp16x16_splitk4")
-    assert k.entry == "gemm_shmma_k4_f16_f32_tile32x32x32_warp16x16_splitk" and k in kernels_for("vw:L=16,K=4")
+    assert k.entry == "gemm_shmma_k4_f16_f32_tile32x32x32_warp16x16_splitk"
+    assert k in kernels_for("vw:L=16,K=4")
     assert k.launch_geometry(GemmProblem(512, 49, 4608)) == ((2, 16, 4), (128, 1, 1), 0)
     ok, why = k.can_implement(GemmProblem(64, 64, 255), get("vw:L=16,K=4"))
     assert not ok and "K = 255 < 256" in why

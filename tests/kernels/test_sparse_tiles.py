@@ -9,10 +9,7 @@ from stcsim.kernels import GemmProblem, get_kernel, kernels_for, verify_gemm
 from stcsim.kernels.gemm_tiles import SPLITS
 from stcsim.kernels.ptx_info import entry_params
 from stcsim.kernels.sparse_tiles import (
-    CHANNEL_TILE_KERNELS,
-    CSR_TILE_KERNELS,
     SIMT_SPARSE_TILE_KERNELS,
-    VW_TILE_KERNELS,
 )
 from stcsim.sparsity import get
 
@@ -67,7 +64,8 @@ def test_names_grids_parameters_and_refusals():
     assert not ok and "K = 1023 < 1024" in why
     for k in (csr, chan, vw):
         params = [p.ptx_type for p in entry_params(k.ptx_path.read_text())[k.entry]]
-        base = get_kernel(next(n for n in UNSPLIT if n.split("_tile")[0] == k.procedural_name.split("_tile")[0]))
+        family = k.procedural_name.split("_tile")[0]
+        base = get_kernel(next(n for n in UNSPLIT if n.split("_tile")[0] == family))
         assert params == [p.ptx_type for p in entry_params(base.ptx_path.read_text())[base.entry]]
     rng = np.random.default_rng(0)
     w, x = rng.random((8, 1024), dtype=np.float32), rng.random((1024, 8), dtype=np.float32)
@@ -76,7 +74,8 @@ def test_names_grids_parameters_and_refusals():
     assert np.all(np.isnan(unsplit.prepare(w, x, get("unstructured"), 0.9)["y"]))
 
 
-CHECKED = [min((k for k in SIMT_SPARSE_TILE_KERNELS if k.entry == e), key=lambda k: k.splits) for e in ENTRIES]
+CHECKED = [min((k for k in SIMT_SPARSE_TILE_KERNELS if k.entry == e), key=lambda k: k.splits)
+           for e in ENTRIES]
 CHECKED += [next(k for k in SIMT_SPARSE_TILE_KERNELS if k.entry == e and k.splits == 4) for e in ENTRIES]
 
 
@@ -96,7 +95,8 @@ def test_tile_entries_match_numpy_on_the_simulator(kernel):
 ])
 def test_slices_with_nothing_to_add_and_the_timed_launch_on_v100(name):
     """16 slices: rows of the CSR with fewer than 16 non-zeros have empty slices; 16 slices of 525 kept
-    columns in 8-deep steps are 40 deep (slices 14 and 15 start past them); 16 slices of 66 vectors of K = 8 in
+    columns in 8-deep steps are 40 deep (slices 14 and 15 start past them); 16 slices of 66 vectors of K = 8
+    in
     1-vector steps are 5 deep (slices 14 and 15 start past them)."""
     kernel = get_kernel(name)
     spec, sparsity = pattern_of(kernel)
