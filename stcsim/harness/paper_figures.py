@@ -1,5 +1,11 @@
 """The papers' figures as data (``paper_figures.yaml``): each bar as a variant of a network run, and the
-paper's number for it with its source. ``get_figure("paper001-fig16")`` reads one."""
+paper's number for it with its source. ``get_figure("paper001-fig16")`` reads one.
+
+A bar may run another pattern or sparsity on some networks (``per_network``: paper 002 prunes CNNs with
+tile width G = 64 and NMT / BERT with G = 128). A figure whose paper reports single GEMMs rather than networks
+lists them as ``problems`` (paper 003's 20 SpMM problems): each is a layer shape of one of the figure's
+networks, the runs are restricted to those shapes, and the bars carry the paper's value per problem
+(``paper_problems``)."""
 
 from __future__ import annotations
 
@@ -16,8 +22,28 @@ DATA_FILE = "paper_figures.yaml"
 
 
 @dataclass(frozen=True)
+class Problem:
+    """One GEMM the paper reports on its own: its label there, the network (paper label) it is a layer of,
+    and the shape in our terms (M = output channels, N = batch x pixels or tokens, K = reduction)."""
+
+    label: str
+    network: str
+    m: int
+    n: int
+    k: int
+    note: str = ""
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """(M, N, K)."""
+        return (self.m, self.n, self.k)
+
+
+@dataclass(frozen=True)
 class Bar:
-    """One configuration of a figure: the variant that runs it and the paper's values (None: not given)."""
+    """One configuration of a figure: the variant that runs it and the paper's values (None: not given).
+    ``per_network``: (network label, pattern, sparsity) where a network runs another pattern or sparsity;
+    ``paper_problems``: the paper's value per problem of the figure (empty without problems)."""
 
     label: str
     pattern: str
@@ -26,6 +52,16 @@ class Bar:
     kernel: str
     paper: tuple[float | None, ...]
     paper_geomean: float | None
+    per_network: tuple[tuple[str, str, float], ...] = ()
+    paper_problems: tuple[float | None, ...] = ()
+    paper_problems_geomean: float | None = None
+
+    def on(self, network: str) -> tuple[str, float]:
+        """(pattern, sparsity) the bar runs on the network with paper label `network`."""
+        for label, pattern, sparsity in self.per_network:
+            if label == network:
+                return pattern, sparsity
+        return self.pattern, self.sparsity
 
 
 @dataclass(frozen=True)
@@ -49,6 +85,13 @@ class Figure:
     batch_note: str
     networks: tuple[PaperWorkload, ...]
     panels: tuple[Panel, ...]
+    problems: tuple[Problem, ...] = ()
+
+    def shapes(self, network: str) -> set[tuple[int, int, int]] | None:
+        """The (M, N, K) shapes the figure runs of the network with paper label `network`; None: all."""
+        if not self.problems:
+            return None
+        return {p.shape for p in self.problems if p.network == network}
 
     @property
     def bars(self) -> tuple[Bar, ...]:
@@ -62,15 +105,48 @@ def _need(entry: dict[str, Any], key: str, where: str) -> Any:
     return entry[key]
 
 
-def _bar(entry: dict[str, Any], networks: int, where: str) -> Bar:
+def _values(values: list[Any]) -> tuple[float | None, ...]:
+    return tuple(None if v is None else float(v) for v in values)
+
+
+def _optional(entry: dict[str, Any], key: str) -> float | None:
+    return None if entry.get(key) is None else float(entry[key])
+
+
+def _bar(entry: dict[str, Any], networks: list[str], problems: int, where: str) -> Bar:
     where = f"{where} bar {entry.get('label', '?')!r}"
-    paper = entry.get("paper") or [None] * networks
-    if len(paper) != networks:
-        raise ValueError(f"{DATA_FILE}: {where}: {len(paper)} paper values for {networks} networks")
-    return Bar(str(_need(entry, "label", where)), str(_need(entry, "pattern", where)),
-               float(_need(entry, "sparsity", where)), str(_need(entry, "config", where)),
-               str(_need(entry, "kernel", where)), tuple(None if v is None else float(v) for v in paper),
-               None if entry.get("paper_geomean") is None else float(entry["paper_geomean"]))
+    paper = entry.get("paper") or [None] * len(networks)
+    if len(paper) != len(networks):
+        raise ValueError(f"{DATA_FILE}: {where}: {len(paper)} paper values for {len(networks)} networks")
+    by_problem = entry.get("paper_problems") or [None] * problems
+    if len(by_problem) != problems:
+        raise ValueError(f"{DATA_FILE}: {where}: {len(by_problem)} paper_problems values for {problems} "
+                         "problems")
+    pattern, sparsity = str(_need(entry, "pattern", where)), float(_need(entry, "sparsity", where))
+    overrides = []
+    for network, change in (entry.get("per_network") or {}).items():
+        if network not in networks:
+            raise ValueError(f"{DATA_FILE}: {where}: per_network {network!r} is none of the figure's "
+                             "networks")
+        overrides.append((str(network), str(change.get("pattern", pattern)),
+                          float(change.get("sparsity", sparsity))))
+    return Bar(str(_need(entry, "label", where)), pattern, sparsity, str(_need(entry, "config", where)),
+               str(_need(entry, "kernel", where)), _values(paper), _optional(entry, "paper_geomean"),
+               tuple(overrides), _values(by_problem) if problems else (),
+               _optional(entry, "paper_problems_geomean"))
+
+
+def _problems(entry: dict[str, Any], networks: list[str], name: str) -> tuple[Problem, ...]:
+    problems = []
+    for item in entry.get("problems") or []:
+        where = f"{name} problem {item.get('label', '?')!r}"
+        network = str(_need(item, "network", where))
+        if network not in networks:
+            raise ValueError(f"{DATA_FILE}: {where}: network {network!r} is none of the figure's networks")
+        problems.append(Problem(str(_need(item, "label", where)), network, int(_need(item, "m", where)),
+                                int(_need(item, "n", where)), int(_need(item, "k", where)),
+                                str(item.get("note", ""))))
+    return tuple(problems)
 
 
 def _figure(name: str, entry: dict[str, Any]) -> Figure:
@@ -81,17 +157,18 @@ def _figure(name: str, entry: dict[str, Any]) -> Figure:
     if unknown:
         raise ValueError(f"{DATA_FILE}: {name}: networks {unknown} are not paper {paper}'s "
                          f"({', '.join(known)})")
+    problems = _problems(entry, labels, name)
     panels = []
     for panel in _need(entry, "panels", name):
         where = f"{name} panel {panel.get('name', '')!r}"
-        bars = tuple(_bar(b, len(labels), where) for b in _need(panel, "configurations", where))
+        bars = tuple(_bar(b, labels, len(problems), where) for b in _need(panel, "configurations", where))
         baseline = str(_need(panel, "baseline", where))
         if baseline not in {b.label for b in bars}:
             raise ValueError(f"{DATA_FILE}: {where}: baseline {baseline!r} is none of its bars")
         panels.append(Panel(str(panel.get("name", "")), baseline, bars))
     return Figure(name, paper, str(_need(entry, "title", name)), " ".join(str(entry["source"]).split()),
                   int(entry.get("batch", 1)), str(entry.get("batch_note", "")),
-                  tuple(known[label] for label in labels), tuple(panels))
+                  tuple(known[label] for label in labels), tuple(panels), problems)
 
 
 @cache

@@ -1,4 +1,5 @@
-"""`invoke reproduce paper001-fig16` / `paper004-fig6`: a paper figure as network runs, next to its numbers.
+"""`invoke reproduce FIGURE` (paper000-transformer, paper001-fig16, paper002-fig10, paper003-table1,
+paper004-fig6): a paper figure as network runs, next to its numbers.
 
 Each bar of the figure (``paper_figures.yaml``) is a variant of a network run over the networks the paper ran,
 in the variant it ran (``stcsim.workloads.papers``). The command writes into ``--out``: ``results.csv`` (the
@@ -10,29 +11,49 @@ values as black ticks, the share of a bar's layers that fell back hatched, the s
 minutes on two cores; the full run states its expected time first. Every layer's kernel is chosen per shape
 among its family's tiles and K splits (``kernel_choice``; ``plan_figure(..., fixed=True)`` keeps the fixed
 rule, one tile per family as before issue 44). A bar whose pattern spec ``stcsim.sparsity`` does not accept
-yet is listed as unavailable with the reason, not simulated.
+yet, or whose every kernel the bar's GPU config refuses (e.g. an sm_80 kernel on the sm_75 T4: a probe launch
+of each kernel, ``kernel_choice.probe``), is listed as unavailable with the reason, not simulated; so is a
+panel's baseline when no other bar of its panel can run. A figure with ``problems`` (paper 003's 20 SpMM
+problems) runs only those layer shapes of its networks and adds a table per problem (``--quick``: the cheapest
+problems per network).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from stcsim.harness import jobs as plans
 from stcsim.harness.compare import GEOMEAN, compare
 from stcsim.harness.executor import EXECUTORS, DaskUnavailable
 from stcsim.harness.jobs import LayerJob, Variant, plan_network, simulation_work
-from stcsim.harness.kernel_choice import CUDA_CORE, FIXED, TENSOR_CORE, math_units, parse_selector
+from stcsim.harness.kernel_choice import (
+    AUTO,
+    CUDA_CORE,
+    DENSE,
+    FIXED,
+    SELECTORS,
+    TENSOR_CORE,
+    math_units,
+    parse_selector,
+    probe,
+)
 from stcsim.harness.network_run import RunSummary, os_error, results_folder, run_jobs
-from stcsim.harness.paper_figures import Figure, Panel, figures, get_figure
+from stcsim.harness.paper_figures import Bar, Figure, Panel, figures, get_figure
 from stcsim.harness.plots import figure_panels
+from stcsim.kernels import NoKernelError, get_kernel, kernels_for
+from stcsim.kernels.ptx_info import opcodes
+from stcsim.sparsity import get
 
 QUICK_LAYERS = 2
 SECONDS_PER_WORK = {TENSOR_CORE: 1e-8, CUDA_CORE: 5e-8}
@@ -54,8 +75,10 @@ class FigurePlan:
 
     def scope(self) -> str:
         """The run's scope in one line: full or quick, batch, sampling, configs and how kernels are chosen."""
-        shapes = (f"quick: the {self.layers} unique layer shapes per network cheapest to simulate"
-                  if self.layers else "full: every unique layer shape of each network")
+        unit = "of the paper's problems" if self.figure.problems else "unique layer shapes"
+        shapes = (f"quick: the {self.layers} {unit} per network cheapest to simulate" if self.layers
+                  else "full: every one of the paper's problems" if self.figure.problems
+                  else "full: every unique layer shape of each network")
         batches = sorted({job.batch for job in self.jobs}) or [self.figure.batch]
         samples = sorted({job.sample for job in self.jobs if job.sample})
         sampling = (f"sampled simulation (tolerance {', '.join(f'{s:g}' for s in samples)})" if samples
@@ -67,21 +90,131 @@ class FigurePlan:
                 f"chosen {choice}")
 
 
+SM80_ONLY = (("cp.async", "cp.async"), (".m16n8k16", "mma.sync m16n8k16"), ("mma.sp", "mma.sp"))
+"""(opcode text, name) of the instructions the PTX ISA gives sm_80 and later only (the engine's
+feature_gates.def): what an sm_80 kernel uses that an sm_70 / sm_75 GPU lacks."""
+
+
+def _sm80_instructions(name: str) -> list[str]:
+    """The sm_80-only instructions in the PTX module of kernel `name`."""
+    ops = opcodes(get_kernel(name).ptx_path.read_text())
+    return [what for text, what in SM80_ONLY if any(text in op for op in ops)]
+
+
+def refusal(pattern: str, sparsity: float, config: str, selector: str) -> str:
+    """Why no kernel of `pattern` the selector picks can run on `config` ('' when one can, and for a pattern
+    without kernels, which runs as marked dense fallbacks): each kernel's probe launch on the config
+    (``kernel_choice.probe``) refused, with the sm_80-only instructions the kernels use."""
+    if get(pattern).spec() == DENSE:
+        return ""
+    try:
+        kernels = kernels_for(get(pattern))
+    except NoKernelError:
+        return ""
+    base = parse_selector(selector)[1]
+    if base in SELECTORS:
+        kernels = tuple(k for k in kernels if base == AUTO or math_units(k.procedural_name) == base)
+    else:
+        kernels = tuple(k for k in kernels if fnmatchcase(k.procedural_name, base))
+    reasons = [probe(k.procedural_name, get(pattern).spec(), sparsity, config) for k in kernels]
+    if not kernels or not all(reasons):
+        return ""
+    needs = sorted({what for k in kernels for what in _sm80_instructions(k.procedural_name)})
+    uses = f" (they use {', '.join(needs)}: sm_80+ in the PTX ISA)" if needs else ""
+    first = re.sub(r"\(/[^()]*/([^/()]+)\)", r"(\1)", reasons[0])
+    return (f"not runnable on {config}: every {pattern} kernel{uses} is refused by the config; "
+            f"{first}")
+
+
+def _plan_shapes(network: str, variants: list[Variant], batch: int, shapes: set[tuple[int, int, int]],
+                 layers: int | None, check: bool) -> list[LayerJob]:
+    """``plan_network`` restricted to the layer groups of the given (M, N, K) shapes (the ``layers``
+    cheapest of them): what a figure of single GEMMs (``problems``) runs. Planning decides every job's
+    kernel, which simulates candidates, so the other shapes are left out before it, not after."""
+    net = plans.get_network(network, batch=batch)
+    source = plans.WeightSource()
+    groups = [g for g in plans.shape_groups(net) if (g.layer.m, g.layer.n, g.layer.k) in shapes]
+    if layers is not None:
+        groups = plans.smallest_groups(groups, layers)
+    jobs = []
+    for variant in variants:
+        plans.check_variant(variant)
+        versions = {"engine": plans.engine_version(), "config": plans.config_digest(variant.config)}
+        for g in groups:
+            action, reason, run_shape, choice, fallback = plans._decide(g.layer, variant)
+            jobs.append(LayerJob(
+                network, batch, g.index, g.layer, g.names, g.repeat, len(groups), variant, source, action,
+                reason, run_shape, choice, fallback, check, plans.DEFAULT_CHECK_LIMIT,
+                {**versions, "kernel_ptx": plans.kernel_digest(choice.kernel)},
+            ))
+    return jobs
+
+
+def _lonely_baselines(figure: Figure, unavailable: dict[str, str]) -> dict[str, str]:
+    """Baselines none of whose panels has another bar that runs: nothing to compare them with."""
+    lonely = {}
+    for panel in figure.panels:
+        others = [bar.label for bar in panel.bars if bar.label != panel.baseline]
+        if others and all(label in unavailable for label in others):
+            lonely.setdefault(panel.baseline, []).append(panel.name)
+    useful = {panel.baseline for panel in figure.panels
+              if any(bar.label not in unavailable for bar in panel.bars if bar.label != panel.baseline)}
+    return {label: "not run: no other bar of its panel can run, so there is nothing to compare it with"
+            for label in lonely if label not in useful}
+
+
 def plan_figure(figure: Figure, layers: int | None = None, check: bool = True,
                 fixed: bool = False) -> FigurePlan:
-    """Every job of the figure: each network (the paper's variant) times each available bar (`fixed`: every
-    bar's kernel selector behind ``fixed:``, the fixed rule)."""
-    variants, unavailable = {}, {}
+    """Every job of the figure: each network (the paper's variant; only the figure's problems where it has
+    some) times each available bar (`fixed`: every bar's kernel selector behind ``fixed:``, the fixed
+    rule)."""
+    variants: dict[str, Variant] = {}
+    unavailable: dict[str, str] = {}
+    per_network: dict[str, dict[str, Variant]] = {w.label: {} for w in figure.networks}
+
+    def make(bar: Bar, pattern: str, sparsity: float, selector: str) -> Variant | None:
+        try:
+            variant = Variant.make(pattern, sparsity, bar.config, selector, bar.label)
+        except ValueError as err:
+            unavailable[bar.label] = f"pattern {pattern!r}: {err}"
+            return None
+        why = refusal(pattern, sparsity, bar.config, selector)
+        if why:
+            unavailable[bar.label] = why
+            return None
+        return variant
+
     for bar in figure.bars:
         selector = bar.kernel
         if fixed and not parse_selector(selector)[0]:
             selector = FIXED + selector
-        try:
-            variants[bar.label] = Variant.make(bar.pattern, bar.sparsity, bar.config, selector, bar.label)
-        except ValueError as err:
-            unavailable[bar.label] = f"pattern {bar.pattern!r}: {err}"
-    jobs = [job for w in figure.networks for job in plan_network(
-        w.spec, list(variants.values()), w.batch or figure.batch, max_layers=layers, check=check)]
+        variant = make(bar, bar.pattern, bar.sparsity, selector)
+        if variant is None:
+            continue
+        own = {}
+        for w in figure.networks:
+            pattern, sparsity = bar.on(w.label)
+            own[w.label] = (variant if (pattern, sparsity) == (bar.pattern, bar.sparsity)
+                            else make(bar, pattern, sparsity, selector))
+        if bar.label in unavailable:
+            continue
+        variants[bar.label] = variant
+        for label, v in own.items():
+            per_network[label][bar.label] = v
+    for label, why in _lonely_baselines(figure, unavailable).items():
+        unavailable[label] = why
+        variants.pop(label, None)
+        for chosen in per_network.values():
+            chosen.pop(label, None)
+    jobs = []
+    for w in figure.networks:
+        chosen = list(per_network[w.label].values())
+        shapes = figure.shapes(w.label)
+        batch = w.batch or figure.batch
+        if shapes is None:
+            jobs += plan_network(w.spec, chosen, batch, max_layers=layers, check=check)
+        else:
+            jobs += _plan_shapes(w.spec, chosen, batch, shapes, layers, check)
     return FigurePlan(figure, tuple(jobs), variants, unavailable, layers, fixed)
 
 
@@ -125,6 +258,43 @@ def panel_tables(plan: FigurePlan, panel: Panel, frame: pd.DataFrame) -> tuple[p
     return ours, paper
 
 
+def problem_label(problem) -> str:
+    """A problem's row label: the paper's number and the shape M x N x K."""
+    return f"#{problem.label} ({problem.m}x{problem.n}x{problem.k})"
+
+
+def problem_tables(plan: FigurePlan, panel: Panel, frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(ours, paper) per problem of a figure with ``problems``: rows = problems + GeoMean, columns = the
+    panel's bars; ours is the simulated speedup of the problem's layer over the baseline's. Ours' GeoMean is
+    over the problems the paper gives the bar a value for (all when it gives none); the paper's is its own
+    stated geomean."""
+    figure = plan.figure
+    labels = [bar.label for bar in panel.bars]
+    rows = [problem_label(p) for p in figure.problems]
+    ours = pd.DataFrame(np.nan, index=[*rows, GEOMEAN], columns=labels)
+    runnable = [label for label in labels if label in plan.variants]
+    layers = frame[frame["variant"].isin(runnable)] if len(frame) else frame
+    if panel.baseline in runnable and len(layers):
+        speedups = compare(layers, panel.baseline).layers
+        specs = {w.label: w.spec for w in figure.networks}
+        where = {(specs[p.network], *p.shape): problem_label(p) for p in figure.problems}
+        for key, values in speedups.iterrows():
+            network, _batch, _index, _layer, m, n, k = key
+            row = where.get((network, int(m), int(n), int(k)))
+            if row is not None:
+                ours.loc[row, values.index] = values.to_numpy(dtype=float)
+    paper = pd.DataFrame(np.nan, index=ours.index, columns=labels)
+    for bar in panel.bars:
+        paper.loc[rows, bar.label] = [np.nan if v is None else v for v in bar.paper_problems]
+        stated = bar.paper_problems_geomean
+        paper.at[GEOMEAN, bar.label] = np.nan if stated is None else stated
+        given = paper.loc[rows, bar.label].notna()
+        mine = ours.loc[rows, bar.label][given if given.any() else slice(None)].dropna()
+        if len(mine):
+            ours.at[GEOMEAN, bar.label] = float(np.exp(np.log(mine).mean()))
+    return ours, paper
+
+
 def _fallbacks(frame: pd.DataFrame, label: str) -> str:
     rows = frame[(frame["variant"] == label) & (frame["row_type"] == "layer")] if len(frame) else frame
     return f"{int(rows['fallback'].astype(bool).sum())} of {len(rows)}" if len(rows) else "-"
@@ -158,6 +328,22 @@ def _cell(mine: float, theirs: float, unavailable: bool) -> str:
         return text
     ratio = "" if unavailable or np.isnan(mine) or theirs == 0 else f", ratio {mine / theirs:.2f}"
     return f"{text} (paper {theirs:.2f}{ratio})"
+
+
+def format_problems(plan: FigurePlan, panel: Panel, frame: pd.DataFrame) -> str:
+    """A markdown table per problem of the figure: one row per problem (its network), one column per bar
+    but the baseline, ``ours (paper P, ratio R)``; the GeoMean row last."""
+    ours, paper = problem_tables(plan, panel, frame)
+    bars = [label for label in ours.columns if label != panel.baseline]
+    network = {problem_label(p): p.network for p in plan.figure.problems}
+    head = ["problem (M x N x K)", "network", *bars]
+    lines = [f"{plan.figure.title} {panel.name}".rstrip() + f", per problem, over {panel.baseline}:", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in ours.index:
+        cells = [_cell(ours.at[row, label], paper.at[row, label], label in plan.unavailable)
+                 for label in bars]
+        lines.append(f"| {row} | {network.get(row, '')} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def format_panel(plan: FigurePlan, panel: Panel, frame: pd.DataFrame) -> str:
@@ -198,8 +384,12 @@ def report(plan: FigurePlan, summary: RunSummary, seconds: float) -> str:
     frame = summary.frame
     parts = [f"Scope: {plan.scope()}."]
     parts += [format_panel(plan, panel, frame) for panel in plan.figure.panels]
+    if plan.figure.problems:
+        parts += [format_problems(plan, panel, frame) for panel in plan.figure.panels]
+    problems = (" Per problem: the simulated cycles of that layer, baseline / bar; GeoMean over the problems "
+                "the paper gives a value for." if plan.figure.problems else "")
     parts.append("Cells: ours (paper P, ratio R = ours / paper). Speedups are simulated cycles x repeat "
-                 f"summed over the layers run. Paper numbers: {plan.figure.source}")
+                 f"summed over the layers run.{problems} Paper numbers: {plan.figure.source}")
     choices = kernel_choices(plan, frame)
     if choices:
         parts.append(choices)
@@ -262,10 +452,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     text = report(plan, summary, time.perf_counter() - start)
     (out / "table.md").write_text(text + "\n")
-    panels = [(p.name, *panel_tables(plan, p, summary.frame)) for p in figure.panels]
     title = f"{figure.title}\n{plan.scope()}"
-    png = figure_panels(panels, "speedup", out / f"{figure.name}.png", title,
-                        fallback_shares(plan, summary.frame))
+    if figure.problems:
+        panels = [(p.name, *problem_tables(plan, p, summary.frame)) for p in figure.panels]
+        png = figure_panels(panels, "speedup", out / f"{figure.name}.png", title)
+    else:
+        panels = [(p.name, *panel_tables(plan, p, summary.frame)) for p in figure.panels]
+        png = figure_panels(panels, "speedup", out / f"{figure.name}.png", title,
+                            fallback_shares(plan, summary.frame))
     print(text)
     print(f"files: {summary.path}, {out / 'table.md'}, {png}")
     if summary.interrupted:

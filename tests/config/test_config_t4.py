@@ -21,7 +21,8 @@ def test_t4_has_the_sm75_tensor_instructions_only() -> None:
     for key in ("tensor.mma_m16n8k16_f32.latency", "tensor.mma_sp_m16n8k32_f32.latency", "cp_async.mode"):
         assert key not in flat
     # wmma m16n16k16 = 4 x HMMA.1688: the same peak as mma.sync m16n8k8
-    assert flat["tensor.wmma_m16n16k16_f32.issue_interval"] == 4 * flat["tensor.mma_m16n8k8_f32.issue_interval"]
+    wmma = flat["tensor.wmma_m16n16k16_f32.issue_interval"]
+    assert wmma == 4 * flat["tensor.mma_m16n8k8_f32.issue_interval"]
 
 
 def test_t4_peaks_match_the_datasheet() -> None:

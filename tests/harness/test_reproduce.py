@@ -1,6 +1,7 @@
 """`invoke reproduce`: the figures' data, the plan (unavailable bars listed, not dropped), the table next to
 the paper's numbers, the PNG, and the expected time."""
 
+import dataclasses
 import re
 
 import numpy as np
@@ -25,7 +26,8 @@ def test_the_papers_numbers_are_those_of_the_digests():
     assert [p.baseline for p in fig6.panels] == ["smma.16 only (90%)", "smma.16 only (96%)"]
     assert [b.paper_geomean for b in fig6.bars if b.label.startswith("dynamic")] == [1.36, 1.37]
     assert "1.36x" in fig6.source and "Fig. 16" in fig16.source
-    with pytest.raises(ValueError, match="choose one of: paper001-fig16, paper004-fig6"):
+    with pytest.raises(ValueError, match="choose one of: paper001-fig16, paper004-fig6, "
+                                         "paper000-transformer, paper002-fig10, paper003-table1"):
         get_figure("paper002-fig1")
 
 
@@ -121,8 +123,87 @@ def test_the_scope_says_full_or_quick_batch_sampling_configs_and_the_kernel_choi
     assert {j.variant.kernel for j in fixed.jobs} == {"fixed:cuda-core", "fixed:tensor-core"}
 
 
-@pytest.mark.parametrize("name", ["paper001-fig16", "paper004-fig6"])
+@pytest.mark.parametrize("name", ["paper001-fig16", "paper004-fig6", "paper000-transformer", "paper002-fig10",
+                                  "paper003-table1"])
 def test_the_papers_are_cited_by_title_and_section_never_by_a_file(name):
     source = get_figure(name).source
     assert not re.search(r"/\w+/|\.txt|\.md\b", source)
     assert "Sec. " in source and "\"" in source  # the title in quotes
+
+
+def test_the_numbers_of_papers_000_002_003_are_those_of_the_digests():
+    shfl = get_figure("paper000-transformer")
+    assert [w.spec for w in shfl.networks] == ["transformer_base"]
+    bars = {b.label: b for b in shfl.bars}
+    assert [bars[f"Shfl-BW V=64 ({gpu}, 75%)"].paper_geomean for gpu in ("V100", "A100", "T4")] == \
+        [1.81, 1.90, 4.18]
+    assert bars["Shfl-BW V=32 (T4, 75%)"].paper == (3.17,)
+    assert {b.config for b in shfl.bars} == {"v100", "a100", "t4"}
+    tw = get_figure("paper002-fig10")
+    assert [w.label for w in tw.networks] == ["VGG16", "ResNet-18", "ResNet-50", "NMT", "BERT"]
+    bars = {b.label: b for b in tw.bars}
+    assert (bars["TW (75%)"].paper_geomean, bars["TVW (75%)"].paper_geomean) == (1.70, 1.85)
+    assert bars["TW (75%)"].on("VGG16") == ("tw:G=64", 0.75)
+    assert bars["TVW (75%)"].on("BERT") == ("tvw:G=128", 0.75)
+    rt = get_figure("paper003-table1")
+    assert len(rt.problems) == 20 and rt.problems[11].shape == (64, 12544, 32)  # problem 12: M, N, K
+    bars = {b.label: b for b in rt.bars}
+    ninety, ninety_five = bars["SparseRT (90%)"], bars["SparseRT (95%)"]
+    assert ninety.paper_problems[0] == 4.3 and ninety.paper_problems_geomean == 3.4
+    assert ninety_five.paper_problems[10] == 9.0 and ninety_five.paper_problems[11] is None
+    assert {b.config for b in rt.bars} == {"t4"} and rt.shapes("Transformer") == {
+        (2048, 256, 512), (512, 256, 2048), (512, 256, 512)}
+
+
+def test_bars_the_gpu_cannot_run_are_listed_with_the_instructions_they_lack():
+    """Paper 000's Shfl-BW kernel uses cp.async and mma.sync m16n8k16 (sm_80+): on the V100 and the T4 its
+    bars are unavailable with the reason, their panels' dense baselines are not run, the A100 panel runs."""
+    plan = reproduce.plan_figure(get_figure("paper000-transformer"), layers=1)
+    for gpu in ("V100", "T4"):
+        for v in (32, 64):
+            why = plan.unavailable[f"Shfl-BW V={v} ({gpu}, 75%)"]
+            assert why.startswith(f"not runnable on {gpu.lower()}: every shflbw:V={v} kernel")
+            assert "cp.async, mma.sync m16n8k16: sm_80+" in why and "(spmm_shflbw.ptx:" in why
+        assert plan.unavailable[f"Tensor Core Dense ({gpu})"].startswith("not run: no other bar")
+    assert set(plan.variants) == {"Tensor Core Dense (A100)", "Shfl-BW V=32 (A100, 75%)",
+                                  "Shfl-BW V=64 (A100, 75%)"}
+    assert [(j.variant.label, j.fallback) for j in plan.jobs if j.fallback] == []
+
+
+def test_a_bar_runs_its_per_network_pattern():
+    plan = reproduce.plan_figure(get_figure("paper002-fig10"), layers=1)
+    assert not plan.unavailable
+    patterns = {(j.network, j.variant.label): j.variant.pattern.split(",")[0] for j in plan.jobs}
+    assert patterns[("vgg16", "TW (75%)")] == "tw:G=64" and patterns[("bert_base", "TW (75%)")] == "tw:G=128"
+    assert patterns[("nmt_iwslt", "TVW (75%)")] == "tvw:G=128"
+    assert [(j.variant.label, j.fallback) for j in plan.jobs if j.fallback] == []
+
+
+def test_a_figure_of_problems_runs_only_their_shapes_and_tables_them(tmp_path, monkeypatch):
+    """Paper 003 on its MobileNet V1 problems alone (--layers 1: the cheapest of them), run: the network
+    table and the per-problem table with the paper's numbers."""
+    full = get_figure("paper003-table1")
+    plan = reproduce.plan_figure(full, layers=2)
+    shapes = {p.shape for p in full.problems}
+    assert {(j.layer.m, j.layer.n, j.layer.k) for j in plan.jobs} <= shapes
+    assert {j.network for j in plan.jobs} == {w.spec for w in full.networks}
+    assert len(plan.jobs) == 2 * 3 * 3 and plan.scope().startswith(
+        "quick: the 2 of the paper's problems per network cheapest to simulate")
+    keep = [i for i, p in enumerate(full.problems) if p.network == "MobileNet V1"]
+    panels = tuple(dataclasses.replace(panel, bars=tuple(
+        dataclasses.replace(bar, paper=bar.paper[2:],
+                            paper_problems=tuple(bar.paper_problems[i] for i in keep))
+        for bar in panel.bars)) for panel in full.panels)
+    mobilenet = dataclasses.replace(full, networks=full.networks[2:], panels=panels,
+                                    problems=tuple(full.problems[i] for i in keep))
+    monkeypatch.setattr(paper_figures, "figures", lambda: {"paper003-table1": mobilenet})
+    out = tmp_path / "out"
+    assert reproduce.main(["paper003-table1", "--quick", "--layers", "1", "--out", str(out), "--jobs", "1",
+                           "--no-progress"]) == 0
+    table = (out / "table.md").read_text()
+    assert "| problem (M x N x K) | network | SparseRT (90%) | SparseRT (95%) |" in table
+    row = next(line for line in table.splitlines() if line.startswith("| #19 (1024x49x512) |"))
+    assert re.search(r"\| \d+\.\d\d \(paper 2\.60, ratio \d\.\d\d\) \| \d+\.\d\d \|$", row)
+    assert "| #12 (64x12544x32) | MobileNet V1 | - (paper 1.40) | - |" in table
+    assert re.search(r"\| GeoMean \|  \| \d+\.\d\d \(paper 3\.40, ratio", table)
+    assert (out / "paper003-table1.png").read_bytes()[:4] == b"\x89PNG"
