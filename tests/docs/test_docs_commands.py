@@ -52,6 +52,7 @@ from doc_commands import (  # noqa: E402
 COMMANDS = all_commands()
 PARSED = [c for c in COMMANDS if c.kind in ("invoke", "python-m")]
 SKIPPED = [c for c in COMMANDS if c.tier in ("gpu", "install", "host-tool") and c.kind == "shell"]
+SKIPPED += [c for c in COMMANDS if c.kind == "python-script"]  # their file is checked, they are not run
 SNIPPET_CMDS = [c for c in COMMANDS if c.kind == "python-snippet"]
 # an option quoted next to a script the extractor cannot see as a command: (file, option) -> its command
 OPTION_OWNERS = {
@@ -721,6 +722,9 @@ def test_gpu_and_install_commands_are_skipped(cmd: DocCommand) -> None:
         body = path.read_text()
         for var in (w.split("=", 1)[0] for w in words[: len(words) - len(_strip_env(words))]):
             assert var in body, f"{cmd.where}: `{cmd.text}`: {script} does not read {var}"
+    if cmd.kind == "python-script":
+        script = next(w for w in words[1:] if not w.startswith("-"))
+        assert (REPO / script).is_file(), f"{cmd.where}: `{cmd.text}`: {script} does not exist"
     if words[0] == "pip":
         extras = _extras()
         for w in words:
