@@ -47,25 +47,26 @@ def _inputs(probe: str, rng: np.random.Generator, ctas: int) -> tuple[list[np.nd
     return [a, cycles, np.zeros(ctas * 128, np.uint32)], lambda d, it: [d[0], d[1], d[2], it, 0]
 
 
-def measure(engine_factory: Callable[[], Any]) -> pd.DataFrame:
-    """Cycles per step of every probe at 1 and SMS CTAs on engines from `engine_factory` (load_ptx, malloc,
-    copy_to, copy_from, launch)."""
+def measure(engine_factory: Callable[[], Any], probes: tuple[str, ...] = PROBES,
+            ctas: tuple[int, ...] = (1, SMS)) -> pd.DataFrame:
+    """Cycles per step of `probes` at each CTA count of `ctas` on engines from `engine_factory` (load_ptx,
+    malloc, copy_to, copy_from, launch)."""
     rows = []
-    for probe in PROBES:
-        for ctas in (1, SMS):
+    for probe in probes:
+        for grid in ctas:
             per_iters = {}
             for iters in ITERS:
                 eng = engine_factory()
                 eng.load_ptx(PTX.read_text())
-                bufs, args = _inputs(probe, np.random.default_rng(0), ctas)
+                bufs, args = _inputs(probe, np.random.default_rng(0), grid)
                 addrs = []
                 for arr in bufs:
                     addrs.append(eng.malloc(arr.nbytes))
                     eng.copy_to(addrs[-1], arr)
-                eng.launch(probe, (ctas, 1, 1), (32, 1, 1), args(addrs, iters), 0)
-                per_iters[iters] = float(eng.copy_from(addrs[1], (ctas,), np.int64).mean())
+                eng.launch(probe, (grid, 1, 1), (32, 1, 1), args(addrs, iters), 0)
+                per_iters[iters] = float(eng.copy_from(addrs[1], (grid,), np.int64).mean())
             step = (per_iters[ITERS[1]] - per_iters[ITERS[0]]) / (ITERS[1] - ITERS[0])
-            rows.append({"probe": probe, "ctas": ctas, "cycles_per_step": step,
+            rows.append({"probe": probe, "ctas": grid, "cycles_per_step": step,
                          **{f"cycles_{it}": per_iters[it] for it in ITERS}})
     return pd.DataFrame(rows)
 

@@ -634,6 +634,7 @@ void decode_wmma(Instr& in) {
   in.traits.sched = kind == W_STORE_D ? SchedKind::Ordered : SchedKind::Load;
   in.traits.writes_dst = kind != W_STORE_D;
   in.traits.fragment_load = ab;  // from shared memory: one ldmatrix-like SASS instruction
+  in.traits.fragment_transposed = (kind == W_LOAD_A && in.layout_a == 1) || (kind == W_LOAD_B && in.layout_b == 0);
   // (register compaction gives the registers one instruction names distinct slots, and equal ones one slot)
   in.distinct_vec = kind != W_STORE_D && distinct_regs(in.ops[0].vec, ab ? 8 : is_half(in.type) ? 4 : 8);
   in.fn = &ex_wmma_ldst;
@@ -720,6 +721,7 @@ void decode_ldmatrix(Instr& in) {
     throw DecodeError("ldmatrix destination must hold " + std::to_string(in.num) + " registers");
   if (in.ops[1].kind != OpndKind::Mem) throw DecodeError("expected an address operand [..]");
   in.unit = Unit::LDST;
+  in.traits.fragment_load = true;  // one SASS LDSM
   in.fn = &ex_ldmatrix;
 }
 

@@ -124,7 +124,10 @@ struct Traits {
   bool writes_dst = true;        // operand 0 is a destination (its registers go to Instr::dsts)
   bool branch = false;           // the next instruction of the warp waits for the branch to resolve
   bool tensor_math = false;      // a warp-level matrix multiply (counted in tensor_insts)
-  bool fragment_load = false;    // a matrix-fragment load that reads shared memory as one SASS instruction
+  bool fragment_load = false;    // a matrix-fragment load (wmma.load A/B, ldmatrix): from shared memory one
+                                 // SASS LDSM (smem.matrix_extra_latency beyond an ld.shared)
+  bool fragment_transposed = false;  // a wmma.load of A .col / B .row: from outside shared memory ptxas adds
+                                     // MOVM.16.MT88 transposes after the loads (tensor.movm_latency)
   bool async_group = false;      // completes in the warp's open async group (wgmma.mma_async): the group's
                                  // wait (AsyncKind::WaitGroup) waits for it, no register scoreboard
   bool cas_loop = false;         // a shared-memory atomic that ptxas lowers to a load + compare-and-swap loop

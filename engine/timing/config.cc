@@ -83,6 +83,8 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   c.smem_latency = r.u32("smem.latency");
   c.smem_cycles_per_wavefront = r.u32("smem.cycles_per_wavefront");
   c.smem_wavefront_latency = r.u32("smem.wavefront_latency");
+  c.smem_matrix_extra_latency = r.u32("smem.matrix_extra_latency");
+  c.movm_latency = r.u32("tensor.movm_latency");
   c.smem_cas_iteration = r.num("smem.cas_iteration_cycles");
   c.smem_cas_address = r.num("smem.cas_address_cycles");
   c.smem_cas_iteration_b32 = r.num("smem.cas_iteration_cycles_b32");

@@ -57,7 +57,7 @@ struct TimingConfig {
   uint32_t tensor_pipes = 1;     // warp-level MMA pipes per sub-core (tensor.pipes_per_subcore)
   // shared memory
   uint32_t smem_banks = 0, smem_bank_bytes = 0, smem_latency = 0, smem_cycles_per_wavefront = 0,
-           smem_wavefront_latency = 0;
+           smem_wavefront_latency = 0, smem_matrix_extra_latency = 0, movm_latency = 0;
   double smem_cas_iteration = 0, smem_cas_address = 0;  // shared-pipe cycles of a CAS loop iteration (64-bit words)
   double smem_cas_iteration_b32 = 0, smem_cas_address_b32 = 0;  // the same for 32-bit words
   // L1D

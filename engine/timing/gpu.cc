@@ -507,6 +507,7 @@ uint64_t TimingModel::complete_time(const Instr& in, WarpRecord& rec, const OpTi
     case MemKind::Load: case MemKind::Store: case MemKind::Atomic: {
       if (rec.no_accesses()) return t + 1;
       const Space s = rec.space;
+      if (in.traits.fragment_load) return fragment_load_time(in, rec, sm, t);
       uint64_t known = 0;  // a shared access or global load of a named shape the memo knows: records unread
       if (s == Space::Shared && rec.shape.key && !in.traits.cas_loop &&
           mem_.shared_named(sm, t, rec.first_addr(), rec.shape, known))
@@ -531,6 +532,25 @@ uint64_t TimingModel::complete_time(const Instr& in, WarpRecord& rec, const OpTi
     }
   }
   return t + ot.latency;
+}
+
+// A matrix-fragment load (wmma.load A/B, ldmatrix): from shared memory one SASS LDSM, its wavefronts'
+// time plus smem.matrix_extra_latency; from global memory its loads, then, for a layout HMMA reads
+// transposed (A .col, B .row), the MOVM.16.MT88 transposes ptxas adds (tensor.movm_latency).
+uint64_t TimingModel::fragment_load_time(const Instr& in, WarpRecord& rec, uint32_t sm, uint64_t t) {
+  uint64_t known = 0;
+  if (rec.space == Space::Shared) {
+    if (!(rec.shape.key && mem_.shared_named(sm, t, rec.first_addr(), rec.shape, known))) {
+      rec.materialize();
+      known = mem_.shared(sm, t, rec.acc, rec.shape);
+    }
+    return known + cfg_.smem_matrix_extra_latency;
+  }
+  if (!(rec.shape.key && mem_.load_named(sm, t, rec.first_addr(), rec.shape, !(in.flags & F_CG), known))) {
+    rec.materialize();
+    known = mem_.load(sm, t, rec.acc, !(in.flags & F_CG), rec.shape);
+  }
+  return known + (in.traits.fragment_transposed ? cfg_.movm_latency : 0);
 }
 
 uint32_t TimingModel::memory_instructions_named(const Instr& in, WarpRecord& rec) {

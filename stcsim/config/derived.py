@@ -52,11 +52,12 @@ def _ldmatrix_latency(n: int) -> Derived:
     def fn(v: Values) -> int | None:
         if _i(v, "gpu.sm_version") < LDMATRIX_MIN_SM:
             return None
-        return _i(v, "smem.latency") + (n - 1) * _i(v, "smem.wavefront_latency")
+        return (_i(v, "smem.latency") + (n - 1) * _i(v, "smem.wavefront_latency")
+                + _i(v, "smem.matrix_extra_latency"))
 
     return Derived("cycles", f"ldmatrix .x{n} ({n} 8x8 b16 matrices, one wavefront each): smem.latency + "
-                   f"{n - 1} x smem.wavefront_latency; sm_75+ (what the shared-memory model gives it)", fn,
-                   "reports")
+                   f"{n - 1} x smem.wavefront_latency + smem.matrix_extra_latency; sm_75+ (what the "
+                   "shared-memory model gives it)", fn, "reports")
 
 
 def _ldmatrix_interval(n: int) -> Derived:

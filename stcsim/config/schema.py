@@ -143,6 +143,9 @@ TREE: dict[str, Param | Group] = {
         "mma_m16n8k8_f32": _mma("mma.sync m16n8k8", 75),
         "mma_m16n8k16_f32": _mma("mma.sync m16n8k16", 80),
         "mma_sp_m16n8k32_f32": _mma("mma.sp.sync m16n8k32 (2:4 structured sparse A)", 80),
+        "movm_latency": Int("Latency of the transposing register moves (MOVM.16.MT88) ptxas adds after a "
+                            "wmma.load of an A .col or B .row f16 fragment from outside shared memory, before "
+                            "the HMMA can read it (0: not modelled)", "cycles", _CAL, 0, lo=0, hi=1000),
     }),
     "smem": Group("Shared memory: banks, latency, wavefront rule. A warp access is split into wavefronts of "
                   "banks x bank_width_bytes (64-bit accesses: half-warps, 128-bit: quarter-warps); "
@@ -155,6 +158,9 @@ TREE: dict[str, Param | Group] = {
                                     hi=64),
         "wavefront_latency": Int("Cycles each wavefront beyond the first adds to an access's latency (bank-"
                                  "conflict replays, vector and ldmatrix passes)", "cycles", _MB, 1, hi=64),
+        "matrix_extra_latency": Int("Cycles a matrix-fragment load from shared memory (ldmatrix, wmma.load "
+                                    "A/B: one SASS LDSM) takes beyond an ld.shared of the same wavefronts "
+                                    "(0: none)", "cycles", _CAL, 0, lo=0, hi=1000),
         "cas_iteration_cycles": Float(
             "SM shared-pipe cycles one iteration of a warp's compare-and-swap loop on 64-bit words takes "
             "(the loop ptxas emits for a shared atomic add of u64/s64/f64: ATOMS.CAST.SPIN.64), besides "
