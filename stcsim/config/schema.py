@@ -144,8 +144,9 @@ TREE: dict[str, Param | Group] = {
         "mma_m16n8k16_f32": _mma("mma.sync m16n8k16", 80),
         "mma_sp_m16n8k32_f32": _mma("mma.sp.sync m16n8k32 (2:4 structured sparse A)", 80),
         "movm_latency": Int("Latency of the transposing register moves (MOVM.16.MT88) ptxas adds after a "
-                            "wmma.load of an A .col or B .row f16 fragment from outside shared memory, before "
-                            "the HMMA can read it (0: not modelled)", "cycles", _CAL, 0, lo=0, hi=1000),
+                            "wmma.load of an A .col or B .row f16 fragment from outside shared memory, "
+                            "before the HMMA can read it (0: not modelled)", "cycles", _CAL, 0, lo=0,
+                            hi=1000),
     }),
     "smem": Group("Shared memory: banks, latency, wavefront rule. A warp access is split into wavefronts of "
                   "banks x bank_width_bytes (64-bit accesses: half-warps, 128-bit: quarter-warps); "
