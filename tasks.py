@@ -167,6 +167,7 @@ def bench(c, quick=False, csv="", network=False, classes=False, case="", repeat=
 
 
 WIDE_RUNS = ",".join(f"results/reference/h100_calibration_wide_run{i}.csv" for i in (1, 2))
+TC_STYLE_RUNS = ",".join(f"results/reference/h100_tc_styles_run{i}.csv" for i in (1, 2))
 
 
 @task(help={"measured": "measured CSVs, comma-separated (several passes: their mean; default: the two H100 "
@@ -175,13 +176,16 @@ WIDE_RUNS = ",".join(f"results/reference/h100_calibration_wide_run{i}.csv" for i
             "simulated": "a CSV written by `python -m stcsim.gpu.calibrate simulate` instead of simulating",
             "sparse": "the sparse silicon table: simulate the measured sparse cases, speedups over dense",
             "out": "with --sparse: the table CSV (default results/reference/h100_sparse_silicon.csv)",
-            "jobs": "with --sparse: simulation processes"})
-def calibrate(c, measured="", config="h100", simulated="", sparse=False, out="", jobs=1):
+            "jobs": "with --sparse: simulation processes",
+            "tc_styles": "issue 43's Tensor Core styles (the two H100 passes of the tc-styles group) "
+                         "instead of the wider suite"})
+def calibrate(c, measured="", config="h100", simulated="", sparse=False, out="", jobs=1, tc_styles=False):
     """Simulate every case of the measured calibration CSVs; per case the error, per half MAE and Pearson.
     With --sparse: the sparse silicon table (stcsim.gpu.sparse_silicon; measure with
     benchmarks/gpu/sparse_silicon.sh)."""
     if not sparse:
-        _py("stcsim.gpu.calibrate", "compare", *(measured or WIDE_RUNS).split(","), "--config", config,
+        runs = measured or (TC_STYLE_RUNS if tc_styles else WIDE_RUNS)
+        _py("stcsim.gpu.calibrate", "compare", *runs.split(","), "--config", config,
             *(["--simulated", simulated] if simulated else []))
         return
     out = out or "results/reference/h100_sparse_silicon.csv"
