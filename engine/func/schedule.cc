@@ -1,6 +1,8 @@
 #include "schedule.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <queue>
 #include <vector>
 
 #include "cfg.h"
@@ -31,30 +33,18 @@ Kind kind_of(const Instr& in) {
   return Kind::Barrier;
 }
 
-bool intersects(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
-  for (int32_t x : a)
-    if (std::find(b.begin(), b.end(), x) != b.end()) return true;
-  return false;
-}
+// The memory spaces the dependency tracking tells apart (Space's values; Param and Const are read-only and
+// order nothing).
+constexpr size_t kSpaces = 6;
+bool read_only(Space s) { return s == Space::Param || s == Space::Const; }
 
-// Whether two memory instructions may touch the same bytes: only accesses to different explicit state spaces
-// (e.g. a global load and a shared store) cannot.
-bool may_alias(const Instr& a, const Instr& b) {
-  if (a.space == Space::Param || a.space == Space::Const || b.space == Space::Param || b.space == Space::Const)
-    return false;  // read-only spaces
-  return a.space == Space::Generic || b.space == Space::Generic || a.space == b.space;
-}
-
-// True when instruction j (later) must stay after instruction i (earlier).
-bool depends(const Instr& i, Kind ki, const Instr& j, Kind kj) {
-  if (ki == Kind::Barrier || kj == Kind::Barrier) return true;
-  // ptxas does not hoist a load above an earlier Tensor Core instruction: the H100 runs fragments loaded
-  // from global memory one load latency per k-step (docs/calibration.md, step 7)
-  if (i.traits.tensor_math && kj == Kind::Load) return true;
-  if (intersects(i.dsts, j.srcs) || intersects(i.dsts, j.dsts) || intersects(i.srcs, j.dsts)) return true;
-  const bool mi = ki != Kind::Alu, mj = kj != Kind::Alu;
-  return mi && mj && (ki == Kind::Ordered || kj == Kind::Ordered) && may_alias(i, j);
-}
+// The dependency rules, pair by pair: instruction j (later) stays after instruction i (earlier) when one applies. A barrier (control flow, fences,
+// clock reads) orders everything; a load stays after an earlier Tensor Core instruction (ptxas does not
+// hoist a load above one: the H100 runs fragments loaded from global memory one load latency per k-step,
+// docs/calibration.md, step 7); registers order reads and writes (RAW, WAR, WAW); two memory accesses, one
+// of them ordered (store, atomic, async copy), stay in order unless they are in different explicit state
+// spaces or one is in a read-only space (param, const).
+// (Until issue 46 they were tested for every pair of a block: quadratic in its length.)
 
 // Whether an instruction may move under a guard: not control, barriers or clock reads, and not activemask
 // (it reports the SIMT mask, which predication would widen).
@@ -81,38 +71,134 @@ struct Registers {
 
 bool has_bit(const uint64_t* bits, int32_t r) { return (bits[static_cast<size_t>(r) / 64] >> (r % 64)) & 1; }
 
-void schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Registers& regs) {
+// Per register, reused by every block: each block resets the entries it touched, so a block costs time in
+// its own length (and its live-in's words), not in the kernel's register count.
+struct Scratch {
+  std::vector<int32_t> writer;                 // the block's last instruction writing the register (-1: none)
+  std::vector<std::vector<uint32_t>> readers;  // the block's instructions reading it since that write
+  std::vector<uint32_t> uses;                  // its unscheduled readers
+  std::vector<char> live;
+};
+
+// The dependency graph of a block is built in time linear in its length: instead of testing every pair
+// (the rules above), each instruction gets an edge from the last instructions that constrain it - per
+// register its last writer and the readers since, per memory space the last ordered access and the loads
+// since, the last barrier, the Tensor Core instructions since the last load - and join nodes (no
+// instruction, weight 0) stand for "every Tensor Core instruction so far". Every edge is one the rules
+// imply and every pair they order is connected by a path, so the readiness of each instruction
+// and each height (a longest path) are the pairwise graph's, and so is the schedule.
+void schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Registers& regs, Scratch& sc) {
   const size_t n = e - b;
   if (n < 3) return;
+  constexpr uint32_t kNone = UINT32_MAX;
   std::vector<Kind> kind(n);
   for (size_t i = 0; i < n; ++i) kind[i] = kind_of(code[b + i]);
-  std::vector<std::vector<uint32_t>> succ(n);
+  std::vector<std::vector<uint32_t>> succ(n);  // then the join nodes, from n on
   std::vector<uint32_t> preds(n, 0);
+  std::vector<uint32_t> seq;  // a topological order of all nodes
+  seq.reserve(n);
+  const auto edge = [&](uint32_t i, uint32_t j) {
+    if (i == kNone || i == j) return;
+    auto& s = succ[i];
+    if (!s.empty() && s.back() == j) return;  // every edge into j is added while j is processed
+    s.push_back(j);
+    ++preds[j];
+  };
+  uint32_t barrier = kNone;
+  std::vector<uint32_t> since_barrier;
+  uint32_t join = kNone;
+  std::vector<uint32_t> new_tensor;  // Tensor Core instructions no join node stands for yet
+  uint32_t last_ordered[kSpaces];
+  std::fill(last_ordered, last_ordered + kSpaces, kNone);
+  std::vector<uint32_t> loads[kSpaces];  // per space: loads that may alias it, not yet before an ordered access to it
+  constexpr size_t G = static_cast<size_t>(Space::Generic);
+  const auto aliased = [](size_t s, size_t t) { return !read_only(static_cast<Space>(t)) && (s == G || t == G || s == t); };
+  for (size_t jj = 0; jj < n; ++jj) {
+    const uint32_t j = static_cast<uint32_t>(jj);
+    const Instr& in = code[b + jj];
+    const Kind kj = kind[jj];
+    if (kj == Kind::Barrier) {  // after everything before it
+      for (uint32_t i : since_barrier) edge(i, j);
+      edge(barrier, j);
+      since_barrier.clear();
+      barrier = j;
+      new_tensor.clear();  // the later loads follow the barrier, so all of these
+      join = kNone;
+      for (size_t t = 0; t < kSpaces; ++t) {
+        last_ordered[t] = kNone;
+        loads[t].clear();
+      }
+    } else {
+      edge(barrier, j);
+      since_barrier.push_back(j);
+      if (kj == Kind::Load && (!new_tensor.empty() || join != kNone)) {
+        if (!new_tensor.empty()) {
+          const uint32_t J = static_cast<uint32_t>(succ.size());
+          succ.emplace_back();
+          preds.push_back(0);
+          edge(join, J);
+          for (uint32_t t : new_tensor) edge(t, J);
+          new_tensor.clear();
+          join = J;
+          seq.push_back(J);
+        }
+        edge(join, j);
+      }
+      if (in.traits.tensor_math) new_tensor.push_back(j);
+      if (kj != Kind::Alu && !read_only(in.space)) {
+        const size_t s = static_cast<size_t>(in.space);
+        for (size_t t = 0; t < kSpaces; ++t)
+          if (aliased(s, t)) edge(last_ordered[t], j);
+        if (kj == Kind::Ordered) {
+          for (uint32_t i : loads[s]) edge(i, j);
+          loads[s].clear();
+          if (s == G)
+            for (auto& l : loads) l.clear();  // each is before j, so before every later ordered access
+          last_ordered[s] = j;
+        } else {
+          for (size_t t = 0; t < kSpaces; ++t)
+            if (aliased(s, t)) loads[t].push_back(j);
+        }
+      }
+    }
+    for (int32_t r : in.srcs) edge(static_cast<uint32_t>(sc.writer[static_cast<size_t>(r)]), j);
+    for (int32_t r : in.dsts) {
+      edge(static_cast<uint32_t>(sc.writer[static_cast<size_t>(r)]), j);
+      for (uint32_t i : sc.readers[static_cast<size_t>(r)]) edge(i, j);
+    }
+    for (int32_t r : in.srcs) sc.readers[static_cast<size_t>(r)].push_back(j);
+    for (int32_t r : in.dsts) {
+      sc.writer[static_cast<size_t>(r)] = static_cast<int32_t>(j);
+      sc.readers[static_cast<size_t>(r)].clear();
+    }
+    seq.push_back(j);
+  }
   for (size_t i = 0; i < n; ++i)
-    for (size_t j = i + 1; j < n; ++j)
-      if (depends(code[b + i], kind[i], code[b + j], kind[j])) {
-        succ[i].push_back(static_cast<uint32_t>(j));
-        ++preds[j];
+    for (const auto* rs : {&code[b + i].srcs, &code[b + i].dsts})
+      for (int32_t r : *rs) {
+        sc.writer[static_cast<size_t>(r)] = -1;
+        sc.readers[static_cast<size_t>(r)].clear();
       }
   // Priority: the height of each instruction in the dependency graph, a load counting kLoadWeight and any
-  // other instruction 1, so the address arithmetic that feeds a load goes before independent work.
+  // other instruction 1 (a join node 0), so the address arithmetic that feeds a load goes before independent work.
   constexpr uint32_t kLoadWeight = 64;
-  std::vector<uint32_t> height(n, 0);
-  for (size_t i = n; i-- > 0;) {
+  std::vector<uint32_t> height(succ.size(), 0);
+  for (size_t q = seq.size(); q-- > 0;) {
+    const uint32_t i = seq[q];
     uint32_t h = 0;
     for (uint32_t s : succ[i]) h = std::max(h, height[s]);
-    height[i] = h + (kind[i] == Kind::Load ? kLoadWeight : 1);
+    height[i] = h + (i >= n ? 0 : kind[i] == Kind::Load ? kLoadWeight : 1);
   }
   // Register pressure: the slots of the registers holding a value, and each register's unscheduled readers.
-  const Kernel& k = *regs.k;
   const uint64_t* out = regs.live_out.data();
-  std::vector<uint32_t> uses(k.regs.size(), 0);
+  std::vector<uint32_t>& uses = sc.uses;
+  std::vector<char>& live = sc.live;
   for (size_t i = 0; i < n; ++i)
     for (int32_t r : code[b + i].srcs) ++uses[static_cast<size_t>(r)];
-  std::vector<char> live(k.regs.size(), 0);
   int64_t pressure = 0;
-  for (size_t r = 0; r < k.regs.size(); ++r)
-    if (has_bit(regs.live_in, static_cast<int32_t>(r))) {
+  for (size_t w = 0; w < regs.live_out.size(); ++w)
+    for (uint64_t bits = regs.live_in[w]; bits; bits &= bits - 1) {
+      const size_t r = w * 64 + static_cast<size_t>(__builtin_ctzll(bits));
       live[r] = 1;
       pressure += regs.slots[r];
     }
@@ -141,39 +227,80 @@ void schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Register
   };
   // The ready instruction of greatest height that is no global load, or a global load whose value fits the
   // registers or that stands in its PTX place (every instruction before it scheduled: the limit only holds
-  // back hoisting); when none is, the one that needs the fewest more (ties by height).
-  std::vector<uint32_t> order;
-  order.reserve(n);
-  std::vector<char> done(n, 0);
+  // back hoisting); when none is, the one that needs the fewest more (ties by height); ties in PTX order.
   // Only the copies of an unrolled loop body hoist under the limit (the evidence above); other blocks keep
   // the unlimited schedule the suite was calibrated with, nvcc's PTX naming a register for every value.
   const bool limited = std::any_of(code.begin() + static_cast<std::ptrdiff_t>(b),
                                    code.begin() + static_cast<std::ptrdiff_t>(e), [](const Instr& in) { return in.unrolled; });
+  // Ready instructions that always fit, greatest height first, then PTX order; under the limit the ready
+  // global loads wait apart, their fit re-checked at every pick.
+  const auto lower = [&](uint32_t x, uint32_t y) { return height[x] != height[y] ? height[x] < height[y] : x > y; };
+  std::priority_queue<uint32_t, std::vector<uint32_t>, decltype(lower)> ready(lower);
+  std::vector<uint32_t> ready_loads;
+  std::vector<uint32_t> stack;
+  const auto release = [&](uint32_t s) {  // s has no unscheduled predecessor left; a join node passes it on
+    stack.push_back(s);
+    while (!stack.empty()) {
+      const uint32_t x = stack.back();
+      stack.pop_back();
+      if (x < n) {
+        if (limited && global_load(code[b + x])) ready_loads.push_back(x);
+        else ready.push(x);
+      } else {
+        for (uint32_t t : succ[x])
+          if (--preds[t] == 0) stack.push_back(t);
+      }
+    }
+  };
+  for (size_t i = 0; i < succ.size(); ++i)
+    if (preds[i] == 0) release(static_cast<uint32_t>(i));
+  std::vector<uint32_t> order;
+  order.reserve(n);
+  std::vector<char> done(n, 0);
   size_t first_left = 0;  // the first instruction in PTX order not scheduled yet: a load there is not hoisted
   while (order.size() < n) {
     while (done[first_left]) ++first_left;
-    size_t pick = n;
-    bool pick_fits = false;
+    uint32_t pick = ready.empty() ? kNone : ready.top();
+    bool pick_fits = pick != kNone, from_loads = false;
     int64_t pick_change = 0;
-    for (size_t i = 0; i < n; ++i) {
-      if (done[i] || preds[i]) continue;
+    size_t pick_slot = 0;
+    for (size_t q = 0; q < ready_loads.size(); ++q) {
+      const uint32_t i = ready_loads[q];
       const int64_t d = change(code[b + i]);
-      const bool fits = !limited || !global_load(code[b + i]) || i == first_left ||
-                        pressure + d <= static_cast<int64_t>(regs.budget);
-      const bool better = pick == n || (fits && !pick_fits) ||
-                          (fits == pick_fits && (fits ? height[i] > height[pick]
-                                                      : d < pick_change || (d == pick_change && height[i] > height[pick])));
+      const bool fits = i == first_left || pressure + d <= static_cast<int64_t>(regs.budget);
+      const bool tie = pick == kNone || i < pick;
+      const bool better = pick == kNone || (fits && !pick_fits) ||
+                          (fits == pick_fits &&
+                           (fits ? height[i] > height[pick] || (height[i] == height[pick] && tie)
+                                 : d < pick_change || (d == pick_change && (height[i] > height[pick] ||
+                                                                            (height[i] == height[pick] && tie)))));
       if (better) {
         pick = i;
         pick_fits = fits;
         pick_change = d;
+        from_loads = true;
+        pick_slot = q;
       }
     }
+    if (from_loads) {
+      ready_loads[pick_slot] = ready_loads.back();
+      ready_loads.pop_back();
+    } else {
+      ready.pop();
+    }
     done[pick] = 1;
-    order.push_back(static_cast<uint32_t>(pick));
+    order.push_back(pick);
     commit(code[b + pick]);
-    for (uint32_t s : succ[pick]) --preds[s];
+    for (uint32_t s : succ[pick])
+      if (--preds[s] == 0) release(s);
   }
+  for (size_t i = 0; i < n; ++i) {
+    for (int32_t r : code[b + i].srcs) uses[static_cast<size_t>(r)] = 0;
+    for (int32_t r : code[b + i].dsts) live[static_cast<size_t>(r)] = 0;
+    for (int32_t r : code[b + i].srcs) live[static_cast<size_t>(r)] = 0;
+  }
+  for (size_t w = 0; w < regs.live_out.size(); ++w)
+    for (uint64_t bits = regs.live_in[w]; bits; bits &= bits - 1) live[w * 64 + static_cast<size_t>(__builtin_ctzll(bits))] = 0;
   std::vector<Instr> block;
   block.reserve(n);
   for (uint32_t i : order) block.push_back(std::move(code[b + i]));
@@ -247,24 +374,8 @@ void schedule_loads_early(Kernel& k) {
   fold_constants(k);
   mark_unused_results(k);
   const size_t n = k.code.size();
-  const size_t words = (k.regs.size() + 63) / 64;
-  const std::vector<uint64_t> live_in = live_in_sets(
-      k, [](const Instr&, int32_t) { return false; }, [](const Instr& in, int32_t) { return in.guard < 0; });
-  Registers regs;
-  regs.k = &k;
-  const std::vector<char> uniform = warp_uniform_registers(k);
-  for (size_t r = 0; r < k.regs.size(); ++r)
-    regs.slots.push_back(uniform[r] ? 0 : register_slots(k, static_cast<int32_t>(r)));
-  regs.budget = k.regs_per_thread > 2 ? k.regs_per_thread - 2 : 0;
-  std::vector<int> next;
-  const auto block = [&](size_t start, size_t end) {  // [start, end): its live-in and live-out, then schedule
-    regs.live_in = live_in.data() + start * words;
-    regs.live_out.assign(words, 0);
-    successors(k, static_cast<int>(end) - 1, next);
-    for (int s : next)
-      for (size_t w = 0; w < words; ++w) regs.live_out[w] |= live_in[static_cast<size_t>(s) * words + w];
-    schedule_block(k.code, start, end, regs);
-  };
+  const size_t nr = k.regs.size();
+  const size_t words = (nr + 63) / 64;
   std::vector<char> leader(n + 1, 0);
   leader[0] = 1;
   for (size_t pc = 0; pc < n; ++pc) {
@@ -272,12 +383,58 @@ void schedule_loads_early(Kernel& k) {
     if (in.op == Op::Bra) leader[static_cast<size_t>(in.target)] = 1;
     if (is_control(in)) leader[pc + 1] = 1;
   }
-  size_t start = 0;
-  for (size_t pc = 1; pc <= n; ++pc)
+  std::vector<size_t> first;  // each block's first pc, then n
+  std::vector<int32_t> block_at(n + 1, -1);
+  for (size_t pc = 0; pc < n; ++pc)
     if (leader[pc]) {
-      block(start, pc);
-      start = pc;
+      block_at[pc] = static_cast<int32_t>(first.size());
+      first.push_back(pc);
     }
+  const size_t nb = first.size();
+  first.push_back(n);
+  // Liveness at the blocks' first pcs (live_in_sets' at those pcs: the same least fixed point, an unguarded
+  // write killing, every source read), kept per block rather than per instruction.
+  std::vector<uint64_t> live_in(nb * words, 0);
+  std::vector<int> next;
+  std::vector<uint64_t> cur(words);
+  const auto live_out_of = [&](size_t blk, std::vector<uint64_t>& bits) {
+    std::fill(bits.begin(), bits.end(), 0);
+    successors(k, static_cast<int>(first[blk + 1]) - 1, next);
+    for (int s : next)
+      for (size_t w = 0; w < words; ++w) bits[w] |= live_in[static_cast<size_t>(block_at[static_cast<size_t>(s)]) * words + w];
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t blk = nb; blk-- > 0;) {
+      live_out_of(blk, cur);
+      for (size_t pc = first[blk + 1]; pc-- > first[blk];) {
+        const Instr& in = k.code[pc];
+        if (in.guard < 0)
+          for (int32_t r : in.dsts) cur[static_cast<size_t>(r) / 64] &= ~(uint64_t{1} << (r % 64));
+        for (int32_t r : in.srcs) cur[static_cast<size_t>(r) / 64] |= uint64_t{1} << (r % 64);
+      }
+      uint64_t* dst = &live_in[blk * words];
+      for (size_t w = 0; w < words; ++w)
+        if (dst[w] != cur[w]) { dst[w] = cur[w]; changed = true; }
+    }
+  }
+  Registers regs;
+  regs.k = &k;
+  const std::vector<char> uniform = warp_uniform_registers(k);
+  for (size_t r = 0; r < nr; ++r)
+    regs.slots.push_back(uniform[r] ? 0 : register_slots(k, static_cast<int32_t>(r)));
+  regs.budget = k.regs_per_thread > 2 ? k.regs_per_thread - 2 : 0;
+  Scratch sc;
+  sc.writer.assign(nr, -1);
+  sc.readers.resize(nr);
+  sc.uses.assign(nr, 0);
+  sc.live.assign(nr, 0);
+  regs.live_out.resize(words);
+  for (size_t blk = 0; blk < nb; ++blk) {
+    regs.live_in = live_in.data() + blk * words;
+    live_out_of(blk, regs.live_out);
+    schedule_block(k.code, first[blk], first[blk + 1], regs, sc);
+  }
 }
 
 }  // namespace stc
