@@ -243,7 +243,23 @@ void TimingModel::skip_ctas(uint64_t n, uint64_t t) {
   L_.record_accesses = false;  // nothing times them
   L_.clock = t;
   const uint64_t before = exec_.stats().warp_insts;
-  for (uint64_t i = 0; i < n; ++i) exec_.run_cta(skipped_cta_, rec_, static_cast<uint32_t>(next_cta_++), watchdog_, t);
+  const uint64_t max_cycles = watchdog_.max_cycles();
+  for (uint64_t i = 0; i < n; ++i) {
+    // The cycle at which the CTAs skipped so far would have finished (the sampler's estimate): a max_cycles
+    // limit trips during the fast-forward, not only at the end of the launch. %clock still reads `t`.
+    const uint64_t insts = exec_.stats().warp_insts - before;
+    const uint64_t projected = t + sampler_.skipped_cycles_for(insts);
+    if (projected > max_cycles) {
+      const uint64_t blocks = static_cast<uint64_t>(L_.grid[0]) * L_.grid[1] * L_.grid[2];
+      throw WatchdogError("watchdog: kernel '" + L_.kernel->name + "' exceeded max_cycles = " +
+                          std::to_string(max_cycles) + ": sampled simulation estimates " + std::to_string(projected) +
+                          " cycles by block " + std::to_string(next_cta_) + " of " + std::to_string(blocks) +
+                          " (its fast-forward stopped there after " + std::to_string(exec_.stats().warp_insts) +
+                          " warp instructions; the blocks after it did not run)\nRaise the limit with "
+                          "Engine(max_cycles=...) or launch(..., max_cycles=...); 0 means no limit.");
+    }
+    exec_.run_cta(skipped_cta_, rec_, static_cast<uint32_t>(next_cta_++), watchdog_, projected);
+  }
   L_.record_accesses = record;
   sampler_.account_skipped(n, exec_.stats().warp_insts - before, stats_);
 }

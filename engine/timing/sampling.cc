@@ -50,6 +50,12 @@ void WaveSampler::account_skipped(uint64_t ctas, uint64_t insts, Stats& stats) {
   for (size_t i = 0; i < delta_.size(); ++i) stats.v[i] += waves * delta_[i];
 }
 
+uint64_t WaveSampler::skipped_cycles_for(uint64_t insts) const {
+  const double per_wave = static_cast<double>(ref_insts_) * static_cast<double>(wave_);
+  if (per_wave <= 0) return 0;
+  return static_cast<uint64_t>(std::llround(static_cast<double>(insts) / per_wave * static_cast<double>(wave_cycles_)));
+}
+
 uint64_t WaveSampler::finish(Stats& stats, uint64_t detailed_cycles) const {
   SampleMode mode = SampleMode::Off;
   if (enabled()) {

@@ -43,6 +43,9 @@ class WaveSampler {
   uint64_t ctas_to_skip(uint64_t next);
   // The skipped CTAs executed `insts` warp instructions in all: adds their estimated cycles and counters.
   void account_skipped(uint64_t ctas, uint64_t insts, Stats& stats);
+  // The cycles skipped CTAs that executed `insts` warp instructions so far are estimated to take (what
+  // account_skipped will add for them): the watchdog projects the launch's cycles during the fast-forward.
+  uint64_t skipped_cycles_for(uint64_t insts) const;
   // Writes the sampling stats; returns the cycles to add to the detailed end of the launch.
   uint64_t finish(Stats& stats, uint64_t detailed_cycles) const;
 

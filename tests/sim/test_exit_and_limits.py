@@ -180,10 +180,16 @@ def test_a_sampled_launch_past_max_cycles_is_a_watchdog_error():
     estimate = int(e.launch("empty", 2**22, 32, [], sample=0.02)["kernel_cycles"])
     assert estimate > 20_000
     e.launch("empty", 2**22, 32, [], sample=0.02, max_cycles=estimate)  # exactly the limit runs
-    message = (r"^watchdog: kernel 'empty' exceeded max_cycles = 2000: sampled simulation estimates "
-               rf"{estimate} cycles \(4194304 warp instructions;")
+    # passed during the fast-forward: the projected cycles trip it there (the blocks after it do not run)
+    message = (r"^watchdog: kernel 'empty' exceeded max_cycles = 2000: sampled simulation estimates 2001 cycles "
+               r"by block \d+ of 4194304 \(its fast-forward stopped there after \d+ warp instructions;")
     with pytest.raises(WatchdogError, match=message):  # the estimate was returned as if within the limit
         e.launch("empty", 2**22, 32, [], sample=0.02, max_cycles=2000)
+    # passed only in the detailed tail after it: checked when the launch ends
+    message = (rf"^watchdog: kernel 'empty' exceeded max_cycles = {estimate - 1}: sampled simulation estimates "
+               rf"{estimate} cycles \(4194304 warp instructions;")
+    with pytest.raises(WatchdogError, match=message):
+        e.launch("empty", 2**22, 32, [], sample=0.02, max_cycles=estimate - 1)
 
 
 def test_max_ctas_is_set_per_engine_and_per_launch():
