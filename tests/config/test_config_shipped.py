@@ -97,7 +97,8 @@ def test_sm_gated_keys_exist_only_where_the_isa_has_them() -> None:
     v100, h100 = load_config("v100").flat(), load_config("h100").flat()
     for key in ("tensor.mma_sp_m16n8k32_f32.latency", "cp_async.mode", "smem.ldmatrix_x4.latency"):
         assert key not in v100 and key in h100
-    assert h100["smem.ldmatrix_x4.latency"] == h100["smem.latency"] + 3 * h100["smem.wavefront_latency"]
+    assert h100["smem.ldmatrix_x4.latency"] == (h100["smem.latency"] + 3 * h100["smem.wavefront_latency"]
+                                                + h100["smem.matrix_extra_latency"])
 
 
 def test_latency_split_reproduces_the_configured_totals() -> None:
