@@ -56,8 +56,8 @@ def test_a_sampled_launch_past_max_cycles_stops_during_its_fast_forward():
     stopped = time.perf_counter() - start
     projected = int(re.search(message, str(info.value)).group(1))
     assert limit < projected < estimate
-    # before, the whole grid ran (`full`, 1.5 s on the 2-core development host) and the estimate was checked
-    # at its end; now the detailed waves before the skip and a tenth of the fast-forward run (0.4 s)
+    # before, the whole grid ran (`full`, 1.8 s on the 2-core development host) and the estimate was checked
+    # at its end; now the detailed waves before the skip and a tenth of the fast-forward run (0.3 s)
     assert stopped < full / 2, (stopped, full)
     # the limit exactly at the estimate still runs to the end, with the same cycles
     assert e.launch("work", GRID, 32, [ITERS], sample=0.02, max_cycles=estimate)["kernel_cycles"] == estimate
