@@ -108,8 +108,10 @@ def test_a_half_warp_split_across_two_barrier_ids_is_a_fault(config, tmp_path):
     e = engine(config, tmp_path)
     out = e.malloc(4 * 128)
     message = (r"^barrier deadlock in kernel 'split': warp 0 of block \(0,0,0\) reaches barrier 0 at "
-               r"`bar\.sync 0` \([^ ]*barrier_ids\.ptx:19, pc \d+\) with lanes 0-15 only, while lanes 16-31 are at "
-               r"`bar\.sync 1` \([^ ]*barrier_ids\.ptx:16, pc \d+\), barrier 1; 'bar\.sync' is aligned: every thread "
+               r"`bar\.sync 0` \([^ ]*barrier_ids\.ptx:19, pc \d+\) with lanes 0-15 only, "
+               r"while lanes 16-31 are at "
+               r"`bar\.sync 1` \([^ ]*barrier_ids\.ptx:16, pc \d+\), barrier 1; 'bar\.sync' is aligned: "
+               r"every thread "
                r"of a warp must execute the same barrier instruction .*the hardware would hang")
     with pytest.raises(SimFault, match=message):
         e.launch("split", 1, 32, [out], timing=config is not None)
@@ -130,7 +132,8 @@ def test_a_barrier_id_that_differs_across_the_warp_is_a_fault(config, tmp_path):
 def test_an_aligned_barrier_reached_by_part_of_a_warp_is_a_fault(config, tmp_path):
     e = engine(config, tmp_path)
     message = (r"^barrier deadlock in kernel 'guarded': warp 0 of block \(0,0,0\) reaches barrier 0 at "
-               r"`@%p1 bar\.sync 0` \([^ ]*barrier_ids\.ptx:46, pc \d+\) with lanes 0, 2, 4, .*, 30 only, while "
+               r"`@%p1 bar\.sync 0` \([^ ]*barrier_ids\.ptx:46, pc \d+\) with lanes 0, 2, 4, .*, 30 only, "
+               r"while "
                r"lanes 1, 3, 5, .*, 31 skip it \(its guard is false for them\); 'bar\.sync' is aligned")
     with pytest.raises(SimFault, match=message):
         e.launch("guarded", 1, 64, [], timing=config is not None)

@@ -181,13 +181,14 @@ def test_a_sampled_launch_past_max_cycles_is_a_watchdog_error():
     assert estimate > 20_000
     e.launch("empty", 2**22, 32, [], sample=0.02, max_cycles=estimate)  # exactly the limit runs
     # passed during the fast-forward: the projected cycles trip it there (the blocks after it do not run)
-    message = (r"^watchdog: kernel 'empty' exceeded max_cycles = 2000: sampled simulation estimates 2001 cycles "
-               r"by block \d+ of 4194304 \(its fast-forward stopped there after \d+ warp instructions;")
+    message = (r"^watchdog: kernel 'empty' exceeded max_cycles = 2000: sampled simulation estimates "
+               r"2001 cycles by block \d+ of 4194304 \(its fast-forward stopped there after \d+ warp "
+               r"instructions;")
     with pytest.raises(WatchdogError, match=message):  # the estimate was returned as if within the limit
         e.launch("empty", 2**22, 32, [], sample=0.02, max_cycles=2000)
     # passed only in the detailed tail after it: checked when the launch ends
-    message = (rf"^watchdog: kernel 'empty' exceeded max_cycles = {estimate - 1}: sampled simulation estimates "
-               rf"{estimate} cycles \(4194304 warp instructions;")
+    message = (rf"^watchdog: kernel 'empty' exceeded max_cycles = {estimate - 1}: sampled simulation "
+               rf"estimates {estimate} cycles \(4194304 warp instructions;")
     with pytest.raises(WatchdogError, match=message):
         e.launch("empty", 2**22, 32, [], sample=0.02, max_cycles=estimate - 1)
 
