@@ -106,23 +106,72 @@ uint32_t register_slots(const Kernel& k, int32_t r) {
 }
 
 uint32_t estimate_registers(const Kernel& k) {
+  // The most register slots live across any one instruction (its live-in plus the destinations it writes
+  // while its sources are read), plus two reserved. Liveness is solved per basic block and then walked
+  // backwards through each block with a running slot count: linear in the code, the same figure as per-pc
+  // sets (an unguarded write kills, every source reads; the least fixed point either way).
   const int n = static_cast<int>(k.code.size());
   const size_t nr = k.regs.size();
   if (n == 0 || nr == 0) return 2;
   const size_t words = (nr + 63) / 64;
-  const std::vector<uint64_t> live_in = live_in_sets(
-      k, [](const Instr&, int32_t) { return false; }, [](const Instr& in, int32_t) { return in.guard < 0; });
-  const auto width = [&](int32_t r) { return register_slots(k, r); };
-  uint32_t peak = 0;
+  std::vector<char> leader(static_cast<size_t>(n) + 1, 0);
+  leader[0] = 1;
   for (int pc = 0; pc < n; ++pc) {
-    // Live across this instruction: its live-in plus its destinations (written while sources are read).
-    uint32_t sum = 0;
-    const uint64_t* li = &live_in[static_cast<size_t>(pc) * words];
+    const Instr& in = k.code[static_cast<size_t>(pc)];
+    if (in.op == Op::Bra && in.target >= 0) leader[static_cast<size_t>(in.target)] = 1;
+    if (ends_block(in)) leader[static_cast<size_t>(pc) + 1] = 1;
+  }
+  std::vector<int> starts, block_of(static_cast<size_t>(n));
+  for (int pc = 0; pc < n; ++pc) {
+    if (leader[static_cast<size_t>(pc)]) starts.push_back(pc);
+    block_of[static_cast<size_t>(pc)] = static_cast<int>(starts.size()) - 1;
+  }
+  const int nb = static_cast<int>(starts.size());
+  const auto block_end = [&](int b) { return b + 1 < nb ? starts[static_cast<size_t>(b) + 1] : n; };
+  const auto has = [](const Bits& v, int32_t r) { return (v[static_cast<size_t>(r) / 64] >> (r % 64)) & 1u; };
+  const auto width = [&](int32_t r) { return register_slots(k, r); };
+  Bits live_in(static_cast<size_t>(nb) * words, 0), cur(words);
+  std::vector<int> succ;
+  const auto live_out = [&](int b) {
+    std::fill(cur.begin(), cur.end(), 0);
+    successors(k, block_end(b) - 1, succ);
+    for (int s : succ)
+      for (size_t w = 0; w < words; ++w) cur[w] |= live_in[static_cast<size_t>(block_of[static_cast<size_t>(s)]) * words + w];
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int b = nb - 1; b >= 0; --b) {
+      live_out(b);
+      for (int pc = block_end(b) - 1; pc >= starts[static_cast<size_t>(b)]; --pc) {
+        const Instr& in = k.code[static_cast<size_t>(pc)];
+        if (in.guard < 0)
+          for (int32_t r : in.dsts) cur[static_cast<size_t>(r) / 64] &= ~(uint64_t{1} << (r % 64));
+        for (int32_t r : in.srcs) cur[static_cast<size_t>(r) / 64] |= uint64_t{1} << (r % 64);
+      }
+      uint64_t* dst = &live_in[static_cast<size_t>(b) * words];
+      for (size_t w = 0; w < words; ++w)
+        if (dst[w] != cur[w]) { dst[w] = cur[w]; changed = true; }
+    }
+  }
+  uint32_t peak = 0;
+  for (int b = 0; b < nb; ++b) {
+    live_out(b);
+    uint32_t sum = 0;  // slots of the registers in cur
     for (size_t w = 0; w < words; ++w)
-      for (uint64_t b = li[w]; b; b &= b - 1) sum += width(static_cast<int32_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(b))));
-    for (int32_t r : k.code[static_cast<size_t>(pc)].dsts)
-      if (!((li[static_cast<size_t>(r) / 64] >> (r % 64)) & 1)) sum += width(r);
-    peak = std::max(peak, sum);
+      for (uint64_t bits = cur[w]; bits; bits &= bits - 1)
+        sum += width(static_cast<int32_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits))));
+    for (int pc = block_end(b) - 1; pc >= starts[static_cast<size_t>(b)]; --pc) {
+      const Instr& in = k.code[static_cast<size_t>(pc)];
+      if (in.guard < 0)
+        for (int32_t r : in.dsts)
+          if (has(cur, r)) { cur[static_cast<size_t>(r) / 64] &= ~(uint64_t{1} << (r % 64)); sum -= width(r); }
+      for (int32_t r : in.srcs)
+        if (!has(cur, r)) { cur[static_cast<size_t>(r) / 64] |= uint64_t{1} << (r % 64); sum += width(r); }
+      uint32_t across = sum;  // cur is this instruction's live-in; its destinations are written meanwhile
+      for (int32_t r : in.dsts)
+        if (!has(cur, r)) across += width(r);
+      peak = std::max(peak, across);
+    }
   }
   return peak + 2;
 }
