@@ -522,51 +522,43 @@ uint64_t TimingModel::complete_time(const Instr& in, WarpRecord& rec, const OpTi
     }
     case MemKind::Load: case MemKind::Store: case MemKind::Atomic: {
       if (rec.no_accesses()) return t + 1;
-      const Space s = rec.space;
-      if (in.traits.fragment_load) return fragment_load_time(in, rec, sm, t);
-      uint64_t known = 0;  // a shared access or global load of a named shape the memo knows: records unread
-      if (s == Space::Shared && rec.shape.key && !in.traits.cas_loop &&
-          mem_.shared_named(sm, t, rec.first_addr(), rec.shape, known))
-        return known;
-      if (s == Space::Global && in.traits.mem == MemKind::Load && rec.shape.key &&
-          mem_.load_named(sm, t, rec.first_addr(), rec.shape, !(in.flags & F_CG), known))
-        return known;
-      rec.materialize();
-      if (s == Space::Param) return t + int_latency_;
-      if (s == Space::Const) return t + cfg_.const_latency;
-      if (s == Space::Shared && in.traits.cas_loop)  // LDS, add, CAS, compare, branch per update
-        return mem_.shared_cas_loop(sm, t, rec.acc, w.cta->cta.linear_id,
-                                    2 * cfg_.smem_latency + 2 * int_latency_ + branch_latency_);
-      if (s == Space::Shared) return mem_.shared(sm, t, rec.acc, rec.shape);
-      if (in.traits.mem == MemKind::Atomic) return mem_.atomic(sm, t, rec.acc);
-      if (in.traits.mem == MemKind::Store) {
-        const uint64_t done = mem_.store(sm, t, rec.acc, rec.shape);
-        w.last_done = std::max(w.last_done, done);
-        return t + 1;
-      }
-      return mem_.load(sm, t, rec.acc, !(in.flags & F_CG), rec.shape);
+      const uint64_t done = access_time(in, rec, w, sm, t);
+      if (!in.traits.fragment_load) return done;
+      // a matrix-fragment load: from shared memory one SASS LDSM (smem.matrix_extra_latency beyond its
+      // wavefronts); from elsewhere, for a layout HMMA reads transposed (A .col, B .row), the MOVM.16.MT88
+      // transposes ptxas adds after the loads (tensor.movm_latency)
+      if (rec.space == Space::Shared) return done + cfg_.smem_matrix_extra_latency;
+      return done + (in.traits.fragment_transposed ? cfg_.movm_latency : 0);
     }
   }
   return t + ot.latency;
 }
 
-// A matrix-fragment load (wmma.load A/B, ldmatrix): from shared memory one SASS LDSM, its wavefronts'
-// time plus smem.matrix_extra_latency; from global memory its loads, then, for a layout HMMA reads
-// transposed (A .col, B .row), the MOVM.16.MT88 transposes ptxas adds (tensor.movm_latency).
-uint64_t TimingModel::fragment_load_time(const Instr& in, WarpRecord& rec, uint32_t sm, uint64_t t) {
-  uint64_t known = 0;
-  if (rec.space == Space::Shared) {
-    if (!(rec.shape.key && mem_.shared_named(sm, t, rec.first_addr(), rec.shape, known))) {
-      rec.materialize();
-      known = mem_.shared(sm, t, rec.acc, rec.shape);
-    }
-    return known + cfg_.smem_matrix_extra_latency;
+// When a warp's load, store or atomic with accesses completes (a store: when it may issue on; its path
+// time goes to the warp's last_done).
+uint64_t TimingModel::access_time(const Instr& in, WarpRecord& rec, WarpT& w, uint32_t sm, uint64_t t) {
+  const Space s = rec.space;
+  uint64_t known = 0;  // a shared access or global load of a named shape the memo knows: records unread
+  if (s == Space::Shared && rec.shape.key && !in.traits.cas_loop &&
+      mem_.shared_named(sm, t, rec.first_addr(), rec.shape, known))
+    return known;
+  if (s == Space::Global && in.traits.mem == MemKind::Load && rec.shape.key &&
+      mem_.load_named(sm, t, rec.first_addr(), rec.shape, !(in.flags & F_CG), known))
+    return known;
+  rec.materialize();
+  if (s == Space::Param) return t + int_latency_;
+  if (s == Space::Const) return t + cfg_.const_latency;
+  if (s == Space::Shared && in.traits.cas_loop)  // LDS, add, CAS, compare, branch per update
+    return mem_.shared_cas_loop(sm, t, rec.acc, w.cta->cta.linear_id,
+                                2 * cfg_.smem_latency + 2 * int_latency_ + branch_latency_);
+  if (s == Space::Shared) return mem_.shared(sm, t, rec.acc, rec.shape);
+  if (in.traits.mem == MemKind::Atomic) return mem_.atomic(sm, t, rec.acc);
+  if (in.traits.mem == MemKind::Store) {
+    const uint64_t done = mem_.store(sm, t, rec.acc, rec.shape);
+    w.last_done = std::max(w.last_done, done);
+    return t + 1;
   }
-  if (!(rec.shape.key && mem_.load_named(sm, t, rec.first_addr(), rec.shape, !(in.flags & F_CG), known))) {
-    rec.materialize();
-    known = mem_.load(sm, t, rec.acc, !(in.flags & F_CG), rec.shape);
-  }
-  return known + (in.traits.fragment_transposed ? cfg_.movm_latency : 0);
+  return mem_.load(sm, t, rec.acc, !(in.flags & F_CG), rec.shape);
 }
 
 uint32_t TimingModel::memory_instructions_named(const Instr& in, WarpRecord& rec) {

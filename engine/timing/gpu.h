@@ -125,7 +125,7 @@ class TimingModel {
   // records that name their shape: the count depends only on the records relative to each other (and on
   // whether the instruction loads a fragment, which the name's wmma kind fixes), and a global wmma.load
   // would walk 256 of them.
-  uint64_t fragment_load_time(const Instr& in, WarpRecord& rec, uint32_t sm, uint64_t t);
+  uint64_t access_time(const Instr& in, WarpRecord& rec, WarpT& w, uint32_t sm, uint64_t t);
   uint32_t memory_instructions_named(const Instr& in, WarpRecord& rec);
   uint64_t complete_time(const Instr& in, WarpRecord& rec, const OpTiming& ot, WarpT& w, uint32_t sm,
                          uint64_t t);

@@ -65,7 +65,8 @@ def _uniform(rng: np.random.Generator, n: int) -> np.ndarray:
     return rng.uniform(-1.0, 1.0, n).astype(np.float32)
 
 
-def _poison(n: int) -> np.ndarray:
+def poison(n: int) -> np.ndarray:
+    """An output buffer of n float32 NaNs: an element the kernel does not write fails the numpy check."""
     return np.full(n, np.nan, np.float32)
 
 
@@ -76,7 +77,7 @@ def _grid_stride(items: int, block: int, waves: int = 8) -> tuple[int, int, int]
 def _copy(nbytes: int) -> Callable[[np.random.Generator], Plan]:
     def plan(rng: np.random.Generator) -> Plan:
         x = _uniform(rng, nbytes // 4)
-        return Plan([x, _poison(x.size)], [Buf(0), Buf(1), x.size // 4], _grid_stride(x.size // 4, 256),
+        return Plan([x, poison(x.size)], [Buf(0), Buf(1), x.size // 4], _grid_stride(x.size // 4, 256),
                     (256, 1, 1), 1, lambda _: x)
     return plan
 
@@ -86,7 +87,7 @@ def _write(nbytes: int) -> Callable[[np.random.Generator], Plan]:
         v = float(np.float32(rng.uniform(-8, 8)))
         n = nbytes // 4
         want = (np.float32(v) + np.tile(np.arange(4, dtype=np.float32), n // 4)).astype(np.float32)
-        return Plan([_poison(n)], [Buf(0), v, n // 4], _grid_stride(n // 4, 256), (256, 1, 1), 0,
+        return Plan([poison(n)], [Buf(0), v, n // 4], _grid_stride(n // 4, 256), (256, 1, 1), 0,
                     lambda _: want)
     return plan
 
@@ -105,7 +106,7 @@ def _strided(n: int, stride: int) -> Callable[[np.random.Generator], Plan]:
     def plan(rng: np.random.Generator) -> Plan:
         x = _uniform(rng, n)
         want = x[(np.arange(n, dtype=np.uint64) * stride) & (n - 1)] * np.float32(2)
-        return Plan([x, _poison(n)], [Buf(0), Buf(1), stride, n - 1, n], (n // 256, 1, 1), (256, 1, 1), 1,
+        return Plan([x, poison(n)], [Buf(0), Buf(1), stride, n - 1, n], (n // 256, 1, 1), (256, 1, 1), 1,
                     lambda _: want)
     return plan
 
@@ -114,7 +115,7 @@ def _gather(n: int) -> Callable[[np.random.Generator], Plan]:
     def plan(rng: np.random.Generator) -> Plan:
         x = _uniform(rng, n)
         idx = rng.integers(0, n, n).astype(np.int32)
-        return Plan([x, idx, _poison(n)], [Buf(0), Buf(1), Buf(2), n], (n // 256, 1, 1), (256, 1, 1), 2,
+        return Plan([x, idx, poison(n)], [Buf(0), Buf(1), Buf(2), n], (n // 256, 1, 1), (256, 1, 1), 2,
                     lambda _: x[idx] + np.float32(1))
     return plan
 
@@ -153,7 +154,7 @@ def _divergent(n: int, max_trips: int) -> Callable[[np.random.Generator], Plan]:
     def plan(rng: np.random.Generator) -> Plan:
         trips = rng.integers(0, max_trips + 1, n).astype(np.int32)
         x = _uniform(rng, n)
-        return Plan([trips, x, _poison(n)], [Buf(0), Buf(1), Buf(2), n], (n // 128, 1, 1), (128, 1, 1), 2,
+        return Plan([trips, x, poison(n)], [Buf(0), Buf(1), Buf(2), n], (n // 128, 1, 1), (128, 1, 1), 2,
                     lambda _: divergent_reference(trips, x), rtol=1e-5)
     return plan
 
@@ -193,7 +194,7 @@ def fma_reference(x: np.ndarray, iters: int) -> np.ndarray:
 def _fma(ctas: int, iters: int) -> Callable[[np.random.Generator], Plan]:
     def plan(rng: np.random.Generator) -> Plan:
         x = _uniform(rng, ctas * 128)
-        return Plan([x, _poison(x.size)], [Buf(0), Buf(1), iters], (ctas, 1, 1), (128, 1, 1), 1,
+        return Plan([x, poison(x.size)], [Buf(0), Buf(1), iters], (ctas, 1, 1), (128, 1, 1), 1,
                     lambda _: fma_reference(x, iters), rtol=1e-5)
     return plan
 
@@ -205,7 +206,7 @@ def _smem(stride: int, iters: int, ctas: int = SMS) -> Callable[[np.random.Gener
         idx = ((tid[:, None] + np.arange(iters)[None, :]) * stride) & 1023
         tiles = x.reshape(ctas, 1024).astype(np.float64)
         want = tiles[:, idx].sum(axis=2).ravel()
-        return Plan([x, _poison(ctas * 256)], [Buf(0), Buf(1), stride, iters], (ctas, 1, 1), (256, 1, 1), 1,
+        return Plan([x, poison(ctas * 256)], [Buf(0), Buf(1), stride, iters], (ctas, 1, 1), (256, 1, 1), 1,
                     lambda _: want, rtol=1e-4)
     return plan
 
@@ -216,7 +217,7 @@ def _occupancy(smem_bytes: int, ctas: int) -> Callable[[np.random.Generator], Pl
         x = _uniform(rng, ctas * words).reshape(ctas, words)
         prod = (x * x[:, ::-1]).astype(np.float64)  # tile[words-1-j] * tile[j]
         want = np.stack([prod[:, t::256].sum(axis=1) for t in range(256)], axis=1).ravel()
-        return Plan([x.ravel(), _poison(ctas * 256)], [Buf(0), Buf(1), words], (ctas, 1, 1), (256, 1, 1), 1,
+        return Plan([x.ravel(), poison(ctas * 256)], [Buf(0), Buf(1), words], (ctas, 1, 1), (256, 1, 1), 1,
                     lambda _: want, rtol=1e-4, shared_bytes=smem_bytes)
     return plan
 
@@ -228,7 +229,7 @@ def _fragments(m: int, n: int, k: int, mma: bool) -> Callable[[np.random.Generat
         want = (a.astype(np.float64) @ b.astype(np.float64)).ravel()
         bmat = np.ascontiguousarray(b.T) if mma else b
         grid = (n // (32 if mma else 64), m // 16, 1)
-        return Plan([a.ravel(), bmat.ravel(), _poison(m * n)], [Buf(0), Buf(1), Buf(2), m, n, k], grid,
+        return Plan([a.ravel(), bmat.ravel(), poison(m * n)], [Buf(0), Buf(1), Buf(2), m, n, k], grid,
                     (128, 1, 1), 2, lambda _: want, rtol=1e-3)
     return plan
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from stcsim.gpu.calibration_cases import SMS, Buf, Case, Plan
+from stcsim.gpu.calibration_cases import SMS, Buf, Case, Plan, poison
 
 MODULE = "tc_styles"
 
@@ -27,16 +27,12 @@ def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (a.astype(np.float64) @ b.astype(np.float64)).ravel()
 
 
-def _poison(n: int) -> np.ndarray:
-    return np.full(n, np.nan, np.float32)
-
-
 def _wmma_sample(m: int, n: int, k: int, wx: int, wy: int) -> Callable[[np.random.Generator], Plan]:
     """Column-major A and B (the samples' layout); block (32*wx, wy): a warp per 16x16 tile of C."""
     def plan(rng: np.random.Generator) -> Plan:
         a, b = _f16(rng, m, k), _f16(rng, k, n)
         grid = (m // (16 * wx), n // (16 * wy), 1)
-        return Plan([np.ascontiguousarray(a.T).ravel(), np.ascontiguousarray(b.T).ravel(), _poison(m * n)],
+        return Plan([np.ascontiguousarray(a.T).ravel(), np.ascontiguousarray(b.T).ravel(), poison(m * n)],
                     [Buf(0), Buf(1), Buf(2), m, n, k], grid, (32 * wx, wy, 1), 2, lambda _: _product(a, b),
                     rtol=1e-3)
     return plan
@@ -48,7 +44,7 @@ def _row_major(m: int, n: int, k: int, tile: tuple[int, int], threads: int,
     def plan(rng: np.random.Generator) -> Plan:
         a, b = _f16(rng, m, k), _f16(rng, k, n)
         tm, tn = tile if not warps_along_n else (32, 32 * (threads // 32))
-        return Plan([a.ravel(), b.ravel(), _poison(m * n)], [Buf(0), Buf(1), Buf(2), m, n, k],
+        return Plan([a.ravel(), b.ravel(), poison(m * n)], [Buf(0), Buf(1), Buf(2), m, n, k],
                     (n // tn, m // tm, 1), (threads, 1, 1), 2, lambda _: _product(a, b), rtol=1e-3)
     return plan
 
@@ -99,7 +95,7 @@ def _sparse(m: int, n: int, k: int, kernel: str, warps: int = 1) -> Callable[[np
             bmat, grid, block = np.ascontiguousarray(b.T), (n // (32 * warps), m // 16, 1), (32 * warps, 1, 1)
         else:
             bmat, grid, block = b, (n // 32, m // 32, 1), (32, 1, 1)
-        return Plan([values.ravel(), bmat.ravel(), meta.ravel(), _poison(m * n)],
+        return Plan([values.ravel(), bmat.ravel(), meta.ravel(), poison(m * n)],
                     [Buf(0), Buf(1), Buf(2), Buf(3), m, n, k], grid, block, 3, lambda _: _product(dense, b),
                     rtol=1e-3)
     return plan
@@ -112,7 +108,7 @@ def _chain(kernel: str, warps: int, iters: int, ctas: int = SMS) -> Callable[[np
         bmat = np.ascontiguousarray(b.T) if kernel == "tcs_chain_mma_gmem" else b
         total = ctas * warps
         want = np.tile(iters * _product(a, b), total)
-        return Plan([a.ravel(), bmat.ravel(), _poison(total * 256)], [Buf(0), Buf(1), Buf(2), iters, 0],
+        return Plan([a.ravel(), bmat.ravel(), poison(total * 256)], [Buf(0), Buf(1), Buf(2), iters, 0],
                     (ctas, 1, 1), (32 * warps, 1, 1), 2, lambda _: want, rtol=1e-3)
     return plan
 
