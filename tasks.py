@@ -163,7 +163,7 @@ def bench(c, quick=False, csv="", network=False, classes=False, case="", repeat=
     flags += [a for flag, val in options if val not in ("", None) for a in (flag, str(val))]
     if repeat != 1:
         flags += ["--repeat", str(repeat)]
-    _py("stcsim.harness.bench", *flags)
+    _py("stcsim.harness.sim_speed", *flags)
 
 
 WIDE_RUNS = ",".join(f"results/reference/h100_calibration_wide_run{i}.csv" for i in (1, 2))

@@ -23,7 +23,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from stcsim.harness.bench import parse_case
+from stcsim.harness.sim_speed import parse_case
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ def _worker(engine: str, case: str, repeat: int) -> int:
     from stcsim.harness.pgo_train import load_engine_module
 
     load_engine_module(Path(engine))
-    from stcsim.harness.bench import bench_case
+    from stcsim.harness.sim_speed import bench_case
 
     kernel, shape, config = parse_case(case)
     row = bench_case(kernel, shape, config, repeat=repeat)

@@ -194,7 +194,7 @@ def all_commands() -> list[DocCommand]:
 
 # modules (and invoke tasks) that need a GPU, CuPy, nvcc or Nsight Compute to do their job
 GPU_MODULES = {
-    "stcsim.gpu.bench": "times kernels on a real GPU (CuPy)",
+    "stcsim.gpu.time_kernels": "times kernels on a real GPU (CuPy)",
     "stcsim.gpu.sparse_silicon": "measures the sparse kernels on a real GPU (CuPy); its table of a measured "
     "CSV simulates every case (minutes)",
     "benchmarks.calibration.silicon_memory": "silicon microbenchmarks on a real GPU (CuPy)",

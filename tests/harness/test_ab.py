@@ -8,7 +8,7 @@ import pytest
 import stcsim._engine
 
 from stcsim.harness import ab
-from stcsim.harness.bench import MMA
+from stcsim.harness.sim_speed import MMA
 
 ENGINE = Path(stcsim._engine.__file__)
 CASE = f"{MMA}:64x64x64:h100"

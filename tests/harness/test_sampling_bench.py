@@ -2,7 +2,6 @@
 
 import pytest
 
-from stcsim.harness.bench import parse_case
 from stcsim.harness.jobs import Variant, plan_network
 from stcsim.harness.sampling_bench import (
     SPARSE_KERNELS,
@@ -11,6 +10,7 @@ from stcsim.harness.sampling_bench import (
     measure_network,
     network_error,
 )
+from stcsim.harness.sim_speed import parse_case
 
 
 def _row(layer: str, full: int, sampled: int, repeat: int) -> SamplingRow:

@@ -5,7 +5,7 @@ import os
 
 import pandas as pd
 
-from stcsim.harness.bench import (
+from stcsim.harness.sim_speed import (
     MMA,
     bench_case,
     bench_network,
@@ -67,20 +67,20 @@ def test_profile_reruns_the_command_line_it_was_given(monkeypatch):
     # default cases.
     import sys
 
-    from stcsim.harness import bench
+    from stcsim.harness import sim_speed
 
     seen = {}
-    monkeypatch.setattr(bench, "_profile", lambda argv, data: seen.update(argv=argv, data=data) or 0)
+    monkeypatch.setattr(sim_speed, "_profile", lambda argv, data: seen.update(argv=argv, data=data) or 0)
     case = f"{MMA}:64x64x64:h100"
-    monkeypatch.setattr(sys, "argv", ["bench.py", "--case", case, "--profile", "p.data"])
+    monkeypatch.setattr(sys, "argv", ["sim_speed.py", "--case", case, "--profile", "p.data"])
     assert main() == 0
     assert seen == {"argv": ["--case", case, "--profile", "p.data"], "data": "p.data"}
 
 
 def test_classes_pairs_each_timed_case_with_the_functional_core_alone(tmp_path, monkeypatch):
-    from stcsim.harness import bench
+    from stcsim.harness import sim_speed
 
-    monkeypatch.setattr(bench, "CLASS_CASES", ((MMA, (64, 64, 64), "h100"),))
+    monkeypatch.setattr(sim_speed, "CLASS_CASES", ((MMA, (64, 64, 64), "h100"),))
     out = tmp_path / "classes.csv"
     assert main(["--classes", "--csv", str(out)]) == 0
     df = pd.read_csv(out)

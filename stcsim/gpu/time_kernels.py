@@ -1,4 +1,7 @@
-"""Time every kernel of the set on the GPU: ``python -m stcsim.gpu.bench --size 1024 --csv out.csv``."""
+"""Time every kernel of the set on a real GPU.
+
+    python -m stcsim.gpu.time_kernels --size 1024 --csv out.csv
+"""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from stcsim.kernels import GEMM_KERNELS, GemmProblem, verify_gemm
 FIELDS = ("kernel", "m", "n", "k", "gpu_time_ms", "gpu_time_ms_min", "tflops", "rel_error", "ok")
 
 
-def bench(p: GemmProblem, repeats: int) -> list[dict[str, object]]:
+def time_kernels(p: GemmProblem, repeats: int) -> list[dict[str, object]]:
     """One row per kernel: median time over `repeats`, TFLOP/s, and the error against numpy."""
     engine = GpuEngine(repeats=repeats)
     rows = []
@@ -36,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--csv", help="write the rows to this CSV file")
     opts = parser.parse_args(argv)
     m, n, k = (opts.size * 3)[:3] if len(opts.size) == 1 else opts.size
-    rows = bench(GemmProblem(m, n, k), opts.repeats)
+    rows = time_kernels(GemmProblem(m, n, k), opts.repeats)
     if opts.csv:
         with open(opts.csv, "w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=FIELDS)

@@ -56,7 +56,7 @@ PERF_HZ = 2000  # --profile's samples per second
 PROFILE_CHILD = ("import sys; from pathlib import Path; "
                  "from stcsim.harness.pgo_train import load_engine_module; "
                  "load_engine_module(Path(sys.argv[1])); "
-                 "from stcsim.harness.bench import main; sys.exit(main(sys.argv[2:]))")
+                 "from stcsim.harness.sim_speed import main; sys.exit(main(sys.argv[2:]))")
 NETWORK_CASE = ("resnet50", "dense", "v100")
 NETWORK_TARGET_SECONDS = 60.0
 
@@ -210,8 +210,8 @@ def format_rows(rows: list[BenchRow]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: python -m stcsim.harness.bench [--quick | --network] [--csv PATH] (--quick: small kernel cases,
-    no network case; --network: only the network case)."""
+    """CLI: python -m stcsim.harness.sim_speed [--quick | --network] [--csv PATH] (--quick: small kernel
+    cases, no network case; --network: only the network case)."""
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="small shapes (a smoke run)")
     ap.add_argument("--csv", default=None, help="also write the rows to this CSV file")
@@ -299,7 +299,7 @@ def _profile(argv: list[str], data: str) -> int:
         raise SystemExit("--profile needs perf (linux-tools); see docs/performance.md for the recipe")
     args = [x for i, x in enumerate(argv) if x != "--profile" and (i == 0 or argv[i - 1] != "--profile")]
     args = [x for x in args if not x.startswith("--profile=")]
-    cmd = [sys.executable, "-m", "stcsim.harness.bench", *args]
+    cmd = [sys.executable, "-m", "stcsim.harness.sim_speed", *args]
     engine = _symbol_engine()
     if engine is not None:
         print(f"profiling the engine module {engine}", flush=True)
