@@ -40,7 +40,9 @@ def build_sim(c):
     auto_shortflags=False,  # no -h for --scheduler: -h is --help
     iterable=["workload", "pattern", "config", "kernel", "sparsity"],
     help={
-        "workload": "network spec, e.g. resnet50 (repeatable): simulate every layer (a network run)",
+        "workload": "network spec, e.g. resnet50, or an imported model onnx:FILE.onnx / "
+                    "torch:MODULE:CALLABLE:input=3x224x224 (repeatable): simulate every layer (a network "
+                    "run)",
         "kernel": "kernel name; for a network run also auto, tensor-core or cuda-core (repeatable)",
         "shape": "MxNxK (one-kernel run)",
         "config": "GPU config spec (v100, h100, v100+stc, a YAML path); 'none': functional (one kernel)",
@@ -204,13 +206,15 @@ def test(c, k="", x=False):
 
 @task
 def workloads(c):
-    """List the networks with their source, options (variants) and the papers that ran them."""
+    """List the networks with their source, options (variants) and the papers that ran them, and the forms
+    that import a model (onnx:FILE.onnx, torch:MODULE:CALLABLE:input=...)."""
     _py("stcsim.workloads", "--list")
 
 
 @task(
     auto_shortflags=False,  # no -h for --hidden: -h is --help
-    help={"name": "network spec, e.g. alexnet:variant=tf-slim (see invoke workloads)", "batch": "batch",
+    help={"name": "network spec, e.g. alexnet:variant=tf-slim or onnx:FILE.onnx (see invoke workloads)",
+          "batch": "batch",
           "image_size": "image size", "seq_len": "sequence length", "hidden": "LSTM cells (LSTM models)",
           "markdown": "the table as markdown"}
 )

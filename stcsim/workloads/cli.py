@@ -60,6 +60,19 @@ def _network_block(name: str) -> list[str]:
     return lines
 
 
+IMPORT_TEXT = """\
+imported models (docs/workloads.md, "Import a model"): any of these forms wherever a network name goes
+  onnx:FILE.onnx[:DIM=N,...]     an ONNX file (pip install 'stcsim[onnx]'); DIM=N: its symbolic input
+                                 dimensions other than the batch, e.g. onnx:model.onnx:seq=128
+  torch:MODULE:CALLABLE:input=3x224x224[+...][,dtype=int64]
+                                 an nn.Module that CALLABLE() of MODULE (importable, or a .py file) builds,
+                                 traced on the meta device (pip install 'stcsim[torch]'); input: the
+                                 per-sample shape of each input (batch prepended); image_size=N: 3xNxN
+  lowered: convolutions (im2col), linear / matmul with a weight (prunable), activation x activation matmuls
+  (batched, not prunable); no GEMM work (activations, norms, pooling, reshapes) skipped; other GEMM ops
+  (transposed or 3-D convolutions, ONNX LSTM / Einsum) are an error naming the node"""
+
+
 def list_text() -> str:
     """Every network with its defaults, source, model paper, options (variants) and the papers that ran it."""
     blocks = ["\n".join(_network_block(name)) for name in list_networks()]
@@ -132,7 +145,8 @@ def shapes_markdown(net: Network) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m stcsim.workloads``; returns the exit status."""
     parser = argparse.ArgumentParser(prog="python -m stcsim.workloads", description=__doc__)
-    parser.add_argument("network", nargs="?", help="network spec, e.g. alexnet:variant=tf-slim (see --list)")
+    parser.add_argument("network", nargs="?", help="network spec, e.g. alexnet:variant=tf-slim (see --list), "
+                        "or an imported model: onnx:FILE.onnx, torch:MODULE:CALLABLE:input=3x224x224")
     parser.add_argument("--list", action="store_true",
                         help="list the networks (source, options, papers) and exit")
     parser.add_argument("--batch", type=int, default=1)
@@ -143,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="print only the unique shapes, as Markdown")
     args = parser.parse_args(argv)
     if args.list:
-        print(list_text())
+        print(list_text() + "\n\n" + IMPORT_TEXT)
         return 0
     if args.network is None:
         parser.error("give a network name or --list")

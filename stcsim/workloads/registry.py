@@ -6,7 +6,8 @@ Keys are the integer parameters ``image_size``, ``seq_len`` (also ``seq``), ``hi
 LLMs), the network's own named options, and ``launch`` (every network: ``batched``, the default, runs each
 attention layer's per-head GEMMs as one batched launch; ``serial`` as one launch per GEMM); an unknown key
 or value is a ValueError that lists what is allowed. Which variant each paper ran is recorded in
-:mod:`stcsim.workloads.papers`.
+:mod:`stcsim.workloads.papers`. ``onnx:FILE.onnx`` and ``torch:MODULE:CALLABLE:input=3x224x224`` import a
+model instead (:mod:`stcsim.workloads.model_import`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from stcsim.workloads import classic, llm, mobilenet, nmt, recurrent, resnet, transformers
+from stcsim.workloads.model_import import import_network, is_import_spec, with_import_params
 from stcsim.workloads.network import Network
 
 INT_PARAMS = ("image_size", "seq_len", "hidden", "kv_len")
@@ -209,7 +211,8 @@ def network_spec(name: str) -> NetworkSpec:
     key = _LOOKUP.get(_compact(name.partition(":")[0]))
     if key is None:
         raise ValueError(f"unknown network {name!r}; choose one of: {', '.join(_BY_NAME)} "
-                         f"(aliases: {', '.join(_ALIASES)})")
+                         f"(aliases: {', '.join(_ALIASES)}), or import one: onnx:FILE.onnx, "
+                         "torch:MODULE:CALLABLE:input=3x224x224")
     return _BY_NAME[key]
 
 
@@ -240,6 +243,8 @@ def with_params(text: str, **params: object) -> str:
     """The spec string ``text`` with the given keys added (``None`` values skipped), e.g.
     ``with_params("llama2_7b", phase="decode", kv_len=4096)`` is ``llama2_7b:phase=decode,kv_len=4096``; a
     key the spec already has with another value is a ValueError (parsing checks the rest)."""
+    if is_import_spec(text):  # onnx:... / torch:... (stcsim.workloads.model_import)
+        return with_import_params(text, **{KEY_ALIASES.get(key, key): value for key, value in params.items()})
     _, given = parse_spec(text)
     added = []
     for key, value in params.items():
@@ -295,6 +300,9 @@ def get_network(
     an unknown name, option or value, a non-positive
     batch, an image too small for the network (variant), or a parameter the network does not take.
     """
+    if is_import_spec(name):  # onnx:FILE / torch:MODULE:CALLABLE (stcsim.workloads.model_import)
+        return import_network(name, batch, image_size=image_size, seq_len=seq_len, hidden=hidden,
+                              kv_len=kv_len)
     spec, params = parse_spec(name)
     params = _merge(spec, params, image_size=image_size, seq_len=seq_len, hidden=hidden, kv_len=kv_len)
     label = spec.name
