@@ -14,8 +14,8 @@ import argparse
 import csv
 from pathlib import Path
 
-from benchmarks.micro.bench import warm_icache
 from benchmarks.micro.hopper import tma_clock_ptx, wgmma_chain_ptx
+from benchmarks.micro.launch import warm_icache
 from stcsim.sim import Engine, TensorMap
 
 WGMMA_N = (8, 16, 32, 64, 128, 256)

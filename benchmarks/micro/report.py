@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from benchmarks.micro.bench import BENCHES, CONFIGS, Bench, Result, measure
+from benchmarks.micro import BENCHES, CONFIGS, Bench, Result, measure
 
 GROUP_TITLES: dict[str, str] = {
     "latency": "Execution units: dependent chains (latency)",

@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.micro import bench
+from benchmarks.micro import launch
+from benchmarks.micro.registry import BENCHES, by_id
 from stcsim.gpu.runner import pack_args
 from stcsim.kernels.ptx_info import entry_params
 
@@ -225,7 +226,7 @@ def silicon_ids() -> list[str]:
     """The microbenchmarks that run on silicon."""
     return [
         b.id
-        for b in bench.BENCHES
+        for b in BENCHES
         if (b.group in SILICON_GROUPS or b.id in SILICON_EXTRA) and b.id not in NOT_ON_SILICON
     ]
 
@@ -237,12 +238,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--config", default="h100", help="the config whose expectations are listed beside")
     ap.add_argument("--only", default="", help="comma-separated benchmark ids (default: every silicon one)")
     a = ap.parse_args(argv)
-    bench.Engine = SiliconEngine  # type: ignore[misc,assignment]  # same runners, silicon underneath
+    launch.Engine = SiliconEngine  # type: ignore[misc,assignment]  # same runners, silicon underneath
     rows = []
     for bid in a.only.split(",") if a.only else silicon_ids():
         SiliconEngine.loaded.clear()
         try:
-            r = bench.by_id(bid).runner(a.config)
+            r = by_id(bid).runner(a.config)
             value, expected, note = r.value, r.expected, r.note
         except Exception as err:  # noqa: BLE001 - a benchmark PTX the GPU refuses is reported, not fatal
             value, expected, note = None, None, f"error: {err}"[:200]

@@ -9,9 +9,14 @@ reading, and the paper's example (4 non-zeros in each of 16 rows of a wmma.smma.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 import numpy as np
 
-from benchmarks.micro.bench import Check, Engine, Result, _add, flat, per_step, stat_per_step
+from benchmarks.micro.contract import Bench, Check, Result, case
+from benchmarks.micro.launch import flat, per_step, stat_per_step
+from benchmarks.micro.tensor import TENSOR_OPS, tensor_runner
+from stcsim.sim import Engine
 from stcsim.sparsity.extensor_latency import BlockSkip, chunk_latencies
 
 STC_CONFIGS: tuple[str, ...] = ("v100+stc", "v100+stc-pingpong")
@@ -24,7 +29,7 @@ PAPER_004_EXAMPLE = 66
 _PAD = 0xFF
 
 
-def _shmma(k: int, stream: bool):
+def _shmma(k: int, stream: bool) -> Callable[[str], Result]:
     bench_id = f"{'ii' if stream else 'lat'}.smma.k{k}"
     key = f"stc.smma_k{k}.{'issue_interval' if stream else 'latency'}"
 
@@ -44,10 +49,9 @@ def _shmma(k: int, stream: bool):
 
 def _dense_on_stc(config: str) -> Result:
     """The dense f32 wmma.mma on the sparse Tensor Core: 40, or 34 with the ping-pong B buffer."""
-    from benchmarks.micro.bench import by_id
-
     cfg = flat(config)
-    r = by_id("lat.wmma.f32").runner(config)
+    (wmma_f32,) = (t for t in TENSOR_OPS if t.name == "wmma.f32")
+    r = tensor_runner(wmma_f32, stream=False)(config)  # the runner of lat.wmma.f32
     key = "stc.dense_pingpong.latency" if cfg["stc.pingpong"] else "tensor.wmma_m16n16k16_f32.latency"
     assert r.value is not None
     return Result("lat.smma.dense", config, r.value, float(cfg[key]), "cycles",
@@ -70,7 +74,7 @@ def _paper_chunk() -> np.ndarray:
     return mask
 
 
-def _chunk_args(mask: np.ndarray, W: int):
+def _chunk_args(mask: np.ndarray, W: int) -> Callable[[Engine, int], list[int]]:
     vals = np.zeros((16, W), np.float16)
     coords = np.full((16, W), _PAD, np.uint8)
     for r in range(16):
@@ -87,7 +91,7 @@ def _chunk_args(mask: np.ndarray, W: int):
     return build
 
 
-def _smma_l(L: int, paper: bool = False):
+def _smma_l(L: int, paper: bool = False) -> Callable[[str], Result]:
     bench_id = "lat.smma.l16.paper" if paper else f"lat.smma.l{L}"
 
     def runner(config: str) -> Result:
@@ -106,21 +110,28 @@ def _smma_l(L: int, paper: bool = False):
     return runner
 
 
-for _k in (2, 4, 8):
-    _add(f"lat.smma.k{_k}", "sparse", f"SHMMA .k{_k} latency: dependent chain = stc.smma_k{_k}.latency (set "
-         "pipeline; K = 4: paper 001's 26 / 20)", (f"stc.smma_k{_k}.latency",), "smma_chain",
-         _shmma(_k, False), configs=STC_CONFIGS)
-    _add(f"ii.smma.k{_k}", "sparse", f"SHMMA .k{_k} issue interval: independent stream",
-         (f"stc.smma_k{_k}.issue_interval",), "smma_chain", _shmma(_k, True), configs=STC_CONFIGS)
-_add("lat.smma.dense", "sparse", "dense wmma.mma f32 on the sparse Tensor Core: 40, with ping-pong 34 "
-     "(paper 001 Fig. 13)", ("tensor.wmma_m16n16k16_f32.latency", "stc.dense_pingpong.latency"),
-     "tensor_chain", _dense_on_stc, configs=STC_CONFIGS)
 _PHASELAT_KEYS = ("extensor.block_skip", "extensor.min_block_cycles", "extensor.phase_overhead_cycles",
                   "extensor.nnz_per_phase")
-for _l in (16, 32, 48, 64):
-    _add(f"lat.smma.l{_l}", "sparse", f"wmma.smma.{_l} latency on a seeded random chunk = PhaseLat of its "
-         "coordinates (stcsim.sparsity.extensor_latency)", _PHASELAT_KEYS, "smma_l_chain", _smma_l(_l),
-         configs=EXTENSOR_CONFIGS)
-_add("lat.smma.l16.paper", "sparse", "paper 004's example: wmma.smma.16, 4 non-zeros in each of 16 rows = 66",
-     ("extensor.min_block_cycles", "extensor.phase_overhead_cycles"), "smma_l_chain", _smma_l(16, paper=True),
-     configs=EXTENSOR_CONFIGS)
+
+
+def _cases() -> Iterator[Bench]:
+    """The cases of this group, in the order of the report."""
+    for k in (2, 4, 8):
+        yield case(f"lat.smma.k{k}", "sparse", f"SHMMA .k{k} latency: dependent chain = "
+                   f"stc.smma_k{k}.latency (set pipeline; K = 4: paper 001's 26 / 20)",
+                   (f"stc.smma_k{k}.latency",), "smma_chain", _shmma(k, False), configs=STC_CONFIGS)
+        yield case(f"ii.smma.k{k}", "sparse", f"SHMMA .k{k} issue interval: independent stream",
+                   (f"stc.smma_k{k}.issue_interval",), "smma_chain", _shmma(k, True), configs=STC_CONFIGS)
+    yield case("lat.smma.dense", "sparse", "dense wmma.mma f32 on the sparse Tensor Core: 40, with ping-pong "
+               "34 (paper 001 Fig. 13)", ("tensor.wmma_m16n16k16_f32.latency", "stc.dense_pingpong.latency"),
+               "tensor_chain", _dense_on_stc, configs=STC_CONFIGS)
+    for L in (16, 32, 48, 64):
+        yield case(f"lat.smma.l{L}", "sparse", f"wmma.smma.{L} latency on a seeded random chunk = PhaseLat "
+                   "of its coordinates (stcsim.sparsity.extensor_latency)", _PHASELAT_KEYS, "smma_l_chain",
+                   _smma_l(L), configs=EXTENSOR_CONFIGS)
+    yield case("lat.smma.l16.paper", "sparse", "paper 004's example: wmma.smma.16, 4 non-zeros in each of 16 "
+               "rows = 66", ("extensor.min_block_cycles", "extensor.phase_overhead_cycles"), "smma_l_chain",
+               _smma_l(16, paper=True), configs=EXTENSOR_CONFIGS)
+
+
+CASES: tuple[Bench, ...] = tuple(_cases())

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from microkit import cases, check
 
-from benchmarks.micro.bench import CONFIGS, ctas_per_sm, flat, shared_case
+from benchmarks.micro.launch import CONFIGS, flat
+from benchmarks.micro.occupancy import ctas_per_sm, shared_case
 
 
 @pytest.mark.parametrize(("bench_id", "config"), cases("occupancy"))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.micro import BENCHES, CONFIGS, Check, Result
-from benchmarks.micro.bench import HERE, render
+from benchmarks.micro.launch import HERE, render
 from benchmarks.micro.report import GROUP_TITLES, cell, table
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "microbenchmarks.md"

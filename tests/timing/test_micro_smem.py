@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from microkit import cases, check
 
-from benchmarks.micro.bench import flat, smem_wavefronts
+from benchmarks.micro.launch import flat
+from benchmarks.micro.shared import smem_wavefronts
 
 
 @pytest.mark.parametrize(("bench_id", "config"), cases("shared"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from microkit import cases, check
 
-from benchmarks.micro.bench import measure
+from benchmarks.micro import measure
 
 
 @pytest.mark.parametrize(("bench_id", "config"), cases("sparse"))

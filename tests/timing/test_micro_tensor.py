@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from microkit import cases, check
 
-from benchmarks.micro.bench import PAPER_WMMA_V100, flat, measure
+from benchmarks.micro import measure
+from benchmarks.micro.launch import flat
+from benchmarks.micro.tensor import PAPER_WMMA_V100
 
 
 @pytest.mark.parametrize(("bench_id", "config"), cases("tensor"))
