@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from stcsim.gpu.calibrate import read_ncu_csv
+from stcsim.harness.files import write_csv_atomic
 from stcsim.kernels import GemmProblem, Kernel, get_kernel, kernels_for, random_operands, relative_error
 from stcsim.kernels.protocol import ptx_for
 from stcsim.kernels.registry import silicon_kernels
@@ -304,10 +305,8 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_csv(frame: pd.DataFrame, path: str, meta: Sequence[str] = ()) -> None:
-    """`frame` as CSV under ``# key: value`` header lines."""
-    with open(path, "w", newline="") as f:
-        f.writelines(f"# {line}\n" for line in meta)
-        frame.to_csv(f, index=False, float_format="%.6g")
+    """`frame` as CSV under ``# key: value`` header lines (six significant digits), written atomically."""
+    write_csv_atomic(frame, path, comments=meta, float_format="%.6g")
 
 
 def read_meta(path: str) -> list[str]:

@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 
+import pandas as pd
+
 from stcsim.gpu.runner import GpuEngine
+from stcsim.harness.files import write_csv_atomic
 from stcsim.kernels import GEMM_KERNELS, GemmProblem, verify_gemm
 
 FIELDS = ("kernel", "m", "n", "k", "gpu_time_ms", "gpu_time_ms_min", "tflops", "rel_error", "ok")
@@ -40,11 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     opts = parser.parse_args(argv)
     m, n, k = (opts.size * 3)[:3] if len(opts.size) == 1 else opts.size
     rows = time_kernels(GemmProblem(m, n, k), opts.repeats)
-    if opts.csv:
-        with open(opts.csv, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=FIELDS)
-            writer.writeheader()
-            writer.writerows(rows)
+    if opts.csv:  # \r\n line ends, as the csv module's writer gave the files already written
+        write_csv_atomic(pd.DataFrame(rows, columns=list(FIELDS)), opts.csv, lineterminator="\r\n")
     for row in rows:
         print(" ".join(f"{row[f]!s:>10}" if f != "kernel" else f"{row[f]:<52}" for f in FIELDS))
     return 0 if all(row["ok"] for row in rows) else 1

@@ -12,6 +12,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,10 +50,14 @@ def new_file_mode(target: Path) -> int:
         return 0o666 & ~_umask()
 
 
-def write_csv_atomic(df: pd.DataFrame, path: str | os.PathLike[str], **to_csv: Any) -> None:
-    """Writes `df` to `path` so that readers see either the old file or the complete new one (`to_csv`:
-    more options of DataFrame.to_csv, e.g. float_format). The file keeps the permissions of the one it
-    replaces; a new file gets the umask's (e.g. 0644), like any file the user creates."""
+def write_csv_atomic(
+    df: pd.DataFrame, path: str | os.PathLike[str], *, comments: Sequence[str] = (), **to_csv: Any
+) -> None:
+    """Writes `df` to `path` so that readers see either the old file or the complete new one: the one CSV
+    writer of stcsim (`comments`: ``# line`` header lines before the table, which pandas skips with
+    ``comment="#"``; `to_csv`: more options of DataFrame.to_csv, e.g. float_format). The file keeps the
+    permissions of the one it replaces; a new file gets the umask's (e.g. 0644), like any file the user
+    creates."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     mode = new_file_mode(target)
@@ -60,6 +65,7 @@ def write_csv_atomic(df: pd.DataFrame, path: str | os.PathLike[str], **to_csv: A
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "w", newline="") as f:
+            f.writelines(f"# {line}\n" for line in comments)
             df.to_csv(f, index=False, **to_csv)
         os.replace(tmp, target)
     except BaseException:
