@@ -146,6 +146,11 @@ def import_torch(
     meta = {key: torch.empty_like(t, device="meta") for key, t in
             [*model.named_parameters(), *model.named_buffers()]}
     params = {key: tuple(t.shape) for key, t in model.named_parameters()}
+    first = {id(t): key for key, t in [*model.named_parameters(), *model.named_buffers()]}
+    aliases: dict[str, list[str]] = {}  # a tied parameter's names (an LM head sharing the embedding's)
+    every = [*model.named_parameters(remove_duplicate=False), *model.named_buffers(remove_duplicate=False)]
+    for key, t in every:
+        aliases.setdefault(first[id(t)], []).append(key)
     # a tensor derived from parameters only: (parameter, weight values it covers, offset in the parameter)
     roots: dict[int, tuple[str, int, int]] = {id(t): (key, t.numel(), 0) for key, t in meta.items()}
     keep: list[Any] = list(meta.values())  # ids stay unique while the trace runs
@@ -159,7 +164,8 @@ def import_torch(
         """The parameter's name (no ``.weight``); a part of it (``in_proj_weight`` split into q, k and v)
         adds the part's index ``.0``, ``.1``, ... (``@offset`` for uneven parts)."""
         param, size, offset = roots[id(tensor)]
-        name = weight_layer_name(param)
+        owned = [key for key in aliases.get(param, []) if key.rpartition(".")[0] == stack[-1]]
+        name = weight_layer_name(owned[0] if owned else param)  # the running module's name for a tied one
         if size < numel(meta[param].shape):
             return f"{name}.{offset // size}" if offset % size == 0 else f"{name}@{offset}"
         return name
@@ -287,7 +293,7 @@ def import_torch(
     was_training = model.training
     try:
         model.eval()
-        with torch.no_grad(), Tracer():
+        with torch.no_grad(), torch.device("meta"), Tracer():  # tensors the forward makes land on meta too
             torch.func.functional_call(model, meta, inputs)
     except ModelImportError:
         raise

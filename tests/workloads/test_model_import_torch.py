@@ -258,6 +258,35 @@ def test_a_model_on_the_cpu_is_left_as_it_was() -> None:
     assert len(net.layers) == 6
 
 
+class TinyGPT(nn.Module):
+    """Token ids in, an embedding, a causal mask made inside the forward, an LM head tied to the embedding."""
+
+    def __init__(self, vocab: int = 100, d: int = 32, heads: int = 2) -> None:
+        super().__init__()
+        self.heads = heads
+        self.wte, self.qkv = nn.Embedding(vocab, d), nn.Linear(d, 3 * d)
+        self.head = nn.Linear(d, vocab, bias=False)
+        self.head.weight = self.wte.weight
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        x = self.wte(idx)
+        b, t, d = x.shape
+        q, k, v = (y.view(b, t, self.heads, -1).transpose(1, 2) for y in self.qkv(x).split(d, -1))
+        mask = torch.triu(torch.ones(t, t), 1).bool()  # no device given: meta during the trace
+        p = (q @ k.transpose(-1, -2)).masked_fill(mask, float("-inf")).softmax(-1)
+        return self.head(x + (p @ v).transpose(1, 2).reshape(b, t, d))
+
+
+def test_token_ids_and_a_tied_head() -> None:
+    with torch.device("meta"):
+        model = TinyGPT()
+    net = import_torch(model, [(12,)], batch=2, dtype="int64")
+    assert [(layer.name, layer.m, layer.n, layer.k, layer.groups) for layer in net.layers] == [
+        ("qkv", 96, 24, 32, 1), ("scores", 12, 12, 16, 4), ("context", 16, 12, 12, 4),
+        ("head", 100, 24, 32, 1)]
+    assert net.extra_params == () and net.params == sum(p.numel() for p in model.parameters())
+
+
 # ------------------------------------------------------------------------------ specs, CLI, errors
 
 
