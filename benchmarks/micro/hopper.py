@@ -14,12 +14,14 @@ installed). benchmarks/gpu/hopper_micro.sh wraps it in one device call.
 from __future__ import annotations
 
 import argparse
-import csv
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
+
+from stcsim.harness.files import write_csv_atomic
 
 KEEP_LOOP = 8  # wgmma per loop iteration of the throughput kernel
 
@@ -265,11 +267,9 @@ def main(argv: list[str] | None = None) -> int:
         rows += _cublas_rows()
     except Exception as exc:  # noqa: BLE001
         print(f"cublas failed: {type(exc).__name__}: {exc}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["name", "n_or_bytes", "value", "unit"])
-        w.writerows(rows)
+    # object columns and \r\n line ends: the bytes the csv module's writer gave the files already measured
+    table = pd.DataFrame(rows, columns=["name", "n_or_bytes", "value", "unit"], dtype=object)
+    write_csv_atomic(table, args.out, lineterminator="\r\n")
     for r in rows:
         print(*r, sep=",")
     return 0

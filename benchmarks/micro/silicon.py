@@ -17,7 +17,6 @@ Benchmarks that read simulator statistics (merges, bandwidth, occupancy) are not
 from __future__ import annotations
 
 import argparse
-import csv
 import hashlib
 import math
 import re
@@ -27,10 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from benchmarks.micro import launch
 from benchmarks.micro.registry import BENCHES, by_id
 from stcsim.gpu.runner import pack_args
+from stcsim.harness.files import write_csv_atomic
 from stcsim.kernels.ptx_info import entry_params
 
 # Benchmarks whose value is a %clock64 difference, valid on silicon.
@@ -252,10 +253,9 @@ def main(argv: list[str] | None = None) -> int:
             {"bench": bid, "silicon": value, "config_expected": expected, "sass_counts": sass, "note": note}
         )
         print(f"{bid:<32} silicon {value!s:>10}  {a.config} {expected!s:>8}  sass {sass}  {note}")
-    with open(a.out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["bench", "silicon", "config_expected", "sass_counts", "note"])
-        w.writeheader()
-        w.writerows(rows)
+    # object columns and \r\n line ends: the bytes the csv module's writer gave the files already measured
+    columns = ["bench", "silicon", "config_expected", "sass_counts", "note"]
+    write_csv_atomic(pd.DataFrame(rows, columns=columns, dtype=object), a.out, lineterminator="\r\n")
     return 0
 
 

@@ -47,3 +47,20 @@ def test_rows_as_the_csv_module_writes_them(tmp_path):
     p = tmp_path / "t.csv"
     write_csv_atomic(pd.DataFrame(rows, columns=list(rows[0])), p, lineterminator="\r\n")
     assert p.read_bytes() == ref.getvalue().encode()
+
+
+def test_object_columns_as_the_csv_module_writes_them(tmp_path):
+    # benchmarks/micro/silicon.py's and hopper.py's files: None empty, a column's ints and floats as they are
+    import csv
+    import io
+
+    rows = [{"bench": "lat.add.s32", "silicon": 4, "expected": 4.0, "note": ""},
+            {"bench": "chase.l1", "silicon": 33.5, "expected": None, "note": 'error: "x", y\nz'},
+            {"bench": "bw", "silicon": None, "expected": 1e-07, "note": "n/a"}]
+    ref = io.StringIO()
+    writer = csv.DictWriter(ref, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    p = tmp_path / "s.csv"
+    write_csv_atomic(pd.DataFrame(rows, columns=list(rows[0]), dtype=object), p, lineterminator="\r\n")
+    assert p.read_bytes() == ref.getvalue().encode()
