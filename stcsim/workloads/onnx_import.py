@@ -92,13 +92,93 @@ def import_onnx(path: str, batch: int = 1, dims: dict[str, str] | None = None) -
     model = load_model(path)
     options = dict(dims or {})
     values = _dim_values(model, path, batch, options)
-    model = _fix_dims(model, values, batch)
+    params = _params(model)
+    model = _infer(_fix_dims(model, values, batch), path)
+    return _lower(model, path, batch, options, params)
+
+
+def _infer(model: Any, path: str, rounds: int = 20) -> Any:
+    """``model`` with its shapes inferred. ``onnx.shape_inference`` alone leaves the shapes after a
+    ``Reshape`` whose target an exporter computes from ``Shape`` (Shape -> Gather -> Div -> Concat) unknown;
+    with every input shape fixed, such shape arithmetic is constant: it is evaluated (onnx's reference
+    implementation, small tensors only) and put in as initializers, and inference runs again, until nothing
+    more folds."""
     onnx = _onnx()
-    try:
-        model = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
-    except Exception as err:  # noqa: BLE001 - onnx.shape_inference.InferenceError
-        raise ModelImportError(path, f"shape inference failed: {_first_line(err)}") from None
-    return _lower(model, path, batch, options)
+    for _ in range(rounds):
+        try:
+            model = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+        except Exception as err:  # noqa: BLE001 - onnx.shape_inference.InferenceError
+            raise ModelImportError(path, f"shape inference failed: {_first_line(err)}") from None
+        folded = _fold(model)
+        if not folded:
+            return model
+        graph = model.graph
+        kept = [node for node in graph.node if not all(out in folded for out in node.output)]
+        outputs = {o.name for o in graph.output}
+        inits = [onnx.numpy_helper.from_array(value, name) for name, value in folded.items()
+                 if name not in outputs]
+        new_graph = onnx.helper.make_graph(kept, graph.name, graph.input, graph.output,
+                                           [*graph.initializer, *inits])
+        model = _with_graph(model, new_graph)
+    return model
+
+
+def _with_graph(model: Any, graph: Any) -> Any:
+    onnx = _onnx()
+    fixed = onnx.ModelProto()
+    fixed.CopyFrom(model)
+    fixed.graph.CopyFrom(graph)
+    return fixed
+
+
+_FOLD_LIMIT = 4096
+"""Elements of a tensor shape arithmetic folds (inputs and outputs): shapes and scalars, never weights."""
+
+
+def _fold(model: Any) -> dict[str, Any]:
+    """Values of the nodes computable from small constants and known shapes (``Shape`` of a tensor whose
+    shape is inferred); nothing with GEMM work, no ``Constant`` (inference reads those itself)."""
+    import numpy as np
+
+    onnx = _onnx()
+    from onnx.reference import ReferenceEvaluator
+
+    shapes = _shapes(model)
+    known: dict[str, Any] = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer
+                             if numel(t.dims) <= _FOLD_LIMIT}
+    for node in model.graph.node:
+        if node.op_type == "Constant" and node.domain in _STANDARD_DOMAINS:
+            try:
+                known[node.output[0]] = ReferenceEvaluator(node).run(None, {})[0]
+            except Exception:  # noqa: BLE001 - a constant the reference cannot build: not folded
+                pass
+    folded: dict[str, Any] = {}
+    opset = next((o.version for o in model.opset_import if o.domain in _STANDARD_DOMAINS), None)
+    for node in model.graph.node:
+        if node.domain not in _STANDARD_DOMAINS or node.op_type in _LOWERED or node.op_type in UNSUPPORTED \
+                or node.op_type in _SUBGRAPH_OPS or node.op_type == "Constant":
+            continue
+        ins = [i for i in node.input if i]
+        if node.op_type == "Shape":
+            shape = shapes.get(ins[0])
+            if shape is None:
+                continue
+            attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+            start, end = attrs.get("start", 0), attrs.get("end", None)
+            values = [np.array(shape[start:end], dtype=np.int64)]
+        elif ins and all(i in known for i in ins):
+            try:
+                evaluator = ReferenceEvaluator(node, opsets={"": opset} if opset else None)
+                values = evaluator.run(None, {i: known[i] for i in ins})
+            except Exception:  # noqa: BLE001 - an op the reference cannot run here: left to inference
+                continue
+        else:
+            continue
+        if any(np.asarray(v).size > _FOLD_LIMIT for v in values):
+            continue
+        for out, value in zip(node.output, values, strict=False):
+            known[out] = folded[out] = np.asarray(value)
+    return folded
 
 
 def _dim_values(model: Any, path: str, batch: int, options: dict[str, str]) -> dict[str, int]:
@@ -185,14 +265,20 @@ def _has_gemm(graph: Any) -> bool:
     return False
 
 
-def _lower(model: Any, path: str, batch: int, options: dict[str, str]) -> Network:
+def _params(model: Any) -> dict[str, tuple[int, ...]]:
+    """The model's parameters: its floating-point initializers with more than one element."""
+    onnx = _onnx()
+    float_types = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16,
+                   onnx.TensorProto.DOUBLE}
+    return {t.name: tuple(t.dims) for t in model.graph.initializer
+            if t.data_type in float_types and len(t.dims) >= 1 and numel(t.dims) > 1}
+
+
+def _lower(model: Any, path: str, batch: int, options: dict[str, str], params: dict[str, tuple[int, ...]],
+           ) -> Network:
     onnx = _onnx()
     graph = model.graph
     shapes = _shapes(model)
-    float_types = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16,
-                   onnx.TensorProto.DOUBLE}
-    params = {t.name: tuple(t.dims) for t in graph.initializer
-              if t.data_type in float_types and len(t.dims) >= 1 and numel(t.dims) > 1}
     roots: dict[str, str] = {t.name: t.name for t in graph.initializer}  # constant value -> initializer
     table, used = LayerTable(), set()
     matmul_out: dict[str, GemmRecord] = {}

@@ -287,6 +287,33 @@ def test_token_ids_and_a_tied_head() -> None:
     assert net.extra_params == () and net.params == sum(p.numel() for p in model.parameters())
 
 
+@pytest.mark.parametrize("make,shape", [(SdpaBlock, (10, 64)),
+                                        (lambda: Bottleneck(256, 128, 2), (256, 56, 56))])
+def test_pytorch_onnx_export_imports_to_the_same_gemms(tmp_path: Path, make, shape: tuple) -> None:  # noqa: ANN001
+    """The model exported by torch.onnx (dynamic batch: the exporter's Shape -> Gather -> Div -> Concat
+    reshapes, folded by the importer) gives the GEMMs of the traced module, in order, under the exporter's
+    node names (``/mlp/mlp.0/MatMul`` for ``mlp.0``)."""
+    pytest.importorskip("onnx")
+    import warnings
+
+    from stcsim.workloads import import_onnx
+
+    model = make().eval()
+    path = tmp_path / "exported.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation notice
+        torch.onnx.export(model, (torch.zeros(1, *shape),), str(path), dynamo=False, input_names=["x"],
+                          dynamic_axes={"x": {0: "batch"}})
+    traced, exported = import_torch(model, [shape], batch=3), import_onnx(str(path), batch=3)
+
+    def gemms(net) -> list[tuple]:  # noqa: ANN001
+        return [(layer.kind, layer.m, layer.n, layer.k, layer.groups, layer.conv) for layer in net.layers]
+
+    assert gemms(exported) == gemms(traced)
+    assert [layer.name.split("/")[-2] for layer in exported.layers if layer.has_weights] == [
+        layer.name for layer in traced.layers if layer.has_weights]
+
+
 # ------------------------------------------------------------------------------ specs, CLI, errors
 
 
