@@ -93,11 +93,27 @@ def import_onnx(path: str, batch: int = 1, dims: dict[str, str] | None = None) -
     options = dict(dims or {})
     values = _dim_values(model, path, batch, options)
     params = _params(model)
-    model = _infer(_fix_dims(model, values, batch), path)
-    return _lower(model, path, batch, options, params)
+    constants = {t.name for t in model.graph.initializer}
+    model = _infer(_skeleton(_fix_dims(model, values, batch)), path)
+    return _lower(model, path, batch, options, params, constants)
 
 
-def _infer(model: Any, path: str, rounds: int = 20) -> Any:
+def _skeleton(model: Any) -> Any:
+    """``model`` without the data of its large initializers (declared as inputs of their shape instead):
+    shape inference needs only their shapes, and runs on a model of kilobytes."""
+    onnx = _onnx()
+    graph = model.graph
+    large = [t for t in graph.initializer if numel(t.dims) > _FOLD_LIMIT]
+    names = {t.name for t in large}
+    declared = [onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)) for t in large]
+    inputs = [*[i for i in graph.input if i.name not in names], *declared]
+    small = [t for t in graph.initializer if t.name not in names]
+    skeleton = onnx.helper.make_graph(graph.node, graph.name, inputs, graph.output, small,
+                                      value_info=graph.value_info)
+    return _with_graph(model, skeleton)
+
+
+def _infer(model: Any, path: str, rounds: int = 10_000) -> Any:
     """``model`` with its shapes inferred. ``onnx.shape_inference`` alone leaves the shapes after a
     ``Reshape`` whose target an exporter computes from ``Shape`` (Shape -> Gather -> Div -> Concat) unknown;
     with every input shape fixed, such shape arithmetic is constant: it is evaluated (onnx's reference
@@ -275,11 +291,12 @@ def _params(model: Any) -> dict[str, tuple[int, ...]]:
 
 
 def _lower(model: Any, path: str, batch: int, options: dict[str, str], params: dict[str, tuple[int, ...]],
-           ) -> Network:
+           constants: set[str]) -> Network:
     onnx = _onnx()
     graph = model.graph
     shapes = _shapes(model)
-    roots: dict[str, str] = {t.name: t.name for t in graph.initializer}  # constant value -> initializer
+    # constant value -> the initializer it comes from (shape arithmetic folded into initializers included)
+    roots: dict[str, str] = {name: name for name in [*constants, *(t.name for t in graph.initializer)]}
     table, used = LayerTable(), set()
     matmul_out: dict[str, GemmRecord] = {}
 
