@@ -249,6 +249,18 @@ def test_repeats_conv1d_and_depthwise() -> None:
     assert (dw.kind, dw.is_gemm, dw.groups, dw.k) == (LayerKind.DEPTHWISE, False, 8, 9)
 
 
+def test_the_state_dict_loads_as_weights(tmp_path: Path) -> None:
+    """Weight layers are named after their parameters, so the model's own state_dict is a --weights file."""
+    from stcsim.workloads import load_weights
+
+    model = SdpaBlock()
+    torch.save(model.state_dict(), tmp_path / "block.pt")
+    net = import_torch(model, [(10, 64)])
+    weights = load_weights(net, tmp_path / "block.pt")
+    assert sorted(weights) == ["mlp.0", "mlp.2", "proj", "qkv"]
+    assert (weights["qkv"] == model.qkv.weight.detach().numpy()).all()
+
+
 def test_a_model_on_the_cpu_is_left_as_it_was() -> None:
     model = SdpaBlock().train()
     before = {name: p.detach().clone() for name, p in model.named_parameters()}
