@@ -37,7 +37,8 @@ uint64_t max_shared_per_block(uint16_t sm) {
 }
 }  // namespace
 
-std::vector<std::string> Engine::load_ptx(const std::string& text, const std::string& file) {
+std::vector<std::string> Engine::load_ptx(const std::string& text, const std::string& file,
+                                          const std::map<std::string, uint32_t>& copy_groups) {
   const size_t h = std::hash<std::string>{}(text);
   auto seen = loaded_.find(h);
   if (seen != loaded_.end() && seen->second.text == text) {  // same module again: its entries launch again
@@ -48,6 +49,10 @@ std::vector<std::string> Engine::load_ptx(const std::string& text, const std::st
   std::unique_ptr<Module> m = parse_ptx(text, file);
   // The register estimate (occupancy) stays the one of the PTX order: like ptxas, the schedule trades
   // register pressure for latency, which a pure hoisting schedule would overstate.
+  for (auto& k : m->kernels) {
+    const auto g = copy_groups.find(k->name);
+    if (g != copy_groups.end()) k->copy_group = g->second;
+  }
   if (schedule_loads_)
     for (auto& k : m->kernels) schedule_loads_early(*k);
   for (auto& k : m->kernels) compact_registers(*k);

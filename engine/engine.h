@@ -61,7 +61,10 @@ class Engine {
 
   // Parses, schedules and links a PTX module; its .entry kernels become launchable by name (replacing kernels of the
   // same name loaded before). Loading the same text again is a no-op. Returns the kernel names.
-  std::vector<std::string> load_ptx(const std::string& text, const std::string& file);
+  // `copy_groups`: per kernel name, ptxas's copy grouping read from its SASS (Kernel::copy_group; absent:
+  // the PTX-only schedule). A module loaded again keeps the schedule of its first load.
+  std::vector<std::string> load_ptx(const std::string& text, const std::string& file,
+                                    const std::map<std::string, uint32_t>& copy_groups = {});
 
   // Launches a kernel (on the timing model when it has a config and req.timing) and returns its stats.
   // Throws LaunchError, SimFault (WatchdogError past a limit) and Interrupted.

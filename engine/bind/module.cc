@@ -216,10 +216,16 @@ NB_MODULE(_engine, m) {
            "addr"_a, "data"_a, "Copies host bytes to device memory.")
       .def("copy_from", [](stc::Engine& e, uint64_t addr, Bytes b) { e.copy_from(addr, b.data(), b.size()); },
            "addr"_a, "out"_a, "Copies device memory into a writable host byte buffer.")
-      .def("load_ptx", [](stc::Engine& e, const nb::bytes& text, const std::string& file) {
-            return e.load_ptx(std::string(text.c_str(), text.size()), file);
-          }, "text"_a, "file"_a, "Parses and links PTX given as bytes (any byte a token cannot hold is a PtxError).")
-      .def("load_ptx", &stc::Engine::load_ptx, "text"_a, "file"_a,
+      .def("load_ptx", [](stc::Engine& e, const nb::bytes& text, const std::string& file,
+                          const std::map<std::string, uint32_t>& copy_groups) {
+            return e.load_ptx(std::string(text.c_str(), text.size()), file, copy_groups);
+          }, "text"_a, "file"_a, "copy_groups"_a = std::map<std::string, uint32_t>{},
+          "Parses and links PTX given as bytes (any byte a token cannot hold is a PtxError); copy_groups: "
+          "ptxas's copy grouping per kernel, from its SASS.")
+      .def("load_ptx", [](stc::Engine& e, const std::string& text, const std::string& file,
+                          const std::map<std::string, uint32_t>& copy_groups) {
+            return e.load_ptx(text, file, copy_groups);
+          }, "text"_a, "file"_a, "copy_groups"_a = std::map<std::string, uint32_t>{},
            "Parses and links PTX; returns the entry kernel names.")
       .def("kernel_names", &stc::Engine::kernel_names)
       .def("bytes_allocated", [](stc::Engine& e) { return e.memory().bytes_allocated(); })

@@ -110,6 +110,7 @@ void schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Register
   std::vector<uint32_t> new_tensor;  // Tensor Core instructions no join node stands for yet
   uint32_t last_ordered[kSpaces];
   std::fill(last_ordered, last_ordered + kSpaces, kNone);
+  std::vector<std::vector<uint32_t>> copy_stores(n);  // per global load: the shared stores of its value
   std::vector<uint32_t> loads[kSpaces];  // per space: loads that may alias it, not yet before an ordered access to it
   constexpr size_t G = static_cast<size_t>(Space::Generic);
   const auto aliased = [](size_t s, size_t t) { return !read_only(static_cast<Space>(t)) && (s == G || t == G || s == t); };
@@ -162,6 +163,13 @@ void schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Register
       }
     }
     for (int32_t r : in.srcs) edge(static_cast<uint32_t>(sc.writer[static_cast<size_t>(r)]), j);
+    if (regs.k->copy_group && in.traits.mem == MemKind::Store && in.space == Space::Shared)
+      for (int32_t r : in.srcs) {  // a value a global load brought: the store is that load's copy
+        const int32_t w = sc.writer[static_cast<size_t>(r)];
+        if (w >= 0 && global_load(code[b + static_cast<size_t>(w)]) &&
+            (copy_stores[static_cast<size_t>(w)].empty() || copy_stores[static_cast<size_t>(w)].back() != j))
+          copy_stores[static_cast<size_t>(w)].push_back(j);
+      }
     for (int32_t r : in.dsts) {
       edge(static_cast<uint32_t>(sc.writer[static_cast<size_t>(r)]), j);
       for (uint32_t i : sc.readers[static_cast<size_t>(r)]) edge(i, j);
@@ -232,6 +240,19 @@ void schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Register
   // the unlimited schedule the suite was calibrated with, nvcc's PTX naming a register for every value.
   const bool limited = std::any_of(code.begin() + static_cast<std::ptrdiff_t>(b),
                                    code.begin() + static_cast<std::ptrdiff_t>(e), [](const Instr& in) { return in.unrolled; });
+  // ptxas's copy grouping (Kernel::copy_group, read from its SASS): a global load a shared store copies
+  // (a copy load) is hoisted only while fewer than copy_group copy loads wait for their stores. ptxas
+  // issues a single-stage tile copy as groups of 1-4 LDGs, each followed by its STSs, so each group waits a
+  // memory latency before the next group's loads (docs/calibration.md, step 22).
+  const uint32_t group = regs.k->copy_group;
+  std::vector<uint32_t> stores_left(n, 0);  // per copy load: its stores not scheduled yet
+  std::vector<std::vector<uint32_t>> copies_of(group ? n : 0);  // per store: the copy loads it stores
+  for (size_t i = 0; i < copy_stores.size(); ++i) {
+    stores_left[i] = static_cast<uint32_t>(copy_stores[i].size());
+    for (uint32_t s : copy_stores[i]) copies_of[s].push_back(static_cast<uint32_t>(i));
+  }
+  const bool gated = group && std::any_of(stores_left.begin(), stores_left.end(), [](uint32_t c) { return c > 0; });
+  uint32_t open_copies = 0;  // copy loads scheduled whose stores are not all scheduled
   // Ready instructions that always fit, greatest height first, then PTX order; under the limit the ready
   // global loads wait apart, their fit re-checked at every pick.
   const auto lower = [&](uint32_t x, uint32_t y) { return height[x] != height[y] ? height[x] < height[y] : x > y; };
@@ -244,7 +265,7 @@ void schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Register
       const uint32_t x = stack.back();
       stack.pop_back();
       if (x < n) {
-        if (limited && global_load(code[b + x])) ready_loads.push_back(x);
+        if ((limited || gated) && global_load(code[b + x])) ready_loads.push_back(x);
         else ready.push(x);
       } else {
         for (uint32_t t : succ[x])
@@ -266,8 +287,9 @@ void schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Register
     size_t pick_slot = 0;
     for (size_t q = 0; q < ready_loads.size(); ++q) {
       const uint32_t i = ready_loads[q];
-      const int64_t d = change(code[b + i]);
-      const bool fits = i == first_left || pressure + d <= static_cast<int64_t>(regs.budget);
+      const int64_t d = limited ? change(code[b + i]) : 0;
+      const bool fits = i == first_left || ((!limited || pressure + d <= static_cast<int64_t>(regs.budget)) &&
+                                            (!gated || stores_left[i] == 0 || open_copies < group));
       const bool tie = pick == kNone || i < pick;
       const bool better = pick == kNone || (fits && !pick_fits) ||
                           (fits == pick_fits &&
@@ -291,6 +313,11 @@ void schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Register
     done[pick] = 1;
     order.push_back(pick);
     commit(code[b + pick]);
+    if (gated) {
+      if (stores_left[pick]) ++open_copies;
+      for (uint32_t l : copies_of[pick])
+        if (--stores_left[l] == 0 && done[l]) --open_copies;
+    }
     for (uint32_t s : succ[pick])
       if (--preds[s] == 0) release(s);
   }

@@ -235,6 +235,10 @@ struct Kernel {
   uint32_t maxntid[3] = {0, 0, 0};
   uint32_t reqntid[3] = {0, 0, 0};
   uint32_t regs_per_thread = 0;       // estimate from declarations (for occupancy)
+  // ptxas's copy grouping, from the SASS (stcsim.sim.sass_facts; 0: unknown, the PTX-only view): a global
+  // load whose value a shared store writes is hoisted only while fewer than this many such loads wait for
+  // their stores (func/schedule.cc).
+  uint32_t copy_group = 0;
   int32_t carry_reg = -1;             // hidden register of the carry flag CC.CF (-1: no carry instruction)
   uint16_t sm = 0;                    // the module's .target sm_XX (0: unknown)
   bool arch_specific = false;         // the target is architecture-specific (sm_90a: wgmma needs it)

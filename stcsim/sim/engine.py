@@ -55,7 +55,9 @@ class Engine:
     occupancy from the registers ptxas allocates (else, and with False, the engine's liveness estimate; the
     stat `regs_source` says which: ``ptxas``, ``estimate`` or ``launch`` for an explicit `regs_per_thread`),
     and wgmma.mma_async run one at a time where ptxas serialized them (its advisory C7515; the stat
-    `wgmma_serialized` is 1 then).
+    `wgmma_serialized` is 1 then). With a config of sm_90, `load_ptx` also reads ptxas's copy grouping from
+    the SASS (stcsim.sim.sass_facts): a tile copy's global loads are scheduled in the groups ptxas issues
+    them in (the stat `copy_group`; 0 where ptxas, the SASS decoder or a copy loop is missing).
     """
 
     def __init__(
@@ -72,6 +74,7 @@ class Engine:
         self.ptxas_facts = bool(ptxas_facts)
         self._sm_version = 0
         self._kernel_ptx: dict[str, str] = {}
+        self._copy_groups: dict[str, int] = {}
         self.max_cycles = launch_args.limit(max_cycles, "max_cycles")
         self.max_warp_insts = launch_args.limit(max_warp_insts, "max_warp_insts")
         self.max_ctas = launch_args.limit(max_ctas, "max_ctas")
@@ -137,8 +140,12 @@ class Engine:
             data, where = path.read_bytes(), str(path)
         else:
             data, where = str(ptx).encode("utf-8", "surrogatepass"), "<ptx text>"
-        names = list(self._eng.load_ptx(data, where))
         text = data.decode("utf-8", "surrogateescape")
+        groups = {}
+        if self.ptxas_facts and self.config is not None:  # the schedule follows ptxas's copy grouping
+            groups = ptxas_facts.facts(text, self._sm_version).copy_groups
+        names = list(self._eng.load_ptx(data, where, groups))
+        self._copy_groups.update({name: groups.get(name, 0) for name in names})
         self._kernel_ptx.update(dict.fromkeys(names, text))
         return names
 
@@ -227,6 +234,7 @@ class Engine:
             stats["config"] = self.config
             stats["regs_source"] = regs_source
             stats["wgmma_serialized"] = float(serialized)
+            stats["copy_group"] = float(self._copy_groups.get(kernel, 0))
         return stats
 
 

@@ -6,6 +6,8 @@
   to ...") names the functions whose wgmma it makes wait for the previous ones; the PTX still reads as a
   pipeline, the SASS does not.
 * Spills: the bytes of local memory ptxas spills to and reloads from per entry (reported, not timed).
+* Copy grouping (sm_90): how many global loads of a tile copy ptxas issues before their shared stores, read
+  from the cubin's SASS (stcsim.sim.sass_facts); the engine's load schedule follows it.
 
 `facts` compiles a module once per (PTX text, target) and caches the result by their hash, in memory and on
 disk (``$STCSIM_CACHE`` or ``~/.cache/stcsim``, ``ptxas/<hash>.json``). PTX ptxas rejects (e.g. the sparse
@@ -20,10 +22,13 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+
+from stcsim.sim import sass_facts
 
 TIMEOUT_S = 60.0
 """Longest a ptxas compile may take before the estimate is used instead (huge generated kernels)."""
@@ -34,7 +39,7 @@ _SERIALIZED = re.compile(r"\(C7515\).*?wgmma\.mma_async instructions are seriali
 _SPILLS = re.compile(r"Function properties for (\S+)\s*\n\s*\d+ bytes stack frame, (\d+) bytes spill stores, "
                      r"(\d+) bytes spill loads")
 _TARGET = re.compile(r"^\s*\.target\s+(sm_\d+a?)", re.M)
-CACHE_VERSION = 2  # in the cache key: a cache file of an older layout is never read
+CACHE_VERSION = 3  # in the cache key: a cache file of an older layout is never read
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,7 @@ class PtxasFacts:
     registers: dict[str, int] = field(default_factory=dict)
     wgmma_serialized: frozenset[str] = frozenset()
     spill_bytes: dict[str, int] = field(default_factory=dict)  # spill stores + loads per entry
+    copy_groups: dict[str, int] = field(default_factory=dict)  # sass_facts.copy_groups (sm_90 only)
 
 
 _memory: dict[str, PtxasFacts] = {}
@@ -106,7 +112,8 @@ def facts(ptx: str, sm_version: int) -> PtxasFacts:
         raw = json.loads(disk.read_text())
         found = PtxasFacts({str(k): int(v) for k, v in raw["registers"].items()},
                            frozenset(map(str, raw["wgmma_serialized"])),
-                           {str(k): int(v) for k, v in raw["spill_bytes"].items()})
+                           {str(k): int(v) for k, v in raw["spill_bytes"].items()},
+                           {str(k): int(v) for k, v in raw["copy_groups"].items()})
     except (OSError, ValueError, AttributeError, KeyError, TypeError):
         found = _compile(exe, arch, ptx)
         _store(disk, found)
@@ -123,7 +130,16 @@ def _compile(exe: str, arch: str, ptx: str) -> PtxasFacts:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
         except (OSError, subprocess.TimeoutExpired):
             return PtxasFacts()
-    return parse_facts(done.stderr + done.stdout) if done.returncode == 0 else PtxasFacts()
+        if done.returncode != 0:
+            return PtxasFacts()
+        found = parse_facts(done.stderr + done.stdout)
+        if int(arch[3:].rstrip("a")) in sass_facts.SM_VERSIONS:
+            try:
+                groups = sass_facts.copy_groups((Path(tmp) / "module.cubin").read_bytes())
+            except (OSError, ValueError, struct.error):
+                groups = {}
+            found = replace(found, copy_groups=groups)
+    return found
 
 
 def _store(path: Path, found: PtxasFacts) -> None:

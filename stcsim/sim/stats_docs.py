@@ -15,7 +15,9 @@ engine/stats.def (core) and by extensions in engine/ext/<name>/; formulas live i
 `Engine.launch` returns one flat dict: these stats (names follow GPGPU-Sim where one exists) plus `config`
 (the config spec) and, from the cycle-level model, `regs_source` (where `regs_per_thread` came from:
 `ptxas`, `estimate` or `launch`; see `Engine`) and `wgmma_serialized` (1 when ptxas serialized the
-kernel's wgmma, advisory C7515, and the model ran them one at a time; stcsim.sim.ptxas_facts). Groups
+kernel's wgmma, advisory C7515, and the model ran them one at a time; stcsim.sim.ptxas_facts) and
+`copy_group` (ptxas's copy grouping read from the SASS, which the load schedule followed; 0: none, the
+PTX-only schedule; stcsim.sim.sass_facts). Groups
 `launch` and `functional` come with every launch; the other groups only from the cycle-level model (an
 `Engine` with a config), `sampling` only from launches with `sample=...`. Kinds: *counter* (summed while the
 launch runs), *value* (set once), *formula* (computed from other stats, in one place). These are the columns

@@ -1,0 +1,113 @@
+"""What the SASS ptxas writes says about a kernel's schedule: the copy grouping of its tile copies (issue 43).
+
+A single-stage tile copy, ``smem[i] = global[i]`` in a loop, is issued by ptxas as groups of LDGs, each group
+followed by the STSs of its values (``LDG, LDG, STS, STS, LDG x 3, STS x 3``): each group waits one memory
+latency before the next group's loads issue, and ptxas picks the group size kernel by kernel (1 to 4 in the
+tc-styles suite; `results/reference/h100_tc_styles_sass_mem_order.csv`). The PTX does not show it: its
+loads and stores are independent, and the engine's load-first schedule would issue every load together.
+
+`copy_groups` reads a cubin (the ELF ptxas writes) without a disassembler: each function's ``.text.<name>``
+section holds 16-byte instructions whose low 9 bits are the opcode (LDG, STS and BRA are all this needs) and
+whose branch offset is split over two fields. The encoding was read off ``cuobjdump -sass`` of sm_90 cubins
+(`tests/sim/test_sass_facts.py` checks the decoder against that listing); other architectures are not
+decoded (their kernels keep the PTX-only schedule).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+SM_VERSIONS = (90,)
+"""The architectures whose encoding the decoder was checked on (sm_90 and sm_90a)."""
+
+_LDG, _STS, _BRA = 0x181, 0x188, 0x147  # opcode bits [0, 9) of the sm_90 encoding
+_INSTRUCTION_BYTES = 16
+
+
+@dataclass(frozen=True)
+class SassInstruction:
+    """One instruction of a function: its byte offset, its class ('G' LDG, 'S' STS, 'B' BRA, '' any other)
+    and, for a branch, its target's byte offset."""
+
+    offset: int
+    kind: str
+    target: int = -1
+
+
+def text_sections(cubin: bytes) -> dict[str, bytes]:
+    """The code of every function of an ELF64 cubin: its ``.text.<name>`` sections by function name.
+
+    Raises ValueError when `cubin` is not a little-endian ELF64 file.
+    """
+    if cubin[:4] != b"\x7fELF" or cubin[4] != 2 or cubin[5] != 1:
+        raise ValueError("not a little-endian ELF64 cubin")
+    shoff, = struct.unpack_from("<Q", cubin, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQIIQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
+    names = headers[shstrndx]
+    strtab = cubin[names[4]:names[4] + names[5]]
+    out = {}
+    for name_at, _type, _flags, _addr, offset, size, *_ in headers:
+        name = strtab[name_at:strtab.index(b"\0", name_at)].decode("ascii", "replace")
+        if name.startswith(".text."):
+            out[name[len(".text."):]] = cubin[offset:offset + size]
+    return out
+
+
+def decode(code: bytes) -> list[SassInstruction]:
+    """The instructions of one function's code, classed as LDG / STS / BRA / other, with branch targets."""
+    out = []
+    for at in range(0, len(code) - _INSTRUCTION_BYTES + 1, _INSTRUCTION_BYTES):
+        lo, hi = struct.unpack_from("<QQ", code, at)
+        op = lo & 0x1FF
+        if op == _BRA:
+            high = ((lo >> 34) | (hi << 30)) & ((1 << 48) - 1)  # offset / 4, bits [8, 56), sign at bit 47
+            if high >> 47:
+                high -= 1 << 48
+            words = (high << 8) | ((lo >> 16) & 0xFF)
+            out.append(SassInstruction(at, "B", at + _INSTRUCTION_BYTES + 4 * words))
+        else:
+            out.append(SassInstruction(at, {_LDG: "G", _STS: "S"}.get(op, ""), -1))
+    return out
+
+
+def memory_order(code: bytes) -> str:
+    """The function's LDGs and STSs in code order ('G' / 'S'), as ``cuobjdump -sass`` lists them."""
+    return "".join(i.kind for i in decode(code) if i.kind in ("G", "S"))
+
+
+def innermost_loops(instructions: list[SassInstruction]) -> list[tuple[int, int]]:
+    """(first, last) byte offsets of each loop no other loop lies inside: a backward branch's range."""
+    loops = [(i.target, i.offset) for i in instructions if i.kind == "B" and 0 <= i.target <= i.offset]
+    return [(a, b) for a, b in loops if not any((c, d) != (a, b) and a <= c and d <= b for c, d in loops)]
+
+
+def copy_group(code: bytes) -> int:
+    """ptxas's copy grouping of one function: the loads per group of its copy groups (a run of LDGs followed
+    by an STS) in its innermost loops, rounded half up; 0 when its loops copy nothing."""
+    instructions = decode(code)
+    loads = groups = 0
+    for first, last in innermost_loops(instructions):
+        order = "".join(i.kind for i in instructions if first <= i.offset <= last and i.kind in ("G", "S"))
+        run = 0
+        for kind in order:
+            if kind == "G":
+                run += 1
+                continue
+            if run:
+                loads += run
+                groups += 1
+            run = 0
+    return (2 * loads + groups) // (2 * groups) if groups else 0
+
+
+def copy_groups(cubin: bytes) -> dict[str, int]:
+    """Every function of an sm_90 cubin whose innermost loops copy global to shared memory -> its copy
+    grouping (`copy_group`)."""
+    out = {}
+    for name, code in text_sections(cubin).items():
+        group = copy_group(code)
+        if group:
+            out[name] = group
+    return out
