@@ -63,8 +63,11 @@ class Engine {
   // same name loaded before). Loading the same text again is a no-op. Returns the kernel names.
   // `copy_groups`: per kernel name, ptxas's copy grouping read from its SASS (Kernel::copy_group; absent:
   // the PTX-only schedule). A module loaded again keeps the schedule of its first load.
+  // `sass_loops`: per kernel name, ptxas's order of each innermost loop's memory and Tensor Core
+  // instructions (Kernel::sass_loops).
   std::vector<std::string> load_ptx(const std::string& text, const std::string& file,
-                                    const std::map<std::string, uint32_t>& copy_groups = {});
+                                    const std::map<std::string, uint32_t>& copy_groups = {},
+                                    const std::map<std::string, std::vector<std::string>>& sass_loops = {});
 
   // Launches a kernel (on the timing model when it has a config and req.timing) and returns its stats.
   // Throws LaunchError, SimFault (WatchdogError past a limit) and Interrupted.

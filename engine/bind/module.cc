@@ -217,17 +217,28 @@ NB_MODULE(_engine, m) {
       .def("copy_from", [](stc::Engine& e, uint64_t addr, Bytes b) { e.copy_from(addr, b.data(), b.size()); },
            "addr"_a, "out"_a, "Copies device memory into a writable host byte buffer.")
       .def("load_ptx", [](stc::Engine& e, const nb::bytes& text, const std::string& file,
-                          const std::map<std::string, uint32_t>& copy_groups) {
-            return e.load_ptx(std::string(text.c_str(), text.size()), file, copy_groups);
+                          const std::map<std::string, uint32_t>& copy_groups,
+                          const std::map<std::string, std::vector<std::string>>& sass_loops) {
+            return e.load_ptx(std::string(text.c_str(), text.size()), file, copy_groups, sass_loops);
           }, "text"_a, "file"_a, "copy_groups"_a = std::map<std::string, uint32_t>{},
+          "sass_loops"_a = std::map<std::string, std::vector<std::string>>{},
           "Parses and links PTX given as bytes (any byte a token cannot hold is a PtxError); copy_groups: "
-          "ptxas's copy grouping per kernel, from its SASS.")
+          "ptxas's copy grouping per kernel, from its SASS; sass_loops: ptxas's order of each innermost loop's "
+          "memory and Tensor Core instructions per kernel.")
       .def("load_ptx", [](stc::Engine& e, const std::string& text, const std::string& file,
-                          const std::map<std::string, uint32_t>& copy_groups) {
-            return e.load_ptx(text, file, copy_groups);
+                          const std::map<std::string, uint32_t>& copy_groups,
+                          const std::map<std::string, std::vector<std::string>>& sass_loops) {
+            return e.load_ptx(text, file, copy_groups, sass_loops);
           }, "text"_a, "file"_a, "copy_groups"_a = std::map<std::string, uint32_t>{},
+          "sass_loops"_a = std::map<std::string, std::vector<std::string>>{},
            "Parses and links PTX; returns the entry kernel names.")
       .def("kernel_names", &stc::Engine::kernel_names)
+      .def("kernel_code", [](const stc::Engine& e, const std::string& name) {
+            std::vector<std::tuple<std::string, int32_t, bool>> out;
+            for (const auto& in : e.kernel(name).code) out.emplace_back(in.text, in.target, in.unrolled);
+            return out;
+          }, "name"_a, "A loaded kernel's instructions as scheduled: (text as written, branch target pc or -1, "
+          "in an unrolled loop body).")
       .def("bytes_allocated", [](stc::Engine& e) { return e.memory().bytes_allocated(); })
       .def("set_config", [](stc::Engine& e, const nb::dict& d) {
             stc::FlatConfig f;

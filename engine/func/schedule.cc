@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <string>
 #include <queue>
 #include <vector>
 
@@ -87,9 +89,15 @@ struct Scratch {
 // instruction, weight 0) stand for "every Tensor Core instruction so far". Every edge is one the rules
 // imply and every pair they order is connected by a path, so the readiness of each instruction
 // and each height (a longest path) are the pairwise graph's, and so is the schedule.
-void schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Registers& regs, Scratch& sc) {
+// `rank`: per instruction of the block, its place in ptxas's order of the loop's memory and Tensor Core
+// instructions (-1: not one of them), or null. With a rank those instructions keep ptxas's order (edges
+// between neighbours in it) instead of the rules that guess it (a load after an earlier Tensor Core
+// instruction, the copy grouping); returns false, the block untouched, when that order contradicts its
+// dependencies.
+bool schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Registers& regs, Scratch& sc,
+                    const std::vector<int32_t>* rank) {
   const size_t n = e - b;
-  if (n < 3) return;
+  if (n < 3) return true;
   constexpr uint32_t kNone = UINT32_MAX;
   std::vector<Kind> kind(n);
   for (size_t i = 0; i < n; ++i) kind[i] = kind_of(code[b + i]);
@@ -132,7 +140,7 @@ void schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Register
     } else {
       edge(barrier, j);
       since_barrier.push_back(j);
-      if (kj == Kind::Load && (!new_tensor.empty() || join != kNone)) {
+      if (!rank && kj == Kind::Load && (!new_tensor.empty() || join != kNone)) {
         if (!new_tensor.empty()) {
           const uint32_t J = static_cast<uint32_t>(succ.size());
           succ.emplace_back();
@@ -163,7 +171,7 @@ void schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Register
       }
     }
     for (int32_t r : in.srcs) edge(static_cast<uint32_t>(sc.writer[static_cast<size_t>(r)]), j);
-    if (regs.k->copy_group && in.traits.mem == MemKind::Store && in.space == Space::Shared)
+    if (!rank && regs.k->copy_group && in.traits.mem == MemKind::Store && in.space == Space::Shared)
       for (int32_t r : in.srcs) {  // a value a global load brought: the store is that load's copy
         const int32_t w = sc.writer[static_cast<size_t>(r)];
         if (w >= 0 && global_load(code[b + static_cast<size_t>(w)]) &&
@@ -187,6 +195,39 @@ void schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Register
         sc.writer[static_cast<size_t>(r)] = -1;
         sc.readers[static_cast<size_t>(r)].clear();
       }
+  if (rank) {  // ptxas's order: each ranked instruction after the one before it in that order
+    std::vector<std::pair<int32_t, uint32_t>> ranked;
+    for (size_t i = 0; i < n; ++i)
+      if ((*rank)[i] >= 0) ranked.emplace_back((*rank)[i], static_cast<uint32_t>(i));
+    std::sort(ranked.begin(), ranked.end());
+    for (size_t q = 1; q < ranked.size(); ++q) edge(ranked[q - 1].second, ranked[q].second);
+    std::vector<uint32_t> left(preds);  // Kahn's pass: does every node become ready?
+    std::vector<uint32_t> todo;
+    for (size_t i = 0; i < succ.size(); ++i)
+      if (left[i] == 0) todo.push_back(static_cast<uint32_t>(i));
+    size_t reached = 0;
+    while (!todo.empty()) {
+      const uint32_t x = todo.back();
+      todo.pop_back();
+      ++reached;
+      for (uint32_t t : succ[x])
+        if (--left[t] == 0) todo.push_back(t);
+    }
+    if (reached != succ.size()) return false;
+    // `seq` (the heights' order) must stay topological: the new edges go forward in ptxas's order, which
+    // need not be the PTX order, so the heights are computed in the order Kahn's pass just found
+    seq.clear();
+    left = preds;
+    for (size_t i = 0; i < succ.size(); ++i)
+      if (left[i] == 0) todo.push_back(static_cast<uint32_t>(i));
+    while (!todo.empty()) {
+      const uint32_t x = todo.back();
+      todo.pop_back();
+      seq.push_back(x);
+      for (uint32_t t : succ[x])
+        if (--left[t] == 0) todo.push_back(t);
+    }
+  }
   // Priority: the height of each instruction in the dependency graph, a load counting kLoadWeight and any
   // other instruction 1 (a join node 0), so the address arithmetic that feeds a load goes before independent work.
   constexpr uint32_t kLoadWeight = 64;
@@ -332,6 +373,47 @@ void schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Register
   block.reserve(n);
   for (uint32_t i : order) block.push_back(std::move(code[b + i]));
   for (size_t i = 0; i < n; ++i) code[b + i] = std::move(block[i]);
+  return true;
+}
+
+// An instruction's class in ptxas's order of a loop (Kernel::sass_loops) and how many SASS instructions
+// of that class it becomes; 0 for none ('?' : one whose SASS is not known, which leaves the loop unmatched).
+std::pair<char, uint32_t> sass_class(const Instr& in) {
+  if (in.traits.tensor_math) {
+    if (in.traits.async_group) return {'?', 1};
+    return {'H', in.op == Op::Wmma ? 2u : 1u};  // wmma.mma m16n16k16: two HMMA.16816
+  }
+  switch (in.traits.mem) {
+    case MemKind::Load:
+      if (in.space == Space::Shared) return {in.traits.fragment_load ? 'M' : 'L', 1};
+      if (in.space == Space::Global) return {in.traits.fragment_load ? '?' : 'G', 1};
+      return {0, 0};
+    case MemKind::Store: return in.space == Space::Shared ? std::pair<char, uint32_t>{'S', 1} : std::pair<char, uint32_t>{0, 0};
+    case MemKind::AsyncCopy: return {'C', 1};
+    default: return {0, 0};
+  }
+}
+
+// The rank of each instruction of the single-block loop [b, e) in ptxas's order `sass` (the k-th
+// instruction of a class takes the k-th place of that class), or empty when the loop's instructions are
+// not those of `sass`.
+std::vector<int32_t> sass_ranks(const std::vector<Instr>& code, size_t b, size_t e, const std::string& sass) {
+  std::vector<int32_t> rank(e - b, -1);
+  std::map<char, std::vector<int32_t>> places;
+  for (size_t q = 0; q < sass.size(); ++q) places[sass[q]].push_back(static_cast<int32_t>(q));
+  std::map<char, size_t> used;
+  for (size_t i = b; i < e; ++i) {
+    const auto [c, count] = sass_class(code[i]);
+    if (!c) continue;
+    auto& at = used[c];
+    const auto p = places.find(c);
+    if (c == '?' || p == places.end() || at + count > p->second.size()) return {};
+    rank[i - b] = p->second[at];
+    at += count;
+  }
+  for (const auto& [c, at] : places)
+    if (used[c] != at.size()) return {};
+  return rank;
 }
 
 }  // namespace
@@ -457,10 +539,26 @@ void schedule_loads_early(Kernel& k) {
   sc.uses.assign(nr, 0);
   sc.live.assign(nr, 0);
   regs.live_out.resize(words);
+  // ptxas's order for the single-block loops (a block whose last instruction branches back to its first),
+  // matched in code order to the SASS's innermost loops with the same memory and Tensor Core instructions.
+  std::vector<std::vector<int32_t>> ranks(nb);
+  size_t next_loop = 0;
+  for (size_t blk = 0; blk < nb && next_loop < k.sass_loops.size(); ++blk) {
+    const Instr& last = k.code[first[blk + 1] - 1];
+    if (last.op != Op::Bra || static_cast<size_t>(last.target) != first[blk]) continue;
+    for (size_t q = next_loop; q < k.sass_loops.size(); ++q) {
+      ranks[blk] = sass_ranks(k.code, first[blk], first[blk + 1], k.sass_loops[q]);
+      if (!ranks[blk].empty()) {
+        next_loop = q + 1;
+        break;
+      }
+    }
+  }
   for (size_t blk = 0; blk < nb; ++blk) {
     regs.live_in = live_in.data() + blk * words;
     live_out_of(blk, regs.live_out);
-    schedule_block(k.code, first[blk], first[blk + 1], regs, sc);
+    if (ranks[blk].empty() || !schedule_block(k.code, first[blk], first[blk + 1], regs, sc, &ranks[blk]))
+      schedule_block(k.code, first[blk], first[blk + 1], regs, sc, nullptr);
   }
 }
 

@@ -239,6 +239,10 @@ struct Kernel {
   // load whose value a shared store writes is hoisted only while fewer than this many such loads wait for
   // their stores (func/schedule.cc).
   uint32_t copy_group = 0;
+  // ptxas's order of the memory and Tensor Core instructions of each innermost loop of the SASS, in code
+  // order (stcsim.sim.sass_facts.loop_orders: G LDG, S STS, L LDS, M LDSM, H HMMA, C LDGSTS; empty: unknown).
+  // A single-block loop of the PTX with the same instructions is scheduled in that order (func/schedule.cc).
+  std::vector<std::string> sass_loops;
   int32_t carry_reg = -1;             // hidden register of the carry flag CC.CF (-1: no carry instruction)
   uint16_t sm = 0;                    // the module's .target sm_XX (0: unknown)
   bool arch_specific = false;         // the target is architecture-specific (sm_90a: wgmma needs it)

@@ -56,8 +56,9 @@ class Engine:
     stat `regs_source` says which: ``ptxas``, ``estimate`` or ``launch`` for an explicit `regs_per_thread`),
     and wgmma.mma_async run one at a time where ptxas serialized them (its advisory C7515; the stat
     `wgmma_serialized` is 1 then). With a config of sm_90, `load_ptx` also reads ptxas's copy grouping from
-    the SASS (stcsim.sim.sass_facts): a tile copy's global loads are scheduled in the groups ptxas issues
-    them in (the stat `copy_group`; 0 where ptxas, the SASS decoder or a copy loop is missing).
+    the SASS (stcsim.sim.sass_facts): a loop's memory and Tensor Core instructions are scheduled in ptxas's
+    order where the SASS loop matches the PTX loop, elsewhere a tile copy's global loads in the groups ptxas
+    issues them in (the stat `copy_group`; 0 where ptxas, the SASS decoder or a copy loop is missing).
     """
 
     def __init__(
@@ -141,10 +142,12 @@ class Engine:
         else:
             data, where = str(ptx).encode("utf-8", "surrogatepass"), "<ptx text>"
         text = data.decode("utf-8", "surrogateescape")
-        groups = {}
-        if self.ptxas_facts and self.config is not None:  # the schedule follows ptxas's copy grouping
-            groups = ptxas_facts.facts(text, self._sm_version).copy_groups
-        names = list(self._eng.load_ptx(data, where, groups))
+        groups: dict[str, int] = {}
+        orders: dict[str, list[str]] = {}
+        if self.ptxas_facts and self.config is not None:  # the schedule follows ptxas's loop order
+            found = ptxas_facts.facts(text, self._sm_version)
+            groups, orders = found.copy_groups, found.loop_orders
+        names = list(self._eng.load_ptx(data, where, groups, orders))
         self._copy_groups.update({name: groups.get(name, 0) for name in names})
         self._kernel_ptx.update(dict.fromkeys(names, text))
         return names

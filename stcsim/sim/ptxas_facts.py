@@ -6,8 +6,9 @@
   to ...") names the functions whose wgmma it makes wait for the previous ones; the PTX still reads as a
   pipeline, the SASS does not.
 * Spills: the bytes of local memory ptxas spills to and reloads from per entry (reported, not timed).
-* Copy grouping (sm_90): how many global loads of a tile copy ptxas issues before their shared stores, read
-  from the cubin's SASS (stcsim.sim.sass_facts); the engine's load schedule follows it.
+* Loop order and copy grouping (sm_90): the order of each innermost loop's memory and Tensor Core
+  instructions, and how many global loads of a tile copy ptxas issues before their shared stores, read from
+  the cubin's SASS (stcsim.sim.sass_facts); the engine's load schedule follows them.
 
 `facts` compiles a module once per (PTX text, target) and caches the result by their hash, in memory and on
 disk (``$STCSIM_CACHE`` or ``~/.cache/stcsim``, ``ptxas/<hash>.json``). PTX ptxas rejects (e.g. the sparse
@@ -39,7 +40,7 @@ _SERIALIZED = re.compile(r"\(C7515\).*?wgmma\.mma_async instructions are seriali
 _SPILLS = re.compile(r"Function properties for (\S+)\s*\n\s*\d+ bytes stack frame, (\d+) bytes spill stores, "
                      r"(\d+) bytes spill loads")
 _TARGET = re.compile(r"^\s*\.target\s+(sm_\d+a?)", re.M)
-CACHE_VERSION = 3  # in the cache key: a cache file of an older layout is never read
+CACHE_VERSION = 4  # in the cache key: a cache file of an older layout is never read
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class PtxasFacts:
     wgmma_serialized: frozenset[str] = frozenset()
     spill_bytes: dict[str, int] = field(default_factory=dict)  # spill stores + loads per entry
     copy_groups: dict[str, int] = field(default_factory=dict)  # sass_facts.copy_groups (sm_90 only)
+    loop_orders: dict[str, list[str]] = field(default_factory=dict)  # sass_facts.loop_orders (sm_90 only)
 
 
 _memory: dict[str, PtxasFacts] = {}
@@ -113,7 +115,8 @@ def facts(ptx: str, sm_version: int) -> PtxasFacts:
         found = PtxasFacts({str(k): int(v) for k, v in raw["registers"].items()},
                            frozenset(map(str, raw["wgmma_serialized"])),
                            {str(k): int(v) for k, v in raw["spill_bytes"].items()},
-                           {str(k): int(v) for k, v in raw["copy_groups"].items()})
+                           {str(k): int(v) for k, v in raw["copy_groups"].items()},
+                           {str(k): [str(x) for x in v] for k, v in raw["loop_orders"].items()})
     except (OSError, ValueError, AttributeError, KeyError, TypeError):
         found = _compile(exe, arch, ptx)
         _store(disk, found)
@@ -135,10 +138,11 @@ def _compile(exe: str, arch: str, ptx: str) -> PtxasFacts:
         found = parse_facts(done.stderr + done.stdout)
         if int(arch[3:].rstrip("a")) in sass_facts.SM_VERSIONS:
             try:
-                groups = sass_facts.copy_groups((Path(tmp) / "module.cubin").read_bytes())
+                cubin = (Path(tmp) / "module.cubin").read_bytes()
+                groups, orders = sass_facts.copy_groups(cubin), sass_facts.loop_orders(cubin)
             except (OSError, ValueError, struct.error):
-                groups = {}
-            found = replace(found, copy_groups=groups)
+                groups, orders = {}, {}
+            found = replace(found, copy_groups=groups, loop_orders=orders)
     return found
 
 

@@ -1,10 +1,16 @@
-"""What the SASS ptxas writes says about a kernel's schedule: the copy grouping of its tile copies (issue 43).
+"""What the SASS ptxas writes says about a kernel's schedule: its loops' order, its copy grouping (issue 43).
 
 A single-stage tile copy, ``smem[i] = global[i]`` in a loop, is issued by ptxas as groups of LDGs, each group
 followed by the STSs of its values (``LDG, LDG, STS, STS, LDG x 3, STS x 3``): each group waits one memory
 latency before the next group's loads issue, and ptxas picks the group size kernel by kernel (1 to 4 in the
 tc-styles suite; `results/reference/h100_tc_styles_sass_mem_order.csv`). The PTX does not show it: its
 loads and stores are independent, and the engine's load-first schedule would issue every load together.
+
+Beyond the copy grouping, ptxas decides how far a loop's loads move above its Tensor Core instructions
+(`tcs_mmasp_gmem`: 15 of a k-step's 21 loads before its first HMMA, where the PTX has 9) and in which order
+they issue. `loop_orders` gives, per innermost loop, the order of its LDG / STS / LDS / LDSM / HMMA /
+LDGSTS; the engine schedules a PTX loop with the same instructions in that order (the copy grouping then
+only serves the loops it cannot match).
 
 `copy_groups` reads a cubin (the ELF ptxas writes) without a disassembler: each function's ``.text.<name>``
 section holds 16-byte instructions whose low 9 bits are the opcode (LDG, STS and BRA are all this needs) and
@@ -22,6 +28,8 @@ SM_VERSIONS = (90,)
 """The architectures whose encoding the decoder was checked on (sm_90 and sm_90a)."""
 
 _LDG, _STS, _BRA = 0x181, 0x188, 0x147  # opcode bits [0, 9) of the sm_90 encoding
+# the classes of ptxas's loop order (Kernel::sass_loops): LDG, STS, LDS, LDSM, HMMA (dense and sparse), LDGSTS
+_LOOP_CLASSES = {0x181: "G", 0x188: "S", 0x184: "L", 0x03B: "M", 0x03C: "H", 0x1AE: "C"}
 _INSTRUCTION_BYTES = 16
 
 
@@ -100,6 +108,30 @@ def copy_group(code: bytes) -> int:
                 groups += 1
             run = 0
     return (2 * loads + groups) // (2 * groups) if groups else 0
+
+
+def loop_order(code: bytes) -> list[str]:
+    """ptxas's order of the memory and Tensor Core instructions in each innermost loop of one function, in
+    code order: 'G' LDG, 'S' STS, 'L' LDS, 'M' LDSM, 'H' HMMA, 'C' LDGSTS (loops with none left out)."""
+    classes = [_LOOP_CLASSES.get(struct.unpack_from("<Q", code, at)[0] & 0x1FF, "")
+               for at in range(0, len(code) - _INSTRUCTION_BYTES + 1, _INSTRUCTION_BYTES)]
+    out = []
+    for first, last in innermost_loops(decode(code)):
+        order = "".join(classes[first // _INSTRUCTION_BYTES:last // _INSTRUCTION_BYTES + 1])
+        if order:
+            out.append(order)
+    return out
+
+
+def loop_orders(cubin: bytes) -> dict[str, list[str]]:
+    """Every function of an sm_90 cubin with a loop that holds memory or Tensor Core instructions -> ptxas's
+    order of them per innermost loop (`loop_order`)."""
+    out = {}
+    for name, code in text_sections(cubin).items():
+        order = loop_order(code)
+        if order:
+            out[name] = order
+    return out
 
 
 def copy_groups(cubin: bytes) -> dict[str, int]:

@@ -81,6 +81,10 @@ def test_decoder_reads_the_suite_as_cuobjdump_did(tmp_path):
     groups = sass_facts.copy_groups(cubin.read_bytes())
     assert groups["tcs_mma_ldm_1w"] == 3  # GG SS GGG SSS GGG SSS: 8 loads in 3 groups
     assert groups["tcs_wmma_smem_128x128"] == 4 and "tcs_mma_ldm_cpasync" not in groups
+    orders = sass_facts.loop_orders(cubin.read_bytes())
+    assert orders["tcs_mma_ldm_1w"] == ["GGSSGGGSSSGGGSSS"]
+    # the 2:4 GEMM from global: 15 of a k-step's 21 loads before its first HMMA (two k-steps per iteration)
+    assert orders["tcs_mmasp_gmem"] == ["G" * 15 + "HH" + "G" * 8 + "H" + "G" * 4 + "H" + "G" * 15 + "HHHH"]
 
 
 # Four independent copies global -> shared by one warp: ptxas's copy grouping g puts ceil(4 / g) memory
@@ -139,3 +143,71 @@ def test_the_copy_grouping_puts_one_memory_latency_per_group_on_the_path():
     step = (one - free) / 3  # each further group adds one load latency
     assert step > 200  # a DRAM latency on the h100 config, not an issue slot
     assert two - free == pytest.approx(step, rel=0.15)
+
+
+# A loop of two copies global -> shared (a warp's 32 lanes, 16 bytes each), 8 iterations, not unrolled.
+LOOP = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry loop2(.param .u64 src, .param .u64 dst)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<24>;
+  .reg .b64 %rd<8>;
+  .shared .align 16 .b8 tile[1024];
+  ld.param.u64 %rd1, [src];
+  ld.param.u64 %rd7, [dst];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 16;
+  add.s64 %rd3, %rd1, %rd2;
+  mov.u32 %r2, tile;
+  shl.b32 %r3, %r1, 4;
+  add.u32 %r4, %r2, %r3;
+  mov.u32 %r22, 0;
+$L_loop:
+  .pragma "nounroll";
+  ld.global.v4.u32 {%r5, %r6, %r7, %r8}, [%rd3];
+  st.shared.v4.u32 [%r4], {%r5, %r6, %r7, %r8};
+  ld.global.v4.u32 {%r9, %r10, %r11, %r12}, [%rd3+512];
+  st.shared.v4.u32 [%r4+512], {%r9, %r10, %r11, %r12};
+  add.s64 %rd3, %rd3, 1024;
+  add.u32 %r22, %r22, 1;
+  setp.lt.u32 %p1, %r22, 8;
+  @%p1 bra $L_loop;
+  bar.sync 0;
+  ld.shared.u32 %r21, [%r4+516];
+  cvta.to.global.u64 %rd4, %rd7;
+  mul.wide.u32 %rd5, %r1, 4;
+  add.s64 %rd6, %rd4, %rd5;
+  st.global.u32 [%rd6], %r21;
+  ret;
+}
+"""
+
+
+def _loop(orders: list[str]) -> tuple[str, float]:
+    eng = Engine("h100", ptxas_facts=False)
+    eng._eng.load_ptx(LOOP.encode(), "<loop2>", {}, {"loop2": orders} if orders else {})
+    body = [text.split()[0] for text, _, _ in eng._eng.kernel_code("loop2")]
+    kinds = "".join("G" if op.startswith("ld.global") else "S" if op.startswith("st.shared") else ""
+                    for op in body)
+    src, dst = eng.malloc(8 * 1024), eng.malloc(128)
+    data = np.random.default_rng(1).integers(0, 2**32, 2048, dtype=np.uint32)
+    eng.copy_to(src, data)
+    stats = eng.launch("loop2", 1, 32, [src, dst])
+    assert (eng.copy_from(dst, 32, np.uint32) == data[7 * 256 + 128 + 4 * np.arange(32) + 1]).all()
+    return kinds, float(stats["gpu_sim_cycle"])
+
+
+def test_a_loop_is_scheduled_in_ptxas_order_where_the_sass_loop_matches():
+    free, free_cycles = _loop([])
+    assert free == "GGSS"  # the PTX-only schedule hoists both loads
+    interleaved, slow = _loop(["GSGS"])
+    assert interleaved == "GSGS"
+    assert slow - free_cycles > 8 * 200  # a memory latency more per iteration
+    assert _loop(["GGSS"]) == (free, free_cycles)
+    # an order the loop's dependencies contradict (a store before its load), or other instructions than the
+    # loop's: the PTX-only schedule
+    assert _loop(["SGSG"]) == (free, free_cycles)
+    assert _loop(["GGGSSS"]) == (free, free_cycles)
