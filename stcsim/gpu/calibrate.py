@@ -74,6 +74,21 @@ EXPLAIN_METRICS = (
     "l1tex__t_sector_hit_rate.pct",
     "lts__t_sector_hit_rate.pct",
 )
+# What the L1TEX does with a warp's global loads (benchmarks/calibration/run_l1_metrics.sh): requests,
+# sectors and their tag hits, data-stage wavefronts, fills from L2, and the LSU's writeback.
+L1_METRICS = (
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_lg.sum",
+    "l1tex__data_pipe_lsu_wavefronts.sum",
+    "l1tex__m_xbar2l1tex_read_sectors_mem_lg_op_ld.sum",
+    "l1tex__lsu_writeback_active.sum",
+    "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_global_op_ld.sum",
+    "smsp__sass_inst_executed_op_global_ld.sum",
+)
 
 # (kernel, M, N, K): every kernel of the set at sizes from one wave of CTAs to several, plus ragged shapes.
 GEMM_SUITE: tuple[tuple[str, int, int, int], ...] = (
