@@ -9,6 +9,8 @@ cross-key rules; finally derived values are added.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +55,12 @@ class GpuConfig:
     def flat(self) -> dict[str, Value]:
         """Every value the engine reads, as ``{"l1d.size_bytes": 32768, ...}`` (declared, then derived)."""
         return dict(self.values)
+
+    def digest(self) -> str:
+        """A short hash of every resolved value (16 hex digits): two configs with the same digest time every
+        launch alike, whatever files and overrides they came from."""
+        text = json.dumps(self.values, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def get(self, key: str) -> Value:
         """Return one value by dotted key; unknown or (on this GPU) absent keys raise ``ConfigError``."""

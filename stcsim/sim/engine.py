@@ -10,12 +10,15 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from stcsim import _engine
 from stcsim.sim import launch_args, ptxas_facts
+
+if TYPE_CHECKING:
+    from stcsim.config.loader import GpuConfig
 
 PtxError = _engine.PtxError
 LaunchError = _engine.LaunchError
@@ -37,7 +40,9 @@ class Engine:
     """One simulated GPU: device memory, loaded kernels and launches.
 
     `config` is a GPU config spec for the cycle-level timing model (e.g. ``"v100"``, ``"h100"``,
-    ``"v100+stc-pingpong"`` or a YAML path; see docs/configs.md). With ``config=None`` launches are
+    ``"v100+stc-pingpong"`` or a YAML path; see docs/configs.md), or a config already resolved
+    (`stcsim.config.load_config(spec, overrides)`: a sweep point's config; `gpu_config` keeps it, its
+    `digest()` names its values). With ``config=None`` launches are
     functional only (results and instruction counts, no cycles). With `schedule_loads` (the default) each
     basic block of loaded PTX is reordered so loads issue as early as their dependencies allow, as ptxas
     schedules the SASS that real GPUs run; False executes the PTX in its written order.
@@ -63,7 +68,7 @@ class Engine:
 
     def __init__(
         self,
-        config: str | os.PathLike[str] | None = None,
+        config: str | os.PathLike[str] | GpuConfig | None = None,
         *,
         schedule_loads: bool = True,
         memcheck: bool = False,
@@ -81,14 +86,17 @@ class Engine:
         self.max_ctas = launch_args.limit(max_ctas, "max_ctas")
         self._eng = _engine.Engine(bool(schedule_loads), bool(memcheck))
         self.config: str | None = None
+        self.gpu_config: GpuConfig | None = None
         if config is not None:
             from stcsim.config import load_config
+            from stcsim.config.loader import GpuConfig
             from stcsim.sim.config_check import check_engine_reads
 
-            gpu = load_config(str(config))
+            gpu = config if isinstance(config, GpuConfig) else load_config(str(config))
             self._eng.set_config(gpu.flat())
             check_engine_reads(gpu, self._eng.config_record())
-            self.config = str(config)
+            self.config = gpu.spec
+            self.gpu_config = gpu
             self._sm_version = int(gpu.flat()["gpu.sm_version"])
 
     @property
