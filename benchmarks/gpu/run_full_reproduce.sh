@@ -110,7 +110,7 @@ for spec in "$@"; do
   wall=$(( t1 - t0 ))
   case $rc in
     0) state="finished, every layer passed" ;;
-    1) state="finished, some layers failed or checks failed" ;;
+    1) state="finished with failed layers or checks, or a Python error (see log.txt)" ;;
     124|130) state="INTERRUPTED at the timeout (partial)" ;;
     137) state="KILLED after the timeout (no report written)" ;;
     *) state="error (exit $rc)" ;;
