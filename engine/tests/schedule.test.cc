@@ -452,3 +452,50 @@ LOOP:
   CHECK_EQ(loads_before_first_add(255), 4);
   CHECK_EQ(loads_before_first_add(3), 1);
 }
+
+// A loop of two copies global -> shared, not unrolled: the PTX-only schedule hoists both loads; ptxas's
+// order from the SASS (Kernel::sass_loops) keeps each store before the next copy's load; an order the
+// dependencies contradict, or one of other instructions, leaves the PTX-only schedule.
+namespace {
+const char* kCopyLoop = R"(
+  ld.param.u64 %rd1, [a];
+  mov.u32 %r1, smem;
+  mov.u32 %r20, 0;
+$L_loop:
+  .pragma "nounroll";
+  ld.global.v4.u32 {%r2, %r3, %r4, %r5}, [%rd1];
+  st.shared.v4.u32 [%r1], {%r2, %r3, %r4, %r5};
+  ld.global.v4.u32 {%r6, %r7, %r8, %r9}, [%rd1+512];
+  st.shared.v4.u32 [%r1+512], {%r6, %r7, %r8, %r9};
+  add.s64 %rd1, %rd1, 1024;
+  add.u32 %r20, %r20, 1;
+  setp.lt.u32 %p1, %r20, 8;
+  @%p1 bra $L_loop;
+  ret;)";
+
+std::string copy_order(const std::vector<std::string>& sass_loops, uint32_t copy_group = 0) {
+  PtxKernel pk = parse_kernel(kCopyLoop, "sm_90");
+  pk.kernel().sass_loops = sass_loops;
+  pk.kernel().copy_group = copy_group;
+  schedule_loads_early(pk.kernel());
+  std::string order;
+  for (const Instr& in : pk.kernel().code)
+    order += in.text.rfind("ld.global", 0) == 0 ? "G" : in.text.rfind("st.shared", 0) == 0 ? "S" : "";
+  return order;
+}
+}  // namespace
+
+TEST(schedule_keeps_a_loop_in_ptxas_order_from_the_sass) {
+  CHECK_EQ(copy_order({}), std::string("GGSS"));
+  CHECK_EQ(copy_order({"GSGS"}), std::string("GSGS"));
+  CHECK_EQ(copy_order({"GGSS"}), std::string("GGSS"));
+  CHECK_EQ(copy_order({"SGSG"}), std::string("GGSS"));    // a store before its load: not ptxas's
+  CHECK_EQ(copy_order({"GGGSSS"}), std::string("GGSS"));  // another loop's instructions
+  CHECK_EQ(copy_order({"H", "GSGS"}), std::string("GSGS"));  // matched to the next loop with its instructions
+}
+
+TEST(schedule_groups_copies_by_the_copy_group) {
+  CHECK_EQ(copy_order({}, 1), std::string("GSGS"));
+  CHECK_EQ(copy_order({}, 2), std::string("GGSS"));
+  CHECK_EQ(copy_order({"GGSS"}, 1), std::string("GGSS"));  // a matched loop takes ptxas's order instead
+}
