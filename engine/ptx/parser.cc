@@ -71,7 +71,11 @@ class Parser {
   int name_line_ = 0;  // the line of the function's name
   std::unique_ptr<RegisterScopes> regs_;
   std::unordered_set<std::string> fn_names_;  // parameters and variables of the function being parsed
-  std::unordered_map<std::string, int32_t> sym_index_;
+  // The function's parameters and variables as ptxas scopes them: per open `{ }` scope (depth 0: the body,
+  // with the parameters), name -> index into Kernel::symbols. A variable of a nested scope is seen in it
+  // only and hides a register, variable or parameter of an enclosing scope of the same name.
+  std::vector<std::unordered_map<std::string, int32_t>> var_scopes_;
+  std::unordered_map<std::string, int32_t> module_syms_;  // module variables the function uses, by name
   // The module header as ptxas reads it: `.version`, then one or more `.target`, then at most one
   // `.address_size`, before anything else.
   enum class Header { Start, Version, Target, AddressSize, Body } header_ = Header::Start;
@@ -409,7 +413,8 @@ class Parser {
     k_->ptx = mod_->ptx;
     regs_ = std::make_unique<RegisterScopes>(*k_);
     fn_names_.clear();
-    sym_index_.clear();
+    var_scopes_.assign(1, {});
+    module_syms_.clear();
     label_refs_.clear();
     scoped_labels_.clear();
     scope_parent_.assign(1, -1);
@@ -535,7 +540,7 @@ class Parser {
     s.name = p.name;
     s.space = Space::Param;
     s.index = static_cast<int32_t>(k_->params.size());
-    sym_index_[p.name] = static_cast<int32_t>(k_->symbols.size());
+    var_scopes_[0][p.name] = static_cast<int32_t>(k_->symbols.size());
     k_->symbols.push_back(s);
     k_->params.push_back(p);
   }
@@ -555,6 +560,7 @@ class Parser {
         next();
         ++depth;
         regs_->push();
+        var_scopes_.emplace_back();
         scope_stack_.push_back(static_cast<int32_t>(scope_parent_.size()));
         scope_parent_.push_back(scope_stack_[scope_stack_.size() - 2]);
         continue;
@@ -562,7 +568,7 @@ class Parser {
       if (is("}")) {
         next();
         --depth;
-        if (depth > 0) { regs_->pop(); scope_stack_.pop_back(); }
+        if (depth > 0) { regs_->pop(); var_scopes_.pop_back(); scope_stack_.pop_back(); }
         continue;
       }
       if (t.kind == Tok::Ident && t.s[0] == '.') { body_directive(); continue; }
@@ -571,7 +577,7 @@ class Parser {
         // ptxas has it) and, in the body itself, with the parameters and variables.
         const int32_t scope = scope_stack_.back();
         check_name(t);
-        if (scoped_labels_.count({scope, t.s}) || regs_->declares_innermost(t.s) ||
+        if (scoped_labels_.count({scope, t.s}) || regs_->declares_innermost(t.s) || var_scopes_.back().count(t.s) ||
             (scope == 0 && fn_names_.count(t.s)))
           fail(t, "duplicate definition of label '" + t.s + "'");
         const int32_t pc = static_cast<int32_t>(k_->code.size());
@@ -599,12 +605,22 @@ class Parser {
     if (d == ".shared" || d == ".local" || d == ".global" || d == ".const") {
       if (d == ".global" || d == ".const") fail(t, "function-scope .global/.const is not supported");
       Variable v = variable(false);
-      declare_name(t, v.name);
+      // One namespace per scope with its registers (range members included) and labels, as ptxas has it;
+      // a nested scope's variable may take the name of an enclosing scope's register, variable or parameter
+      // and hides it there (registers: regs_->hide).
+      if (scoped_labels_.count({scope_stack_.back(), v.name})) fail(t, "duplicate definition of '" + v.name + "'");
+      if (regs_->outermost()) {
+        declare_name(t, v.name);
+      } else {
+        if (var_scopes_.back().count(v.name) || regs_->declares_in_innermost(v.name))
+          fail(t, "duplicate definition of '" + v.name + "'");
+        regs_->hide(v.name);
+      }
       SymbolRef s;
       s.name = v.name;
       s.space = v.space;
       s.index = static_cast<int32_t>(k_->locals.size());
-      sym_index_[v.name] = static_cast<int32_t>(k_->symbols.size());
+      var_scopes_.back()[v.name] = static_cast<int32_t>(k_->symbols.size());
       k_->symbols.push_back(s);
       k_->locals.push_back(std::move(v));
       return;
@@ -651,9 +667,13 @@ class Parser {
         if (err.empty() && regs_->outermost())
           for (const std::string& v : fn_names_)
             if (regs_->declares_outermost(v)) err = "duplicate definition of '" + v + "'";
+        if (err.empty() && !regs_->outermost())  // a variable of this scope named like one of the range
+          for (const auto& [v, _] : var_scopes_.back())
+            if (regs_->declares_in_innermost(v)) err = "duplicate definition of '" + v + "'";
       } else {
-        err = regs_->outermost() && fn_names_.count(name) ? "duplicate definition of '" + name + "'"
-                                                          : regs_->declare(name, type);
+        err = (regs_->outermost() && fn_names_.count(name)) || (!regs_->outermost() && var_scopes_.back().count(name))
+                  ? "duplicate definition of '" + name + "'"
+                  : regs_->declare(name, type);
       }
       if (!err.empty()) fail(name_tok, err);
       if (!is(",")) break;
@@ -674,9 +694,18 @@ class Parser {
     k_->regs.push_back({"<carry flag>", DType::Pred});
   }
 
-  int32_t find_symbol(const std::string& name) {
-    auto it = sym_index_.find(name);
-    if (it != sym_index_.end()) return it->second;
+  // The variable or parameter `name` of the innermost open scope that declares one (its depth in *depth), or
+  // else the module's variable (depth -1); -1 when there is none.
+  int32_t find_symbol(const std::string& name, int* depth = nullptr) {
+    for (size_t d = var_scopes_.size(); d-- > 0;) {
+      auto it = var_scopes_[d].find(name);
+      if (it == var_scopes_[d].end()) continue;
+      if (depth) *depth = static_cast<int>(d);
+      return it->second;
+    }
+    if (depth) *depth = -1;
+    auto it = module_syms_.find(name);
+    if (it != module_syms_.end()) return it->second;
     for (size_t g = 0; g < mod_->globals.size(); ++g) {
       if (mod_->globals[g].name != name) continue;
       SymbolRef s;
@@ -686,7 +715,7 @@ class Parser {
       s.module_scope = true;
       const int32_t idx = static_cast<int32_t>(k_->symbols.size());
       k_->symbols.push_back(s);
-      sym_index_[name] = idx;
+      module_syms_[name] = idx;
       return idx;
     }
     return -1;
@@ -762,9 +791,13 @@ class Parser {
   }
 
   // Whether a label `name` is defined so far in one of the open scopes.
-  bool label_defined(const std::string& name) const {
-    return std::any_of(scope_stack_.begin(), scope_stack_.end(),
-                       [&](int32_t s) { return scoped_labels_.count({s, name}) > 0; });
+  bool label_defined(const std::string& name) const { return label_defined_within(name, -1); }
+  // ... in one of the open scopes nested deeper than `depth` (-1: any): such a label hides a variable of the
+  // scope at `depth` (or of the module) from its definition on, as ptxas resolves names.
+  bool label_defined_within(const std::string& name, int depth) const {
+    for (size_t d = static_cast<size_t>(depth + 1); d < scope_stack_.size(); ++d)
+      if (scoped_labels_.count({scope_stack_[d], name})) return true;
+    return false;
   }
 
   // A literal token (after an optional '-'): the immediate, or a PtxError with parse_number's reason.
@@ -847,9 +880,14 @@ class Parser {
       o.comp = c == "w" ? 3 : vector ? static_cast<uint8_t>(c[0] - 'x') : 0;
       return o;
     }
-    o.sym = find_symbol(f.s);
-    if (o.sym >= 0) { o.kind = OpndKind::Symbol; return o; }
+    int depth = -1;
+    o.sym = find_symbol(f.s, &depth);
+    if (o.sym >= 0 && !label_defined_within(f.s, depth)) { o.kind = OpndKind::Symbol; return o; }
+    o.sym = -1;
     if (module_names_.count(f.s)) bad("a function name is not a label or an operand");  // as ptxas resolves it
+    // Only a branch takes a label; elsewhere a name no open scope declares (a variable of a closed scope, a
+    // typo) is unknown.
+    if (in.opcode.substr(0, in.opcode.find('.')) != "bra" && !label_defined(f.s)) bad("unknown symbol");
     o.kind = OpndKind::Label;  // resolved after the body
     label_refs_.push_back({pc, f.s, scope_stack_.back()});
     return o;
@@ -908,8 +946,10 @@ class Parser {
     } else if (b.kind == Tok::Ident) {
       o.reg = regs_->find(b.s);
       if (o.reg < 0) {
-        o.sym = find_symbol(b.s);
+        int depth = -1;
+        o.sym = find_symbol(b.s, &depth);
         if (o.sym < 0) bad("unknown register or variable in address");
+        if (label_defined_within(b.s, depth)) bad("a label is not an address:");
       }
     } else if (b.s == "-" && t.size() == 4) {
       const Operand im = literal(*t[2], true, bad);

@@ -249,6 +249,52 @@ CASES: dict[str, Case] = {
     "a branch into a nested scope": Case(
         _in_body("\tbra $L1;\n{\n$L1:\n\tmov.u32 %r1, 1;\n}\n"), "unknown label"
     ),
+    # variables of nested `{ }` scopes: seen in their scope only, hiding what enclosing scopes name so
+    "a nested scope's .shared used after it": Case(
+        _in_body("{\n\t.shared .align 4 .b8 s[64];\n\tst.shared.u32 [s], 1;\n}\n\tld.shared.u32 %r1, [s];\n"),
+        "unknown register or variable in address '[s]'",
+    ),
+    "a nested scope's .local used after it": Case(
+        _in_body("{\n\t.local .align 4 .b8 s[8];\n\tst.local.u32 [s], 1;\n}\n\tld.local.u32 %r1, [s];\n"),
+        "unknown register or variable in address '[s]'",
+    ),
+    "a nested scope's variable as an operand after it": Case(
+        _in_body("\t.reg .b64 %rd<2>;\n{\n\t.shared .align 4 .b8 s[8];\n}\n\tmov.u64 %rd1, s;\n"),
+        "unknown symbol 's'",
+    ),
+    "variables of one name in sibling scopes": Case(
+        _in_body("{\n\t.shared .align 4 .b8 s[8];\n\tst.shared.u32 [s], 1;\n}\n"
+                 "{\n\t.shared .align 4 .b8 s[8];\n\tst.shared.u32 [s], 2;\n}\n"),
+        None,
+    ),
+    "a nested variable hiding a variable, a parameter and a register": Case(
+        _in_body("\t.shared .align 4 .b8 s[8];\n\t.reg .b64 v;\n{\n\t.shared .align 4 .b8 s[8];\n"
+                 "\t.local .align 8 .b8 v[8];\n\t.shared .align 4 .b8 a[8];\n\tst.local.u32 [v], 1;\n"
+                 "\tst.shared.u32 [a], 2;\n}\n\tmov.u64 v, 0;\n"),
+        None,
+    ),
+    "a register hidden by a nested variable": Case(
+        _in_body("\t.reg .pred s;\n{\n\t.shared .align 4 .b8 s[8];\n\tsetp.eq.u32 s, %r1, 0;\n}\n"),
+        "cannot be the name of a variable",
+    ),
+    "a variable and a register of one nested scope": Case(
+        _in_body("{\n\t.reg .b32 s;\n\t.shared .align 4 .b8 s[8];\n}\n"), "duplicate definition of 's'"
+    ),
+    "a variable named like a range's register of its scope": Case(
+        _in_body("{\n\t.shared .align 4 .b8 q1[8];\n\t.reg .b32 q<4>;\n}\n"), "duplicate definition of 'q1'"
+    ),
+    "a label and a variable of one nested scope": Case(
+        _in_body("{\ns:\n\t.shared .align 4 .b8 s[8];\n}\n"), "duplicate definition of 's'"
+    ),
+    "a variable and a label of one nested scope": Case(
+        _in_body("{\n\t.shared .align 4 .b8 s[8];\ns:\n\tbra s;\n}\n"), "duplicate definition of label 's'"
+    ),
+    "a nested label hiding a variable": Case(
+        _in_body("\t.shared .align 4 .b8 s[8];\n{\ns:\n\tbra s;\n}\n"), None
+    ),
+    "a label named like a variable of a closed scope": Case(
+        _in_body("{\n\t.shared .align 4 .b8 s[8];\n}\n\tbra s;\ns:\n"), None
+    ),
     "#line directives": Case(
         '#line 1 "k.cu"\n' + _in_body('#line 5 "a.cu"\n# 7 "b.cu" 1 3\n\tmov.u32 %r1, 1; #line 9 "c.cu"\n'),
         None,
@@ -284,6 +330,58 @@ def test_case(name: str) -> None:
         assert err is not None, f"{name}: loads, ptxas refuses it"
         assert case.error in err, err
         assert re.match(r"^t\.ptx:\d+: ", err), err
+
+
+SCOPED_VARIABLES = HEAD + """.shared .align 4 .b8 s[16];
+.visible .entry k(.param .u64 out)
+{
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<3>;
+	.reg .b64 v;
+	ld.param.u64 %rd1, [out];
+	st.shared.u32 [s], 11;
+	mov.u64 v, 5;
+	{
+	.shared .align 4 .b8 s[16];
+	.local .align 8 .b8 v[8];
+	.shared .align 4 .b8 out[8];
+	st.shared.u32 [s], 22;
+	st.local.u32 [v], 33;
+	st.shared.u32 [out], 66;
+	{
+	.shared .align 4 .b8 s[16];
+	st.shared.u32 [s], 44;
+	ld.shared.u32 %r3, [s];
+	}
+	ld.shared.u32 %r2, [s];
+	ld.local.u32 %r4, [v];
+	ld.shared.u32 %r6, [out];
+	}
+	ld.shared.u32 %r1, [s];
+	cvt.u32.u64 %r5, v;
+	ld.param.u64 %rd2, [out];
+	st.global.v4.u32 [%rd2], {%r1, %r2, %r3, %r4};
+	st.global.v2.u32 [%rd2+16], {%r5, %r6};
+	ret;
+}
+"""
+
+
+def test_nested_scope_variables_mean_what_ptxas_makes_of_them() -> None:
+    """Each name means the innermost declaration of the scope it is used in: the module's `s`, a block's `s`
+    hiding it and an inner block's hiding that; a .local `v` hiding a register; a .shared named like the
+    parameter. Before, the second `s` of the function was a duplicate, and a block's variable stayed visible
+    after its block (the module's `s` was hidden for the rest of the function)."""
+    from stcsim.sim import Engine
+
+    eng = Engine(None)
+    eng.load_ptx(SCOPED_VARIABLES)
+    out = eng.malloc(24)
+    eng.launch("k", 1, 1, [out])
+    assert eng.copy_from(out, 6, "uint32").tolist() == [11, 22, 44, 33, 5, 66]
+    ptxas = find_ptxas()
+    if ptxas is not None:
+        assert check_text(ptxas, SCOPED_VARIABLES, "sm_80", "-O0") is None
 
 
 def test_cases_are_ptxas_verdicts() -> None:
