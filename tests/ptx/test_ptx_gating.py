@@ -299,6 +299,17 @@ CASES: dict[str, Case] = {
         '#line 1 "k.cu"\n' + _in_body('#line 5 "a.cu"\n# 7 "b.cu" 1 3\n\tmov.u32 %r1, 1; #line 9 "c.cu"\n'),
         None,
     ),
+    # a line marker takes its whole line; only a line feed ends it (a CR or form feed is a blank there)
+    "a line marker, a bare CR and an instruction": Case(
+        _in_body('# 12 "k.cu"\r\tmov.u32 %r2, 1;\n'), "malformed line marker"
+    ),
+    "a line marker in a file of bare CR line ends": Case(
+        _in_body('# 12 "k.cu" 1 3\n').replace("\n", "\r"), "malformed line marker"
+    ),
+    "a line marker and a comment": Case(_in_body('# 12 "k.cu" 1 3 // c\n'), "malformed line marker"),
+    "a line marker with a CR and a form feed among its flags": Case(
+        _in_body('# 12 "k.cu" 1\r3\f\n#\f4\r"k.cu"\r\n'), None
+    ),
     "#line without a file": Case(_in_body("#line 5\n"), "unsupported preprocessor directive"),
     "#define": Case(_in_body("#define X 1\n"), "unsupported preprocessor directive"),
     "a call of a .func": Case(
