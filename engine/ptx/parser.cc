@@ -164,6 +164,35 @@ class Parser {
   }
 
   // ---- module level -------------------------------------------------------------------------
+  // `.target` and its list: architectures (the last one counts, as for ptxas), texmode_*, debug. In the
+  // header the list starts with an architecture; ptxas also reads the directive inside a function body
+  // (without a ';'), where it sets the target of what follows, this function's rest and the later ones,
+  // and the texture mode is texmode_unified unless the header said otherwise.
+  void target_directive(bool in_body) {
+    next();
+    for (bool first = true;; first = false) {
+      if (!first) {
+        if (!is(",")) break;
+        next();
+      }
+      const Tok& opt = peek();
+      const std::string o = ident(first ? "target" : "target option");
+      if (o.rfind("sm_", 0) == 0 || o.rfind("compute_", 0) == 0 || (first && !in_body)) {
+        target_name(opt, o);
+      } else if (o == "texmode_unified" || o == "texmode_independent") {
+        const std::string given = texmode_.empty() && in_body ? "texmode_unified" : texmode_;
+        if (!given.empty() && given != o) fail(opt, "conflicting .target option '" + o + "' (" + given + " given)");
+        texmode_ = o;
+      } else if (o == "debug") {
+        debug_line_ = opt.line;
+      } else if (o == "map_f64_to_f32") {
+        fail(opt, ".target option map_f64_to_f32 is not supported on sm_13 or higher");
+      } else {
+        fail(opt, first ? "unsupported .target" : "unknown .target option");
+      }
+    }
+  }
+
   void module_statement() {
     const Tok& t = peek();
     if (t.kind != Tok::Ident) fail(t, "expected a directive");
@@ -185,26 +214,7 @@ class Parser {
       if (header_ != Header::Version && header_ != Header::Target)
         fail(t, "'.target' must come right after .version (before .address_size and the module's contents)");
       header_ = Header::Target;
-      next();
-      target_name(peek(), ident("target"));
-      // Options: more architectures (the last one counts, as for ptxas), texmode_*, debug.
-      while (is(",")) {
-        next();
-        const Tok& opt = peek();
-        const std::string o = ident("target option");
-        if (o.rfind("sm_", 0) == 0 || o.rfind("compute_", 0) == 0) {
-          target_name(opt, o);
-        } else if (o == "texmode_unified" || o == "texmode_independent") {
-          if (!texmode_.empty() && texmode_ != o) fail(opt, "conflicting .target option '" + o + "' (" + texmode_ + " given)");
-          texmode_ = o;
-        } else if (o == "debug") {
-          debug_line_ = opt.line;
-        } else if (o == "map_f64_to_f32") {
-          fail(opt, ".target option map_f64_to_f32 is not supported on sm_13 or higher");
-        } else {
-          fail(opt, "unknown .target option");
-        }
-      }
+      target_directive(false);
       return;
     }
     if (d == ".address_size") {
@@ -597,6 +607,12 @@ class Parser {
     if (d == ".reg" || d.rfind(".reg.", 0) == 0) { reg_decl(); return; }
     if (d == ".loc") { skip_line(t.line); return; }
     if (d == ".file") fail(t, "'.file' is allowed at module scope only, not inside a function");
+    if (d == ".target") {  // the target of the instructions after it (target_directive)
+      target_directive(true);
+      k_->sm = mod_->sm;
+      k_->arch_specific = mod_->arch_specific;
+      return;
+    }
     if (d == ".pragma") {  // "nounroll" marks the loop it stands in (func/unroll.h)
       for (const std::string& s : pragma())
         if (s == "nounroll") k_->nounroll.push_back(static_cast<int32_t>(k_->code.size()));

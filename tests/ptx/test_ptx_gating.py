@@ -299,6 +299,26 @@ CASES: dict[str, Case] = {
         '#line 1 "k.cu"\n' + _in_body('#line 5 "a.cu"\n# 7 "b.cu" 1 3\n\tmov.u32 %r1, 1; #line 9 "c.cu"\n'),
         None,
     ),
+    # .target inside a function body (ptxas reads it there, without ';'): the target of what follows
+    ".target at the end of a body": Case(_in_body("\tmov.u32 %r1, 1;\n.target sm_80\n"), None),
+    ".target in a nested block, an instruction on its line": Case(
+        _in_body("{\n.target sm_80 mov.u32 %r1, 1;\n}\n"), None
+    ),
+    ".target in a body lowers the target of what follows": Case(
+        _in_body(".target sm_75\n" + CP_ASYNC), "requires .target sm_80 or higher"
+    ),
+    ".target in a body raises the target of what follows": Case(
+        _in_body(".target sm_80\n" + CP_ASYNC, HEAD.replace("sm_80", "sm_75")), None
+    ),
+    ".target in a body is not retroactive": Case(
+        _in_body(CP_ASYNC + ".target sm_80\n", HEAD.replace("sm_80", "sm_75")),
+        "requires .target sm_80 or higher",
+    ),
+    ".target with ';' in a body": Case(_in_body(".target sm_80;\n"), "expected an instruction"),
+    ".target texmode_independent in a body (texmode_unified by default)": Case(
+        _in_body(".target texmode_independent\n"), "conflicting .target option"
+    ),
+    ".version in a body": Case(_in_body(".version 8.0\n"), "unsupported directive in function body"),
     # a line marker takes its whole line; only a line feed ends it (a CR or form feed is a blank there)
     "a line marker, a bare CR and an instruction": Case(
         _in_body('# 12 "k.cu"\r\tmov.u32 %r2, 1;\n'), "malformed line marker"
