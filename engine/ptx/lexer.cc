@@ -108,6 +108,7 @@ std::vector<Tok> tokenize(const std::string& text, const std::string& file) {
   std::vector<Tok> out;
   int line = 1;
   size_t i = 0, n = text.size();
+  size_t last_end = SIZE_MAX;  // where the last token ended
   while (i < n) {
     char c = text[i];
     if (c == '\n') { ++line; ++i; continue; }
@@ -133,6 +134,7 @@ std::vector<Tok> tokenize(const std::string& text, const std::string& file) {
     }
     Tok t;
     t.line = line;
+    t.joined = i == last_end;
     if (c == '"') {
       size_t j = i + 1;
       while (j < n && text[j] != '"' && text[j] != '\n') ++j;
@@ -159,7 +161,7 @@ std::vector<Tok> tokenize(const std::string& text, const std::string& file) {
       t.kind = Tok::Ident;
       t.s = text.substr(i, j - i);
       i = j;
-    } else if (std::strchr(",;:[]{}()+-!|<>=@", c)) {
+    } else if (std::strchr(",;:[]{}()+-!|<>=@*/&^~?", c)) {  // (the last six: constant expressions)
       t.kind = Tok::Punct;
       t.s = std::string(1, c);
       ++i;
@@ -167,6 +169,7 @@ std::vector<Tok> tokenize(const std::string& text, const std::string& file) {
       throw PtxError(file, line, character_at(text, i), "unexpected character");
     }
     out.push_back(std::move(t));
+    last_end = i;
   }
   Tok end;
   end.line = line;

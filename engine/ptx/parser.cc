@@ -383,13 +383,29 @@ class Parser {
   }
 
   void init_value(Variable& v, int esize, const Tok& start) {
+    // A literal, or an integer constant expression: the tokens up to the next ',' or '}' outside parentheses.
+    std::vector<const Tok*> expr;
+    for (int depth = 0; !at_end() && expr_token(peek()) && !(depth == 0 && (is(",") || is("}")));) {
+      if (is("(")) ++depth;
+      if (is(")")) --depth;
+      if (is(":") && depth == 0 && std::none_of(expr.begin(), expr.end(), [](const Tok* x) { return x->s == "?"; })) break;
+      expr.push_back(&next());
+    }
     bool neg = false;
-    if (is("-")) { neg = true; next(); }
     Operand o;
-    if (peek().kind != Tok::Num) fail(peek(), "expected an initial value (a literal)");
-    const std::string err = parse_number(peek().s, o);
-    if (!err.empty()) fail(peek(), err);
-    next();
+    if (expr.size() == 2 && expr[0]->s == "-") {
+      neg = true;
+      expr.erase(expr.begin());
+    }
+    if (expr.size() == 1) {
+      if (expr[0]->kind != Tok::Num) fail(*expr[0], "expected an initial value (a literal)");
+      const std::string err = parse_number(expr[0]->s, o);
+      if (!err.empty()) fail(*expr[0], err);
+    } else if (is_const_expr(expr)) {
+      o = const_expr(expr, [&](const std::string& why) { fail(*expr[0], why + " in an initial value"); });
+    } else {
+      fail(expr.empty() ? peek() : *expr[0], "expected an initial value (a literal)");
+    }
     const bool flt = dtype_is_float(v.type);
     if (flt != (o.imm_kind != ImmKind::Int)) fail(start, "initial value type mismatch for " + v.name);
     uint64_t bits = o.imm;
@@ -816,6 +832,143 @@ class Parser {
     return false;
   }
 
+  // ---- integer constant expressions (PTX ISA, "Constant Expressions") -------------------------------
+  // C's operators on 64-bit integers: unary + - ! ~, * / %, + -, << >>, < > <= >=, == !=, &, ^, |, &&, ||,
+  // ?: and parentheses. A literal is .s64, or .u64 with a U suffix (or a value beyond .s64's range); an
+  // operation on a .u64 is unsigned; comparisons and logical operators give .s64 0 or 1. Operators of two
+  // characters are two tokens here (`<<`, `<=`, `==`, `!=`, `&&`, `||`).
+  struct CVal {
+    uint64_t v = 0;
+    bool u = false;
+  };
+  static bool expr_token(const Tok& t) {
+    return t.kind == Tok::Num || (t.kind == Tok::Punct && std::strchr("+-!~*/&^|<>=()?:", t.s[0]) != nullptr) ||
+           (t.kind == Tok::Ident && t.s == "%");  // `a % b` (`a %b` would be a register's name)
+  }
+  // Whether the tokens form something for const_expr (numbers and operators, not one literal alone).
+  static bool is_const_expr(const std::vector<const Tok*>& t) {
+    if (t.size() < 2 || !std::all_of(t.begin(), t.end(), [](const Tok* x) { return expr_token(*x); })) return false;
+    return std::any_of(t.begin(), t.end(), [](const Tok* x) { return x->kind == Tok::Num; });
+  }
+  Operand const_expr(const std::vector<const Tok*>& t, const std::function<void(const std::string&)>& bad) const {
+    // Signs before one literal (`--1.5`, `-+2`): the literal negated as often as there are '-' (a float too).
+    if (t.back()->kind == Tok::Num &&
+        std::all_of(t.begin(), t.end() - 1, [](const Tok* x) { return x->s == "+" || x->s == "-"; })) {
+      const bool neg = std::count_if(t.begin(), t.end() - 1, [](const Tok* x) { return x->s == "-"; }) % 2;
+      return literal(*t.back(), neg, bad);
+    }
+    size_t i = 0;
+    const CVal r = cond_expr(t, i, bad);
+    if (i != t.size()) bad("malformed constant expression");
+    Operand o;
+    o.kind = OpndKind::Imm;
+    o.imm_kind = ImmKind::Int;
+    o.imm = r.v;
+    return o;
+  }
+  using Bad = std::function<void(const std::string&)>;
+  static bool at(const std::vector<const Tok*>& t, size_t i, const char* a, const char* b = nullptr) {
+    if (i >= t.size() || t[i]->kind == Tok::Num || t[i]->s != a) return false;
+    return !b || (i + 1 < t.size() && t[i + 1]->kind == Tok::Punct && t[i + 1]->s == b && t[i + 1]->joined);
+  }
+  CVal cond_expr(const std::vector<const Tok*>& t, size_t& i, const Bad& bad) const {
+    const CVal c = binary(t, i, 0, bad);
+    if (!at(t, i, "?")) return c;
+    ++i;
+    const CVal a = cond_expr(t, i, bad);
+    if (!at(t, i, ":")) bad("malformed constant expression");
+    ++i;
+    const CVal b = cond_expr(t, i, bad);
+    CVal r = c.v ? a : b;
+    r.u = a.u || b.u;
+    return r;
+  }
+  // Binary operators by precedence level (0: ||, ... 9: * / %).
+  CVal binary(const std::vector<const Tok*>& t, size_t& i, int level, const Bad& bad) const {
+    if (level == 10) return unary(t, i, bad);
+    CVal l = binary(t, i, level + 1, bad);
+    while (true) {
+      std::string op;
+      switch (level) {
+        case 0: if (at(t, i, "|", "|")) op = "||"; break;
+        case 1: if (at(t, i, "&", "&")) op = "&&"; break;
+        case 2: if (at(t, i, "|") && !at(t, i, "|", "|")) op = "|"; break;
+        case 3: if (at(t, i, "^")) op = "^"; break;
+        case 4: if (at(t, i, "&") && !at(t, i, "&", "&")) op = "&"; break;
+        case 5: if (at(t, i, "=", "=")) op = "=="; else if (at(t, i, "!", "=")) op = "!="; break;
+        case 6:
+          if (at(t, i, "<", "=")) op = "<="; else if (at(t, i, ">", "=")) op = ">=";
+          else if (at(t, i, "<") && !at(t, i, "<", "<")) op = "<"; else if (at(t, i, ">") && !at(t, i, ">", ">")) op = ">";
+          break;
+        case 7: if (at(t, i, "<", "<")) op = "<<"; else if (at(t, i, ">", ">")) op = ">>"; break;
+        case 8: if (at(t, i, "+")) op = "+"; else if (at(t, i, "-")) op = "-"; break;
+        default: if (at(t, i, "*")) op = "*"; else if (at(t, i, "/")) op = "/"; else if (at(t, i, "%")) op = "%"; break;
+      }
+      if (op.empty()) return l;
+      i += op.size();
+      const CVal r = binary(t, i, level + 1, bad);
+      const bool u = l.u || r.u;
+      const int64_t a = static_cast<int64_t>(l.v), b = static_cast<int64_t>(r.v);
+      CVal out{0, u};
+      if (op == "||" || op == "&&" || op == "==" || op == "!=" || op == "<" || op == ">" || op == "<=" || op == ">=") {
+        out.u = false;
+        bool x = false;
+        if (op == "||") x = l.v || r.v;
+        else if (op == "&&") x = l.v && r.v;
+        else if (op == "==") x = l.v == r.v;
+        else if (op == "!=") x = l.v != r.v;
+        else if (op == "<") x = u ? l.v < r.v : a < b;
+        else if (op == ">") x = u ? l.v > r.v : a > b;
+        else if (op == "<=") x = u ? l.v <= r.v : a <= b;
+        else x = u ? l.v >= r.v : a >= b;
+        out.v = x;
+      } else if (op == "|") out.v = l.v | r.v;
+      else if (op == "^") out.v = l.v ^ r.v;
+      else if (op == "&") out.v = l.v & r.v;
+      else if (op == "<<") { out.u = l.u; out.v = r.v >= 64 ? 0 : l.v << r.v; }
+      else if (op == ">>") {
+        out.u = l.u;
+        out.v = r.v >= 64 ? (l.u || a >= 0 ? 0 : ~uint64_t{0}) : l.u ? l.v >> r.v : static_cast<uint64_t>(a >> r.v);
+      } else if (op == "+") out.v = l.v + r.v;
+      else if (op == "-") out.v = l.v - r.v;
+      else if (op == "*") out.v = l.v * r.v;
+      else {
+        if (r.v == 0) bad("division by zero in constant expression");
+        const bool rem = op == "%";
+        if (!u && a == INT64_MIN && b == -1) out.v = rem ? 0 : l.v;  // wraps, as two's complement
+        else if (u) out.v = rem ? l.v % r.v : l.v / r.v;
+        else out.v = static_cast<uint64_t>(rem ? a % b : a / b);
+      }
+      l = out;
+    }
+  }
+  CVal unary(const std::vector<const Tok*>& t, size_t& i, const Bad& bad) const {
+    if (i >= t.size()) bad("malformed constant expression");
+    const Tok& x = *t[i];
+    if (x.kind == Tok::Punct && (x.s == "+" || x.s == "-" || x.s == "!" || x.s == "~")) {
+      ++i;
+      CVal v = unary(t, i, bad);
+      if (x.s == "-") v.v = ~v.v + 1;
+      else if (x.s == "!") v = {v.v == 0, false};
+      else if (x.s == "~") v.v = ~v.v;
+      return v;
+    }
+    if (at(t, i, "(")) {
+      ++i;
+      const CVal v = cond_expr(t, i, bad);
+      if (!at(t, i, ")")) bad("malformed constant expression");
+      ++i;
+      return v;
+    }
+    if (x.kind != Tok::Num) bad("malformed constant expression");
+    Operand o;
+    const std::string err = parse_number(x.s, o);
+    if (!err.empty()) bad(err);
+    if (o.imm_kind != ImmKind::Int) bad("a constant expression takes integers only");
+    ++i;
+    return {o.imm, x.s.back() == 'U' || o.imm > static_cast<uint64_t>(INT64_MAX)};
+  }
+
   // A literal token (after an optional '-'): the immediate, or a PtxError with parse_number's reason.
   Operand literal(const Tok& t, bool negate, const std::function<void(const std::string&)>& bad) const {
     Operand o;
@@ -841,6 +994,7 @@ class Parser {
     Operand o;
     if (f.s == "{") return vector_operand(t, bad);
     if (f.s == "[") return address(t, bad);
+    if (f.s == "!" && is_const_expr(t)) return const_expr(t, bad);
     if (f.s == "!") {
       if (t.size() != 2) bad("bad operand");
       o.kind = OpndKind::Reg;
@@ -849,10 +1003,9 @@ class Parser {
       if (o.reg < 0) bad("unknown predicate register");
       return o;
     }
-    if (f.s == "-") {
-      if (t.size() != 2) bad("bad operand");
-      return literal(*t[1], true, bad);
-    }
+    if (f.s == "-" && t.size() == 2) return literal(*t[1], true, bad);
+    if (is_const_expr(t)) return const_expr(t, bad);
+    if (f.s == "-") bad("bad operand");
     if (t.size() == 3 && t[1]->s == "|") {  // shfl / setp dual destination: d|p
       o.kind = OpndKind::Vec;
       for (const Tok* x : {t[0], t[2]}) {
@@ -995,11 +1148,13 @@ class Parser {
       o.vec_imm.resize(o.vec.size());
       return o;
     }
-    // +off or +-off
+    // +off: a literal, or an integer constant expression (+-4, ++900, +(8*2))
     if (t[2]->s != "+") bad("unsupported address expression");
-    const bool neg = t.size() == 6 && t[3]->s == "-";
-    if (t.size() != (neg ? 6u : 5u)) bad("unsupported address expression");
-    const Operand im = literal(*t[neg ? 4 : 3], neg, bad);
+    const std::vector<const Tok*> off(t.begin() + 3, t.end() - 1);
+    const bool neg = off.size() == 2 && off[0]->s == "-";
+    if (off.empty() || !std::all_of(off.begin(), off.end(), [](const Tok* x) { return expr_token(*x); }))
+      bad("unsupported address expression");
+    const Operand im = off.size() == 1 || neg ? literal(*off[neg ? 1 : 0], neg, bad) : const_expr(off, bad);
     if (im.imm_kind != ImmKind::Int) bad("bad address offset");
     o.imm += im.imm;
     return o;

@@ -411,6 +411,50 @@ def test_nested_scope_variables_mean_what_ptxas_makes_of_them() -> None:
         assert check_text(ptxas, SCOPED_VARIABLES, "sm_80", "-O0") is None
 
 
+CONSTANT_EXPRESSIONS = HEAD + """.global .align 4 .u32 init[8] = {1+2*3, (7-9)&0xff, 1<<4, 5>3, 0- 0, 0xfffffffe|1};
+.visible .entry k(.param .u64 out)
+{
+\t.reg .b32 %r<10>;
+\t.reg .b64 %rd<3>;
+\tld.param.u64 %rd1, [out];
+\tmov.u32 %r1, --5;
+\tmov.u32 %r2, (2+3)*4 - 7/2;
+\tmov.u32 %r3, -7 % 3;
+\tmov.u32 %r4, 1 ? 0x10 : 0x20;
+\tmov.u32 %r5, -1 >> 1 == -1;
+\tmov.u64 %rd2, 0xffffffffffffffff >> 60;
+\tcvt.u32.u64 %r6, %rd2;
+\tld.global.u32 %r7, [init++4*2];
+\tadd.s32 %r8, %r7, !0;
+\tst.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};
+\tst.global.v4.u32 [%rd1+16], {%r5, %r6, %r7, %r8};
+\tld.global.v4.u32 {%r1, %r2, %r3, %r4}, [init];
+\tst.global.v4.u32 [%rd1+32], {%r1, %r2, %r3, %r4};
+\tld.global.v4.u32 {%r1, %r2, %r3, %r4}, [init+16];
+\tst.global.v4.u32 [%rd1+48], {%r1, %r2, %r3, %r4};
+\tret;
+}
+"""
+
+
+def test_constant_expressions_evaluate_as_ptxas_does() -> None:
+    """Integer constant expressions (PTX ISA, "Constant Expressions": C's operators on 64-bit integers) in
+    immediates, address offsets and initial values; the fuzzer found `--1`, `[%rd5++900]` and `{0, 0- 0, ...}`
+    accepted by ptxas and refused by the engine."""
+    from stcsim.sim import Engine
+
+    eng = Engine(None)
+    eng.load_ptx(CONSTANT_EXPRESSIONS)
+    out = eng.malloc(64)
+    eng.launch("k", 1, 1, [out])
+    got = eng.copy_from(out, 16, "uint32").tolist()
+    assert got[:8] == [5, 17, 0xFFFFFFFF, 16, 1, 15, 16, 17]
+    assert got[8:] == [7, 254, 16, 1, 0, 0xFFFFFFFF, 0, 0]  # the initial values (the last two: zero-filled)
+    ptxas = find_ptxas()
+    if ptxas is not None:
+        assert check_text(ptxas, CONSTANT_EXPRESSIONS, "sm_80", "-O0") is None
+
+
 def test_cases_are_ptxas_verdicts() -> None:
     ptxas = find_ptxas()
     if ptxas is None:
