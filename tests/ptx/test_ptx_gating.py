@@ -411,7 +411,8 @@ def test_nested_scope_variables_mean_what_ptxas_makes_of_them() -> None:
         assert check_text(ptxas, SCOPED_VARIABLES, "sm_80", "-O0") is None
 
 
-CONSTANT_EXPRESSIONS = HEAD + """.global .align 4 .u32 init[8] = {1+2*3, (7-9)&0xff, 1<<4, 5>3, 0- 0, 0xfffffffe|1};
+CONSTANT_EXPRESSIONS = HEAD + """.global .align 4 .u32 init[8] = {1+2*3, (7-9)&0xff, 1<<4, 5>3, 0- 0,
+\t0xfffffffe|1};
 .visible .entry k(.param .u64 out)
 {
 \t.reg .b32 %r<10>;
