@@ -1079,6 +1079,8 @@ class Parser {
           o.vec.push_back(r);
         } else {
           // A literal element, e.g. `mov.b32 %f1, {0, %rs1};`: vec[i] == -2, its bits in vec_imm[i].
+          if (e.kind == Tok::Ident && special_regs().count(e.s.substr(0, e.s.find('.'))))
+            bad("a special register inside a vector operand is not supported (move it into a register first):");
           if (e.kind != Tok::Num) bad("unknown register in vector operand");
           const Operand im = literal(e, neg, bad);
           if (im.imm_kind == ImmKind::Real) bad("decimal floating-point literals inside vector operands are not supported");
@@ -1117,6 +1119,8 @@ class Parser {
       if (o.reg < 0) {
         int depth = -1;
         o.sym = find_symbol(b.s, &depth);
+        if (o.sym < 0 && special_regs().count(b.s.substr(0, b.s.find('.'))))
+          bad("a special register as an address is not supported (move it into a register first):");
         if (o.sym < 0) bad("unknown register or variable in address");
         if (label_defined_within(b.s, depth)) bad("a label is not an address:");
       }

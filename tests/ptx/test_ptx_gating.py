@@ -291,6 +291,25 @@ CASES: dict[str, Case] = {
     "a label named like a variable of a closed scope": Case(
         _in_body("{\n\t.shared .align 4 .b8 s[8];\n}\n\tbra s;\ns:\n"), None
     ),
+    # forms ptxas accepts that the engine refuses as not supported (docs/errors.md)
+    "a special register as an address": Case(
+        _in_body("\tld.global.u32 %r1, [%gridid+12];\n"), "a special register as an address is not supported",
+        ptxas_accepts=True,
+    ),
+    "a special register in a vector operand": Case(
+        _in_body("\t.reg .b64 %rd<2>;\n\tmov.b64 %rd1, {%r1, %laneid};\n"),
+        "a special register inside a vector operand is not supported",
+        ptxas_accepts=True,
+    ),
+    "the sink _ as a source element": Case(
+        _in_body("\t.reg .b16 %h<2>;\n\tmov.b32 %r1, {%h1, _};\n"),
+        "sink _ as a source element: not supported",
+        ptxas_accepts=True,
+    ),
+    "a 32-bit global address in cp.async": Case(
+        _in_body(CP_ASYNC.replace("[%rd1]", "[%r2]")), "uses a 32-bit global address: not supported",
+        ptxas_accepts=True,
+    ),
     "#line directives": Case(
         '#line 1 "k.cu"\n' + _in_body('#line 5 "a.cu"\n# 7 "b.cu" 1 3\n\tmov.u32 %r1, 1; #line 9 "c.cu"\n'),
         None,
