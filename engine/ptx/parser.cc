@@ -21,6 +21,9 @@ namespace {
 
 // Limits of the loader (docs/errors.md): ptxas's where it has one, else the engine's, far above any kernel of
 // the suite; every size is computed with overflow checks before anything is allocated.
+// ptxas 13 takes an array size beyond 64 bits modulo 2^64 (a[2^62 + 1][8] is an 8-byte array); the engine
+// refuses it.
+constexpr const char* kSizeOverflow = "array size overflows 64 bits (not supported: ptxas wraps it modulo 2^64)";
 constexpr uint64_t kMaxStaticShared = 48 * 1024;         // ptxas: static .shared per entry
 constexpr uint64_t kMaxConstBytes = 64 * 1024;           // ptxas: .const per module
 constexpr uint64_t kMaxParamBytes = 4352;                // ptxas: .param space of an entry
@@ -287,7 +290,7 @@ class Parser {
       next();
       if (is("]")) { unsized = true; next(); continue; }
       const uint64_t n = integer("array size");
-      if (__builtin_mul_overflow(count, n, &count)) fail(start, "array size overflows 64 bits");
+      if (__builtin_mul_overflow(count, n, &count)) fail(start, kSizeOverflow);
       expect("]");
     }
     return count;
@@ -317,7 +320,7 @@ class Parser {
     bool unsized = false;
     const uint64_t count = dimensions(start, unsized);
     const int esize = dtype_bytes(v.type);
-    if (__builtin_mul_overflow(count, static_cast<uint64_t>(esize), &v.size)) fail(start, "array size overflows 64 bits");
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(esize), &v.size)) fail(start, kSizeOverflow);
     if (unsized) v.size = 0;
     v.align = std::max<uint32_t>(align, static_cast<uint32_t>(esize));
     check_variable_size(v, start);
