@@ -98,6 +98,8 @@ void check_operand(const Instr& in, const Kernel& k, size_t i, DType type, uint3
           if (dst) bad(in, i, "holds a literal in a destination");
           continue;
         }
+        if (r < 0 && !dst)  // ptxas accepts it in mov's pack (the element's value is undefined); the engine not
+          bad(in, i, "has the sink _ as a source element: not supported (an element of undefined value)");
         check_register(in, k, r, type, fit, dst);
         if (r < 0) continue;
         const int w = dtype_bytes(k.regs[static_cast<size_t>(r)].type);
@@ -136,8 +138,11 @@ void check_address(const Instr& in, const Kernel& k, size_t i, Space space) {
     const Cls c = class_of(t);
     if (c == Cls::Pred || c == Cls::Float || dtype_bytes(t) < 2)
       bad(in, i, std::string("has a base register of type .") + dtype_name(t) + " (integer or bit types only)");
-    if ((space == Space::Generic || space == Space::Global) && dtype_bytes(t) == 4)
+    if ((space == Space::Generic || space == Space::Global) && dtype_bytes(t) == 4) {
+      if (in.op == Op::CpAsync)  // ptxas accepts this one (ld/st/atom it refuses); its meaning is not documented
+        bad(in, i, "uses a 32-bit global address: not supported (ptxas accepts it in cp.async; use a 64-bit register)");
       bad(in, i, "uses a 32-bit address (.address_size 64 needs 64-bit global and generic addresses)");
+    }
     return;
   }
   if (o.sym >= 0) {

@@ -484,7 +484,9 @@ void decode_ldst(Instr& in, const Kernel& k) {
   std::vector<DType> types;
   for (const auto& m : common_mods(in, types))
     if (m == "cg") in.flags |= F_CG;  // cache at L2, not L1 (the timing model bypasses L1)
-  in.flags &= ~(F_NC | F_VOLATILE);
+  // .nc selects nothing here (a load is read through the same caches); .volatile is kept: decode_instruction
+  // makes a volatile load Ordered and the load scheduler keeps it in place among all memory accesses.
+  in.flags &= ~F_NC;
   in.type = types[0];
   need_ops(in, 2);
   const bool load = in.op != Op::St;

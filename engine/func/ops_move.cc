@@ -73,7 +73,7 @@ const Form kMoveForms[] = {
     {"cvt", "f32.%i8", "!rn|rz|rm|rp ftz sat"},
     {"cvt", "bf16.%i", "!rn|rz|rm|rp", 90, 78},
     {"cvta", "u32 u64", "!global|shared|shared::cta|local|const to"},
-    {"cvta", "u32 u64", "!param to", 80, 77},  // ptxas 13: sm_80+ and PTX 7.7
+    {"cvta", "u32 u64", "!param to", 70, 77},  // ptxas 13: sm_70+ and PTX 7.7
 };
 
 // The bit type of `bytes` bytes (None for other widths).

@@ -45,7 +45,8 @@ bool read_only(Space s) { return s == Space::Param || s == Space::Const; }
 // hoist a load above one: the H100 runs fragments loaded from global memory one load latency per k-step,
 // docs/calibration.md, step 7); registers order reads and writes (RAW, WAR, WAW); two memory accesses, one
 // of them ordered (store, atomic, async copy), stay in order unless they are in different explicit state
-// spaces or one is in a read-only space (param, const).
+// spaces or one is in a read-only space (param, const); a volatile load or store stays in order with every
+// memory access outside the read-only spaces, whatever its space (it is ordered as a generic access).
 // (Until issue 46 they were tested for every pair of a block: quadratic in its length.)
 
 // Whether an instruction may move under a guard: not control, barriers or clock reads, and not activemask
@@ -155,7 +156,9 @@ bool schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Register
       }
       if (in.traits.tensor_math) new_tensor.push_back(j);
       if (kj != Kind::Alu && !read_only(in.space)) {
-        const size_t s = static_cast<size_t>(in.space);
+        // A volatile access (ld/st.volatile: relaxed.sys, never reordered by the compiler) keeps its place
+        // among every memory access of a writable space, whatever their spaces: ordered as a generic one.
+        const size_t s = (in.flags & F_VOLATILE) ? G : static_cast<size_t>(in.space);
         for (size_t t = 0; t < kSpaces; ++t)
           if (aliased(s, t)) edge(last_ordered[t], j);
         if (kj == Kind::Ordered) {

@@ -44,13 +44,19 @@ bool digits_value(const std::string& s, int base, uint64_t& v) {
   return true;
 }
 
+// A blank inside a line marker, as ptxas reads one: a carriage return and a form feed are blanks there (a
+// vertical tab is not); only a line feed ends the marker's line.
+bool marker_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f'; }
+
 // The line marker `#line N "file"` or `# N "file" flags...` at text[i] (as cpp writes them; ptxas reads them
 // anywhere, even after an instruction on its line): moves `i` to the end of its line and returns "", or
-// returns why the `#` starts no line marker (ptxas takes no other preprocessor directive).
+// returns why the `#` starts no line marker (ptxas takes no other preprocessor directive). The marker takes
+// its whole line: anything but cpp's flags after the file name is refused, and so, in a file whose lines end
+// in a bare CR (one line for ptxas), is the rest of the file.
 std::string line_marker(const std::string& text, size_t& i) {
   const size_t n = text.size();
   size_t j = i + 1;
-  auto blanks = [&] { size_t k = j; while (j < n && (text[j] == ' ' || text[j] == '\t')) ++j; return j > k; };
+  auto blanks = [&] { size_t k = j; while (j < n && marker_blank(text[j])) ++j; return j > k; };
   auto digits = [&] { size_t k = j; while (j < n && std::isdigit(static_cast<unsigned char>(text[j]))) ++j; return j > k; };
   const char* bad = "unsupported preprocessor directive (only line markers #line N \"file\" are read)";
   blanks();
@@ -62,8 +68,10 @@ std::string line_marker(const std::string& text, size_t& i) {
   j = close + 1;
   while (true) {  // cpp's flags: numbers after the file name
     const bool sep = blanks();
-    if (j >= n || text[j] == '\n' || text[j] == '\r') break;
-    if (!sep || !digits()) return bad;
+    if (j >= n || text[j] == '\n') break;
+    if (!sep || !digits())
+      return "malformed line marker: only cpp's flag numbers may follow its file name on its line (a bare CR "
+             "does not end a line)";
   }
   i = j;
   return "";
@@ -72,7 +80,7 @@ std::string line_marker(const std::string& text, size_t& i) {
 // Whether the '#' at text[i] starts a directive of the C preprocessor (a word or a number follows it).
 bool preprocessor_directive(const std::string& text, size_t i) {
   size_t j = i + 1;
-  while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
+  while (j < text.size() && marker_blank(text[j])) ++j;
   return j < text.size() && std::isalnum(static_cast<unsigned char>(text[j]));
 }
 
@@ -100,6 +108,7 @@ std::vector<Tok> tokenize(const std::string& text, const std::string& file) {
   std::vector<Tok> out;
   int line = 1;
   size_t i = 0, n = text.size();
+  size_t last_end = SIZE_MAX;  // where the last token ended
   while (i < n) {
     char c = text[i];
     if (c == '\n') { ++line; ++i; continue; }
@@ -107,7 +116,10 @@ std::vector<Tok> tokenize(const std::string& text, const std::string& file) {
     if (c == ' ' || c == '\t' || c == '\r' || c == '\f') { ++i; continue; }
     if (c == '#' && preprocessor_directive(text, i)) {
       const std::string why = line_marker(text, i);  // a line marker is skipped, anything else refused
-      if (!why.empty()) throw PtxError(file, line, text.substr(i, std::min(text.find('\n', i), n) - i), why);
+      if (!why.empty()) {
+        const size_t len = std::min(text.find('\n', i), n) - i;  // the rest of its line, at most 80 characters
+        throw PtxError(file, line, len > 80 ? text.substr(i, 77) + "..." : text.substr(i, len), why);
+      }
       continue;
     }
     if (c == '/' && i + 1 < n && text[i + 1] == '/') {
@@ -122,6 +134,7 @@ std::vector<Tok> tokenize(const std::string& text, const std::string& file) {
     }
     Tok t;
     t.line = line;
+    t.joined = i == last_end;
     if (c == '"') {
       size_t j = i + 1;
       while (j < n && text[j] != '"' && text[j] != '\n') ++j;
@@ -148,7 +161,7 @@ std::vector<Tok> tokenize(const std::string& text, const std::string& file) {
       t.kind = Tok::Ident;
       t.s = text.substr(i, j - i);
       i = j;
-    } else if (std::strchr(",;:[]{}()+-!|<>=@", c)) {
+    } else if (std::strchr(",;:[]{}()+-!|<>=@*/&^~?", c)) {  // (the last six: constant expressions)
       t.kind = Tok::Punct;
       t.s = std::string(1, c);
       ++i;
@@ -156,6 +169,7 @@ std::vector<Tok> tokenize(const std::string& text, const std::string& file) {
       throw PtxError(file, line, character_at(text, i), "unexpected character");
     }
     out.push_back(std::move(t));
+    last_end = i;
   }
   Tok end;
   end.line = line;

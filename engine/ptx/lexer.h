@@ -12,6 +12,7 @@ struct Tok {
   enum Kind { Ident, Num, Punct, Str, End } kind = End;
   std::string s;
   int line = 0;
+  bool joined = false;  // it starts right where the previous token ends (`<<` is two joined '<' tokens)
 };
 
 // Splits PTX text into tokens (comments dropped, line numbers kept). A byte that is not ASCII (anywhere, as

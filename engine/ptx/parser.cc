@@ -21,6 +21,9 @@ namespace {
 
 // Limits of the loader (docs/errors.md): ptxas's where it has one, else the engine's, far above any kernel of
 // the suite; every size is computed with overflow checks before anything is allocated.
+// ptxas 13 takes an array size beyond 64 bits modulo 2^64 (a[2^62 + 1][8] is an 8-byte array); the engine
+// refuses it.
+constexpr const char* kSizeOverflow = "array size overflows 64 bits (not supported: ptxas wraps it modulo 2^64)";
 constexpr uint64_t kMaxStaticShared = 48 * 1024;         // ptxas: static .shared per entry
 constexpr uint64_t kMaxConstBytes = 64 * 1024;           // ptxas: .const per module
 constexpr uint64_t kMaxParamBytes = 4352;                // ptxas: .param space of an entry
@@ -71,7 +74,11 @@ class Parser {
   int name_line_ = 0;  // the line of the function's name
   std::unique_ptr<RegisterScopes> regs_;
   std::unordered_set<std::string> fn_names_;  // parameters and variables of the function being parsed
-  std::unordered_map<std::string, int32_t> sym_index_;
+  // The function's parameters and variables as ptxas scopes them: per open `{ }` scope (depth 0: the body,
+  // with the parameters), name -> index into Kernel::symbols. A variable of a nested scope is seen in it
+  // only and hides a register, variable or parameter of an enclosing scope of the same name.
+  std::vector<std::unordered_map<std::string, int32_t>> var_scopes_;
+  std::unordered_map<std::string, int32_t> module_syms_;  // module variables the function uses, by name
   // The module header as ptxas reads it: `.version`, then one or more `.target`, then at most one
   // `.address_size`, before anything else.
   enum class Header { Start, Version, Target, AddressSize, Body } header_ = Header::Start;
@@ -160,6 +167,35 @@ class Parser {
   }
 
   // ---- module level -------------------------------------------------------------------------
+  // `.target` and its list: architectures (the last one counts, as for ptxas), texmode_*, debug. In the
+  // header the list starts with an architecture; ptxas also reads the directive inside a function body
+  // (without a ';'), where it sets the target of what follows, this function's rest and the later ones,
+  // and the texture mode is texmode_unified unless the header said otherwise.
+  void target_directive(bool in_body) {
+    next();
+    for (bool first = true;; first = false) {
+      if (!first) {
+        if (!is(",")) break;
+        next();
+      }
+      const Tok& opt = peek();
+      const std::string o = ident(first ? "target" : "target option");
+      if (o.rfind("sm_", 0) == 0 || o.rfind("compute_", 0) == 0 || (first && !in_body)) {
+        target_name(opt, o);
+      } else if (o == "texmode_unified" || o == "texmode_independent") {
+        const std::string given = texmode_.empty() && in_body ? "texmode_unified" : texmode_;
+        if (!given.empty() && given != o) fail(opt, "conflicting .target option '" + o + "' (" + given + " given)");
+        texmode_ = o;
+      } else if (o == "debug") {
+        debug_line_ = opt.line;
+      } else if (o == "map_f64_to_f32") {
+        fail(opt, ".target option map_f64_to_f32 is not supported on sm_13 or higher");
+      } else {
+        fail(opt, first ? "unsupported .target" : "unknown .target option");
+      }
+    }
+  }
+
   void module_statement() {
     const Tok& t = peek();
     if (t.kind != Tok::Ident) fail(t, "expected a directive");
@@ -181,26 +217,7 @@ class Parser {
       if (header_ != Header::Version && header_ != Header::Target)
         fail(t, "'.target' must come right after .version (before .address_size and the module's contents)");
       header_ = Header::Target;
-      next();
-      target_name(peek(), ident("target"));
-      // Options: more architectures (the last one counts, as for ptxas), texmode_*, debug.
-      while (is(",")) {
-        next();
-        const Tok& opt = peek();
-        const std::string o = ident("target option");
-        if (o.rfind("sm_", 0) == 0 || o.rfind("compute_", 0) == 0) {
-          target_name(opt, o);
-        } else if (o == "texmode_unified" || o == "texmode_independent") {
-          if (!texmode_.empty() && texmode_ != o) fail(opt, "conflicting .target option '" + o + "' (" + texmode_ + " given)");
-          texmode_ = o;
-        } else if (o == "debug") {
-          debug_line_ = opt.line;
-        } else if (o == "map_f64_to_f32") {
-          fail(opt, ".target option map_f64_to_f32 is not supported on sm_13 or higher");
-        } else {
-          fail(opt, "unknown .target option");
-        }
-      }
+      target_directive(false);
       return;
     }
     if (d == ".address_size") {
@@ -273,7 +290,7 @@ class Parser {
       next();
       if (is("]")) { unsized = true; next(); continue; }
       const uint64_t n = integer("array size");
-      if (__builtin_mul_overflow(count, n, &count)) fail(start, "array size overflows 64 bits");
+      if (__builtin_mul_overflow(count, n, &count)) fail(start, kSizeOverflow);
       expect("]");
     }
     return count;
@@ -303,7 +320,7 @@ class Parser {
     bool unsized = false;
     const uint64_t count = dimensions(start, unsized);
     const int esize = dtype_bytes(v.type);
-    if (__builtin_mul_overflow(count, static_cast<uint64_t>(esize), &v.size)) fail(start, "array size overflows 64 bits");
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(esize), &v.size)) fail(start, kSizeOverflow);
     if (unsized) v.size = 0;
     v.align = std::max<uint32_t>(align, static_cast<uint32_t>(esize));
     check_variable_size(v, start);
@@ -369,13 +386,29 @@ class Parser {
   }
 
   void init_value(Variable& v, int esize, const Tok& start) {
+    // A literal, or an integer constant expression: the tokens up to the next ',' or '}' outside parentheses.
+    std::vector<const Tok*> expr;
+    for (int depth = 0; !at_end() && expr_token(peek()) && !(depth == 0 && (is(",") || is("}")));) {
+      if (is("(")) ++depth;
+      if (is(")")) --depth;
+      if (is(":") && depth == 0 && std::none_of(expr.begin(), expr.end(), [](const Tok* x) { return x->s == "?"; })) break;
+      expr.push_back(&next());
+    }
     bool neg = false;
-    if (is("-")) { neg = true; next(); }
     Operand o;
-    if (peek().kind != Tok::Num) fail(peek(), "expected an initial value (a literal)");
-    const std::string err = parse_number(peek().s, o);
-    if (!err.empty()) fail(peek(), err);
-    next();
+    if (expr.size() == 2 && expr[0]->s == "-") {
+      neg = true;
+      expr.erase(expr.begin());
+    }
+    if (expr.size() == 1) {
+      if (expr[0]->kind != Tok::Num) fail(*expr[0], "expected an initial value (a literal)");
+      const std::string err = parse_number(expr[0]->s, o);
+      if (!err.empty()) fail(*expr[0], err);
+    } else if (is_const_expr(expr)) {
+      o = const_expr(expr, [&](const std::string& why) { fail(*expr[0], why + " in an initial value"); });
+    } else {
+      fail(expr.empty() ? peek() : *expr[0], "expected an initial value (a literal)");
+    }
     const bool flt = dtype_is_float(v.type);
     if (flt != (o.imm_kind != ImmKind::Int)) fail(start, "initial value type mismatch for " + v.name);
     uint64_t bits = o.imm;
@@ -409,7 +442,8 @@ class Parser {
     k_->ptx = mod_->ptx;
     regs_ = std::make_unique<RegisterScopes>(*k_);
     fn_names_.clear();
-    sym_index_.clear();
+    var_scopes_.assign(1, {});
+    module_syms_.clear();
     label_refs_.clear();
     scoped_labels_.clear();
     scope_parent_.assign(1, -1);
@@ -535,7 +569,7 @@ class Parser {
     s.name = p.name;
     s.space = Space::Param;
     s.index = static_cast<int32_t>(k_->params.size());
-    sym_index_[p.name] = static_cast<int32_t>(k_->symbols.size());
+    var_scopes_[0][p.name] = static_cast<int32_t>(k_->symbols.size());
     k_->symbols.push_back(s);
     k_->params.push_back(p);
   }
@@ -555,6 +589,7 @@ class Parser {
         next();
         ++depth;
         regs_->push();
+        var_scopes_.emplace_back();
         scope_stack_.push_back(static_cast<int32_t>(scope_parent_.size()));
         scope_parent_.push_back(scope_stack_[scope_stack_.size() - 2]);
         continue;
@@ -562,7 +597,7 @@ class Parser {
       if (is("}")) {
         next();
         --depth;
-        if (depth > 0) { regs_->pop(); scope_stack_.pop_back(); }
+        if (depth > 0) { regs_->pop(); var_scopes_.pop_back(); scope_stack_.pop_back(); }
         continue;
       }
       if (t.kind == Tok::Ident && t.s[0] == '.') { body_directive(); continue; }
@@ -571,7 +606,7 @@ class Parser {
         // ptxas has it) and, in the body itself, with the parameters and variables.
         const int32_t scope = scope_stack_.back();
         check_name(t);
-        if (scoped_labels_.count({scope, t.s}) || regs_->declares_innermost(t.s) ||
+        if (scoped_labels_.count({scope, t.s}) || regs_->declares_innermost(t.s) || var_scopes_.back().count(t.s) ||
             (scope == 0 && fn_names_.count(t.s)))
           fail(t, "duplicate definition of label '" + t.s + "'");
         const int32_t pc = static_cast<int32_t>(k_->code.size());
@@ -591,6 +626,12 @@ class Parser {
     if (d == ".reg" || d.rfind(".reg.", 0) == 0) { reg_decl(); return; }
     if (d == ".loc") { skip_line(t.line); return; }
     if (d == ".file") fail(t, "'.file' is allowed at module scope only, not inside a function");
+    if (d == ".target") {  // the target of the instructions after it (target_directive)
+      target_directive(true);
+      k_->sm = mod_->sm;
+      k_->arch_specific = mod_->arch_specific;
+      return;
+    }
     if (d == ".pragma") {  // "nounroll" marks the loop it stands in (func/unroll.h)
       for (const std::string& s : pragma())
         if (s == "nounroll") k_->nounroll.push_back(static_cast<int32_t>(k_->code.size()));
@@ -599,12 +640,22 @@ class Parser {
     if (d == ".shared" || d == ".local" || d == ".global" || d == ".const") {
       if (d == ".global" || d == ".const") fail(t, "function-scope .global/.const is not supported");
       Variable v = variable(false);
-      declare_name(t, v.name);
+      // One namespace per scope with its registers (range members included) and labels, as ptxas has it;
+      // a nested scope's variable may take the name of an enclosing scope's register, variable or parameter
+      // and hides it there (registers: regs_->hide).
+      if (scoped_labels_.count({scope_stack_.back(), v.name})) fail(t, "duplicate definition of '" + v.name + "'");
+      if (regs_->outermost()) {
+        declare_name(t, v.name);
+      } else {
+        if (var_scopes_.back().count(v.name) || regs_->declares_in_innermost(v.name))
+          fail(t, "duplicate definition of '" + v.name + "'");
+        regs_->hide(v.name);
+      }
       SymbolRef s;
       s.name = v.name;
       s.space = v.space;
       s.index = static_cast<int32_t>(k_->locals.size());
-      sym_index_[v.name] = static_cast<int32_t>(k_->symbols.size());
+      var_scopes_.back()[v.name] = static_cast<int32_t>(k_->symbols.size());
       k_->symbols.push_back(s);
       k_->locals.push_back(std::move(v));
       return;
@@ -651,9 +702,13 @@ class Parser {
         if (err.empty() && regs_->outermost())
           for (const std::string& v : fn_names_)
             if (regs_->declares_outermost(v)) err = "duplicate definition of '" + v + "'";
+        if (err.empty() && !regs_->outermost())  // a variable of this scope named like one of the range
+          for (const auto& [v, _] : var_scopes_.back())
+            if (regs_->declares_in_innermost(v)) err = "duplicate definition of '" + v + "'";
       } else {
-        err = regs_->outermost() && fn_names_.count(name) ? "duplicate definition of '" + name + "'"
-                                                          : regs_->declare(name, type);
+        err = (regs_->outermost() && fn_names_.count(name)) || (!regs_->outermost() && var_scopes_.back().count(name))
+                  ? "duplicate definition of '" + name + "'"
+                  : regs_->declare(name, type);
       }
       if (!err.empty()) fail(name_tok, err);
       if (!is(",")) break;
@@ -674,9 +729,18 @@ class Parser {
     k_->regs.push_back({"<carry flag>", DType::Pred});
   }
 
-  int32_t find_symbol(const std::string& name) {
-    auto it = sym_index_.find(name);
-    if (it != sym_index_.end()) return it->second;
+  // The variable or parameter `name` of the innermost open scope that declares one (its depth in *depth), or
+  // else the module's variable (depth -1); -1 when there is none.
+  int32_t find_symbol(const std::string& name, int* depth = nullptr) {
+    for (size_t d = var_scopes_.size(); d-- > 0;) {
+      auto it = var_scopes_[d].find(name);
+      if (it == var_scopes_[d].end()) continue;
+      if (depth) *depth = static_cast<int>(d);
+      return it->second;
+    }
+    if (depth) *depth = -1;
+    auto it = module_syms_.find(name);
+    if (it != module_syms_.end()) return it->second;
     for (size_t g = 0; g < mod_->globals.size(); ++g) {
       if (mod_->globals[g].name != name) continue;
       SymbolRef s;
@@ -686,7 +750,7 @@ class Parser {
       s.module_scope = true;
       const int32_t idx = static_cast<int32_t>(k_->symbols.size());
       k_->symbols.push_back(s);
-      sym_index_[name] = idx;
+      module_syms_[name] = idx;
       return idx;
     }
     return -1;
@@ -762,9 +826,150 @@ class Parser {
   }
 
   // Whether a label `name` is defined so far in one of the open scopes.
-  bool label_defined(const std::string& name) const {
-    return std::any_of(scope_stack_.begin(), scope_stack_.end(),
-                       [&](int32_t s) { return scoped_labels_.count({s, name}) > 0; });
+  bool label_defined(const std::string& name) const { return label_defined_within(name, -1); }
+  // ... in one of the open scopes nested deeper than `depth` (-1: any): such a label hides a variable of the
+  // scope at `depth` (or of the module) from its definition on, as ptxas resolves names.
+  bool label_defined_within(const std::string& name, int depth) const {
+    for (size_t d = static_cast<size_t>(depth + 1); d < scope_stack_.size(); ++d)
+      if (scoped_labels_.count({scope_stack_[d], name})) return true;
+    return false;
+  }
+
+  // ---- integer constant expressions (PTX ISA, "Constant Expressions") -------------------------------
+  // C's operators on 64-bit integers: unary + - ! ~, * / %, + -, << >>, < > <= >=, == !=, &, ^, |, &&, ||,
+  // ?: and parentheses. A literal is .s64, or .u64 with a U suffix (or a value beyond .s64's range); an
+  // operation on a .u64 is unsigned; comparisons and logical operators give .s64 0 or 1. Operators of two
+  // characters are two tokens here (`<<`, `<=`, `==`, `!=`, `&&`, `||`).
+  struct CVal {
+    uint64_t v = 0;
+    bool u = false;
+  };
+  static bool expr_token(const Tok& t) {
+    return t.kind == Tok::Num || (t.kind == Tok::Punct && std::strchr("+-!~*/&^|<>=()?:", t.s[0]) != nullptr) ||
+           (t.kind == Tok::Ident && t.s == "%");  // `a % b` (`a %b` would be a register's name)
+  }
+  // Whether the tokens form something for const_expr (numbers and operators, not one literal alone).
+  static bool is_const_expr(const std::vector<const Tok*>& t) {
+    if (t.size() < 2 || !std::all_of(t.begin(), t.end(), [](const Tok* x) { return expr_token(*x); })) return false;
+    return std::any_of(t.begin(), t.end(), [](const Tok* x) { return x->kind == Tok::Num; });
+  }
+  Operand const_expr(const std::vector<const Tok*>& t, const std::function<void(const std::string&)>& bad) const {
+    // Signs before one literal (`--1.5`, `-+2`): the literal negated as often as there are '-' (a float too).
+    if (t.back()->kind == Tok::Num &&
+        std::all_of(t.begin(), t.end() - 1, [](const Tok* x) { return x->s == "+" || x->s == "-"; })) {
+      const bool neg = std::count_if(t.begin(), t.end() - 1, [](const Tok* x) { return x->s == "-"; }) % 2;
+      return literal(*t.back(), neg, bad);
+    }
+    size_t i = 0;
+    const CVal r = cond_expr(t, i, bad);
+    if (i != t.size()) bad("malformed constant expression");
+    Operand o;
+    o.kind = OpndKind::Imm;
+    o.imm_kind = ImmKind::Int;
+    o.imm = r.v;
+    return o;
+  }
+  using Bad = std::function<void(const std::string&)>;
+  static bool at(const std::vector<const Tok*>& t, size_t i, const char* a, const char* b = nullptr) {
+    if (i >= t.size() || t[i]->kind == Tok::Num || t[i]->s != a) return false;
+    return !b || (i + 1 < t.size() && t[i + 1]->kind == Tok::Punct && t[i + 1]->s == b && t[i + 1]->joined);
+  }
+  CVal cond_expr(const std::vector<const Tok*>& t, size_t& i, const Bad& bad) const {
+    const CVal c = binary(t, i, 0, bad);
+    if (!at(t, i, "?")) return c;
+    ++i;
+    const CVal a = cond_expr(t, i, bad);
+    if (!at(t, i, ":")) bad("malformed constant expression");
+    ++i;
+    const CVal b = cond_expr(t, i, bad);
+    CVal r = c.v ? a : b;
+    r.u = a.u || b.u;
+    return r;
+  }
+  // Binary operators by precedence level (0: ||, ... 9: * / %).
+  CVal binary(const std::vector<const Tok*>& t, size_t& i, int level, const Bad& bad) const {
+    if (level == 10) return unary(t, i, bad);
+    CVal l = binary(t, i, level + 1, bad);
+    while (true) {
+      std::string op;
+      switch (level) {
+        case 0: if (at(t, i, "|", "|")) op = "||"; break;
+        case 1: if (at(t, i, "&", "&")) op = "&&"; break;
+        case 2: if (at(t, i, "|") && !at(t, i, "|", "|")) op = "|"; break;
+        case 3: if (at(t, i, "^")) op = "^"; break;
+        case 4: if (at(t, i, "&") && !at(t, i, "&", "&")) op = "&"; break;
+        case 5: if (at(t, i, "=", "=")) op = "=="; else if (at(t, i, "!", "=")) op = "!="; break;
+        case 6:
+          if (at(t, i, "<", "=")) op = "<="; else if (at(t, i, ">", "=")) op = ">=";
+          else if (at(t, i, "<") && !at(t, i, "<", "<")) op = "<"; else if (at(t, i, ">") && !at(t, i, ">", ">")) op = ">";
+          break;
+        case 7: if (at(t, i, "<", "<")) op = "<<"; else if (at(t, i, ">", ">")) op = ">>"; break;
+        case 8: if (at(t, i, "+")) op = "+"; else if (at(t, i, "-")) op = "-"; break;
+        default: if (at(t, i, "*")) op = "*"; else if (at(t, i, "/")) op = "/"; else if (at(t, i, "%")) op = "%"; break;
+      }
+      if (op.empty()) return l;
+      i += op.size();
+      const CVal r = binary(t, i, level + 1, bad);
+      const bool u = l.u || r.u;
+      const int64_t a = static_cast<int64_t>(l.v), b = static_cast<int64_t>(r.v);
+      CVal out{0, u};
+      if (op == "||" || op == "&&" || op == "==" || op == "!=" || op == "<" || op == ">" || op == "<=" || op == ">=") {
+        out.u = false;
+        bool x = false;
+        if (op == "||") x = l.v || r.v;
+        else if (op == "&&") x = l.v && r.v;
+        else if (op == "==") x = l.v == r.v;
+        else if (op == "!=") x = l.v != r.v;
+        else if (op == "<") x = u ? l.v < r.v : a < b;
+        else if (op == ">") x = u ? l.v > r.v : a > b;
+        else if (op == "<=") x = u ? l.v <= r.v : a <= b;
+        else x = u ? l.v >= r.v : a >= b;
+        out.v = x;
+      } else if (op == "|") out.v = l.v | r.v;
+      else if (op == "^") out.v = l.v ^ r.v;
+      else if (op == "&") out.v = l.v & r.v;
+      else if (op == "<<") { out.u = l.u; out.v = r.v >= 64 ? 0 : l.v << r.v; }
+      else if (op == ">>") {
+        out.u = l.u;
+        out.v = r.v >= 64 ? (l.u || a >= 0 ? 0 : ~uint64_t{0}) : l.u ? l.v >> r.v : static_cast<uint64_t>(a >> r.v);
+      } else if (op == "+") out.v = l.v + r.v;
+      else if (op == "-") out.v = l.v - r.v;
+      else if (op == "*") out.v = l.v * r.v;
+      else {
+        if (r.v == 0) bad("division by zero in constant expression");
+        const bool rem = op == "%";
+        if (!u && a == INT64_MIN && b == -1) out.v = rem ? 0 : l.v;  // wraps, as two's complement
+        else if (u) out.v = rem ? l.v % r.v : l.v / r.v;
+        else out.v = static_cast<uint64_t>(rem ? a % b : a / b);
+      }
+      l = out;
+    }
+  }
+  CVal unary(const std::vector<const Tok*>& t, size_t& i, const Bad& bad) const {
+    if (i >= t.size()) bad("malformed constant expression");
+    const Tok& x = *t[i];
+    if (x.kind == Tok::Punct && (x.s == "+" || x.s == "-" || x.s == "!" || x.s == "~")) {
+      ++i;
+      CVal v = unary(t, i, bad);
+      if (x.s == "-") v.v = ~v.v + 1;
+      else if (x.s == "!") v = {v.v == 0, false};
+      else if (x.s == "~") v.v = ~v.v;
+      return v;
+    }
+    if (at(t, i, "(")) {
+      ++i;
+      const CVal v = cond_expr(t, i, bad);
+      if (!at(t, i, ")")) bad("malformed constant expression");
+      ++i;
+      return v;
+    }
+    if (x.kind != Tok::Num) bad("malformed constant expression");
+    Operand o;
+    const std::string err = parse_number(x.s, o);
+    if (!err.empty()) bad(err);
+    if (o.imm_kind != ImmKind::Int) bad("a constant expression takes integers only");
+    ++i;
+    return {o.imm, x.s.back() == 'U' || o.imm > static_cast<uint64_t>(INT64_MAX)};
   }
 
   // A literal token (after an optional '-'): the immediate, or a PtxError with parse_number's reason.
@@ -792,6 +997,7 @@ class Parser {
     Operand o;
     if (f.s == "{") return vector_operand(t, bad);
     if (f.s == "[") return address(t, bad);
+    if (f.s == "!" && is_const_expr(t)) return const_expr(t, bad);
     if (f.s == "!") {
       if (t.size() != 2) bad("bad operand");
       o.kind = OpndKind::Reg;
@@ -800,10 +1006,9 @@ class Parser {
       if (o.reg < 0) bad("unknown predicate register");
       return o;
     }
-    if (f.s == "-") {
-      if (t.size() != 2) bad("bad operand");
-      return literal(*t[1], true, bad);
-    }
+    if (f.s == "-" && t.size() == 2) return literal(*t[1], true, bad);
+    if (is_const_expr(t)) return const_expr(t, bad);
+    if (f.s == "-") bad("bad operand");
     if (t.size() == 3 && t[1]->s == "|") {  // shfl / setp dual destination: d|p
       o.kind = OpndKind::Vec;
       for (const Tok* x : {t[0], t[2]}) {
@@ -847,9 +1052,14 @@ class Parser {
       o.comp = c == "w" ? 3 : vector ? static_cast<uint8_t>(c[0] - 'x') : 0;
       return o;
     }
-    o.sym = find_symbol(f.s);
-    if (o.sym >= 0) { o.kind = OpndKind::Symbol; return o; }
+    int depth = -1;
+    o.sym = find_symbol(f.s, &depth);
+    if (o.sym >= 0 && !label_defined_within(f.s, depth)) { o.kind = OpndKind::Symbol; return o; }
+    o.sym = -1;
     if (module_names_.count(f.s)) bad("a function name is not a label or an operand");  // as ptxas resolves it
+    // Only a branch takes a label; elsewhere a name no open scope declares (a variable of a closed scope, a
+    // typo) is unknown.
+    if (in.opcode.substr(0, in.opcode.find('.')) != "bra" && !label_defined(f.s)) bad("unknown symbol");
     o.kind = OpndKind::Label;  // resolved after the body
     label_refs_.push_back({pc, f.s, scope_stack_.back()});
     return o;
@@ -872,6 +1082,8 @@ class Parser {
           o.vec.push_back(r);
         } else {
           // A literal element, e.g. `mov.b32 %f1, {0, %rs1};`: vec[i] == -2, its bits in vec_imm[i].
+          if (e.kind == Tok::Ident && special_regs().count(e.s.substr(0, e.s.find('.'))))
+            bad("a special register inside a vector operand is not supported (move it into a register first):");
           if (e.kind != Tok::Num) bad("unknown register in vector operand");
           const Operand im = literal(e, neg, bad);
           if (im.imm_kind == ImmKind::Real) bad("decimal floating-point literals inside vector operands are not supported");
@@ -908,8 +1120,12 @@ class Parser {
     } else if (b.kind == Tok::Ident) {
       o.reg = regs_->find(b.s);
       if (o.reg < 0) {
-        o.sym = find_symbol(b.s);
+        int depth = -1;
+        o.sym = find_symbol(b.s, &depth);
+        if (o.sym < 0 && special_regs().count(b.s.substr(0, b.s.find('.'))))
+          bad("a special register as an address is not supported (move it into a register first):");
         if (o.sym < 0) bad("unknown register or variable in address");
+        if (label_defined_within(b.s, depth)) bad("a label is not an address:");
       }
     } else if (b.s == "-" && t.size() == 4) {
       const Operand im = literal(*t[2], true, bad);
@@ -939,11 +1155,13 @@ class Parser {
       o.vec_imm.resize(o.vec.size());
       return o;
     }
-    // +off or +-off
+    // +off: a literal, or an integer constant expression (+-4, ++900, +(8*2))
     if (t[2]->s != "+") bad("unsupported address expression");
-    const bool neg = t.size() == 6 && t[3]->s == "-";
-    if (t.size() != (neg ? 6u : 5u)) bad("unsupported address expression");
-    const Operand im = literal(*t[neg ? 4 : 3], neg, bad);
+    const std::vector<const Tok*> off(t.begin() + 3, t.end() - 1);
+    const bool neg = off.size() == 2 && off[0]->s == "-";
+    if (off.empty() || !std::all_of(off.begin(), off.end(), [](const Tok* x) { return expr_token(*x); }))
+      bad("unsupported address expression");
+    const Operand im = off.size() == 1 || neg ? literal(*off[neg ? 1 : 0], neg, bad) : const_expr(off, bad);
     if (im.imm_kind != ImmKind::Int) bad("bad address offset");
     o.imm += im.imm;
     return o;

@@ -1,6 +1,8 @@
 // Register scopes with lazily materialised ranges (scopes.h).
 #include "scopes.h"
 
+#include <algorithm>
+
 namespace stc {
 
 const RegisterScopes::Range* RegisterScopes::range_of(const Scope& s, const std::string& name) {
@@ -38,6 +40,10 @@ bool RegisterScopes::declares_outermost(const std::string& name) const {
   return scopes_[0].names.count(name) || range_of(scopes_[0], name);
 }
 
+bool RegisterScopes::declares_in_innermost(const std::string& name) const {
+  return scopes_.back().names.count(name) || range_of(scopes_.back(), name);
+}
+
 bool RegisterScopes::declares_innermost(const std::string& name) const {
   const Scope& s = scopes_.back();
   return s.names.count(name) && !range_of(s, name);
@@ -51,6 +57,7 @@ bool RegisterScopes::declared(const std::string& name) const {
 
 int32_t RegisterScopes::find(const std::string& name) {
   for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+    if (std::find(it->hidden.begin(), it->hidden.end(), name) != it->hidden.end()) return -1;
     auto f = it->names.find(name);
     if (f != it->names.end()) return f->second;
     if (const Range* r = range_of(*it, name)) {

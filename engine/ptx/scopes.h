@@ -31,6 +31,11 @@ class RegisterScopes {
   // Whether some scope (the outermost one) declares `name`, without giving it an index.
   bool declared(const std::string& name) const;
   bool declares_outermost(const std::string& name) const;
+  // Whether the innermost scope declares register `name`, by itself or as a member of a range.
+  bool declares_in_innermost(const std::string& name) const;
+  // A variable `name` declared in the innermost scope: the registers of enclosing scopes named so are hidden
+  // in it (find returns -1 there).
+  void hide(const std::string& name) { scopes_.back().hidden.push_back(name); }
   // Whether the innermost scope declares `name` by itself (`.reg .b32 name`), not as a member of a range
   // (ptxas lets a label take the name of a range's register, not of a register declared alone).
   bool declares_innermost(const std::string& name) const;
@@ -44,6 +49,7 @@ class RegisterScopes {
   struct Scope {
     std::unordered_map<std::string, int32_t> names;
     std::vector<Range> ranges;
+    std::vector<std::string> hidden;  // variables of this scope (few)
   };
 
   // Whether `name` is prefix<i> of a range of `s` (i < count, written without leading zeros).

@@ -150,6 +150,57 @@ TEST(schedule_loads_pass_each_other_and_read_only_spaces) {
   CHECK_BEFORE(k, "st.global.u32 [%rd1]", "ld.global.u32 %r5");
 }
 
+TEST(schedule_keeps_volatile_loads_in_place_among_memory_accesses) {
+  // ld.volatile (relaxed.sys, which no compiler reorders) keeps its place among every memory access of a
+  // writable space: it stays after a store and a load of other explicit spaces, and a later load of any
+  // space stays after it. The same body with a plain load lets it move (the control case).
+  const char* body = R"(
+  ld.param.u64 %rd1, [a];
+  ld.param.u64 %rd2, [b];
+  st.shared.u32 [smem], 7;
+  ld.shared.u32 %r4, [smem+8];
+  LOAD %r5, [%rd1];
+  ld.shared.u32 %r6, [smem+16];
+  ld.global.u32 %r7, [%rd2];
+  add.s32 %r11, %r5, 1;
+  add.s32 %r12, %r11, 2;
+  add.s32 %r13, %r12, 3;
+  add.s32 %r8, %r13, %r6;
+  add.s32 %r9, %r8, %r7;
+  add.s32 %r10, %r9, %r4;
+  st.global.u32 [%rd2+4], %r10;
+  )";
+  for (const char* load : {"ld.volatile.global.u32", "ld.global.u32"}) {
+    std::string text(body);
+    text.replace(text.find("LOAD"), 4, load);
+    PtxKernel pk = scheduled(text);
+    const Kernel& k = pk.kernel();
+    const std::string ld = std::string(load) + " %r5";
+    if (std::string(load) == "ld.volatile.global.u32") {
+      CHECK_EQ(k.code[static_cast<size_t>(pc_of(k, ld))].traits.sched, SchedKind::Ordered);
+      CHECK_BEFORE(k, "st.shared.u32 [smem]", ld.c_str());  // an earlier store of another space
+      CHECK_BEFORE(k, "ld.shared.u32 %r4", ld.c_str());     // an earlier load of another space
+      CHECK_BEFORE(k, ld.c_str(), "ld.shared.u32 %r6");     // later loads, of any space
+      CHECK_BEFORE(k, ld.c_str(), "ld.global.u32 %r7");
+    } else {  // a plain global load (the longest chain hangs on it) passes the shared store and load
+      CHECK_BEFORE(k, ld.c_str(), "st.shared.u32 [smem]");
+      CHECK_BEFORE(k, ld.c_str(), "ld.shared.u32 %r4");
+    }
+  }
+  // st.volatile: a later shared load stays after it, an earlier shared load stays before it.
+  PtxKernel st = scheduled(R"(
+  ld.param.u64 %rd1, [a];
+  mov.u32 %r1, %tid.x;
+  ld.shared.u32 %r2, [smem];
+  st.volatile.global.u32 [%rd1], %r1;
+  ld.shared.u32 %r3, [smem+4];
+  add.s32 %r4, %r2, %r3;
+  st.global.u32 [%rd1+4], %r4;
+  )");
+  CHECK_BEFORE(st.kernel(), "ld.shared.u32 %r2", "st.volatile.global.u32");
+  CHECK_BEFORE(st.kernel(), "st.volatile.global.u32", "ld.shared.u32 %r3");
+}
+
 TEST(schedule_keeps_barriers_and_clock_reads) {
   PtxKernel pk = scheduled(R"(
   ld.param.u64 %rd1, [a];

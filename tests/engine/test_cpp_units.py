@@ -39,12 +39,7 @@ FLAGS = ("-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-pthread")
 TEST_NAME = re.compile(r"^TEST\((\w+)\)", re.MULTILINE)
 # C++ tests that pin a documented behaviour the engine does not have yet: expected to fail (strict: once the
 # engine is fixed the test passes and this entry must go).
-KNOWN_FAILURES = {
-    "opcode_ordered_loads_keep_memory_order": (
-        "decode_ldst clears F_VOLATILE (engine/func/ops_mem.cc) before decode_instruction reads it, so an "
-        "ld.volatile is scheduled as a free load"
-    ),
-}
+KNOWN_FAILURES: dict[str, str] = {}
 
 
 def unit_test_sources() -> list[Path]:

@@ -1,6 +1,8 @@
-// mbarrier (sm_90 forms) and the async-proxy fences:
+// mbarrier (the sm_80 forms and the sm_90 ones) and the async-proxy fences:
 //   mbarrier.init{.shared{::cta}}.b64 [addr], count;           mbarrier.inval{.shared{::cta}}.b64 [addr];
 //   mbarrier.arrive{.release}{.cta}{.shared{::cta}}.b64 state, [addr]{, count};
+//   mbarrier.arrive{_drop}.noComplete{.release}{.cta}{.shared{::cta}}.b64 state, [addr], count;
+//   mbarrier.arrive_drop{.release}{.cta}{.shared{::cta}}.b64 state, [addr]{, count};
 //   mbarrier.arrive.expect_tx{.release}{.cta}{.shared{::cta}}.b64 state, [addr], tx;
 //   mbarrier.expect_tx / mbarrier.complete_tx{.relaxed}{.cta}{.shared{::cta}}.b64 [addr], tx;
 //   mbarrier.test_wait{.parity}{.acquire}{.cta}{.shared{::cta}}.b64 p, [addr], state|parity;
@@ -9,8 +11,12 @@
 // Each active thread performs its own operation, lane by lane. test_wait is non-blocking; try_wait is
 // "potentially blocking" in the ISA: here the warp waits until the phase completes (waking when an arrive
 // or complete_tx completes a phase), then p is true; a phase that can never complete is a deadlock error.
-// Reported as errors: use of an uninitialised barrier, an arrival count beyond the pending arrivals, a
-// tx-count out of range, an init count outside 1..2^20-1. The engine has one memory proxy: the fences only
+// arrive_drop also lowers the expected count of the later phases by its count. Reported as errors: use of an
+// uninitialised barrier, an arrival count beyond the pending arrivals, a tx-count out of range, an init count
+// outside 1..2^20-1, a .noComplete arrival that completes the phase (undefined in the ISA). The target and
+// version each form needs are ptxas's (engine/ptx/feature_gates.def and decode_mbarrier): sm_80 has init,
+// inval, arrive{_drop}{.noComplete} and test_wait; sm_90 adds try_wait, the tx-count, an arrival count
+// without .noComplete, .cluster and .relaxed. The engine has one memory proxy: the fences only
 // order (they are scheduling fences).
 #include <string>
 
@@ -66,6 +72,8 @@ bool mbarrier_tx(CtaState& cta, uint8_t* p, int64_t bytes) {
 namespace {
 
 enum MbarSub : uint8_t { INIT, INVAL, ARRIVE, ARRIVE_TX, EXPECT_TX, COMPLETE_TX, TEST_WAIT, TRY_WAIT };
+// Bits of Instr::sub above the operation, on an arrive (ARRIVE only): arrive_drop, .noComplete.
+constexpr uint8_t kDrop = 16, kNoComplete = 32;
 
 // The barrier operand's index: 1 for the forms with a destination, 0 otherwise.
 size_t addr_op(const Instr& in) { return in.traits.writes_dst ? 1 : 0; }
@@ -111,6 +119,14 @@ void ex_arrive(ExecCtx& c, const Instr& in) {
     if (count == 0 || count > b.pending)
       hopper_fault(c, in, "arrival count " + std::to_string(count) + " exceeds the " + std::to_string(b.pending) +
                               " arrivals pending in the current phase");
+    if ((in.sub & kNoComplete) && count == b.pending && !b.tx)
+      hopper_fault(c, in, "mbarrier.arrive.noComplete completes the current phase (undefined behaviour)");
+    if (in.sub & kDrop) {
+      if (count > b.expected)
+        hopper_fault(c, in, "arrive_drop count " + std::to_string(count) + " exceeds the expected count " +
+                                std::to_string(b.expected));
+      b.expected -= count;
+    }
     b.pending -= count;
     maybe_complete(c.cta, b);
     mbarrier_store(p, b);
@@ -148,46 +164,81 @@ void ex_wait(ExecCtx& c, const Instr& in) {
 }  // namespace
 
 void decode_mbarrier(Instr& in, const Kernel& k) {
-  if (k.sm && k.sm < 90) throw DecodeError("'" + in.opcode + "' (the sm_90 mbarrier forms) requires .target sm_90");
-  std::vector<std::string> rest(in.mods.begin() + 1, in.mods.end());
+  // The forms as ptxas 13 has them; the .target / .version of each feature are feature_gates.def rows
+  // (checked after this), except those of an operand: an arrival count without .noComplete (sm_90, PTX 7.8)
+  // and a discarded state `_` (PTX 7.1).
   if (in.mods.empty()) throw DecodeError("mbarrier needs an operation (.init, .arrive, .try_wait, ...)");
   const std::string& op = in.mods[0];
   int sub = -1;
+  uint8_t arrive_mods = 0;
   if (op == "init") sub = INIT;
   else if (op == "inval") sub = INVAL;
   else if (op == "arrive") sub = ARRIVE;
+  else if (op == "arrive_drop") { sub = ARRIVE; arrive_mods = kDrop; }
   else if (op == "expect_tx") sub = EXPECT_TX;
   else if (op == "complete_tx") sub = COMPLETE_TX;
   else if (op == "test_wait") sub = TEST_WAIT;
   else if (op == "try_wait") sub = TRY_WAIT;
-  else unsupported(in, "mbarrier." + op + " (init, inval, arrive{.expect_tx}, expect_tx, complete_tx, test_wait, "
-                       "try_wait are supported)");
-  bool b64 = false, parity = false;
+  else unsupported(in, "mbarrier." + op + " (not supported: init, inval, arrive{_drop}{.noComplete}{.expect_tx}, "
+                       "expect_tx, complete_tx, test_wait and try_wait are)");
+  bool b64 = false, parity = false, spaced = false;
+  std::string order, scope;
   in.space = Space::Generic;
   for (size_t i = 1; i < in.mods.size(); ++i) {
     const std::string& m = in.mods[i];
-    if (m == "b64") b64 = true;
-    else if (m == "expect_tx" && sub == ARRIVE && i == 1) sub = ARRIVE_TX;
+    if (m == "b64" && !b64) b64 = true;
+    else if (m == "expect_tx" && sub == ARRIVE && !arrive_mods && i == 1) sub = ARRIVE_TX;
+    else if (m == "noComplete" && sub == ARRIVE && !(arrive_mods & kNoComplete) && i == 1) arrive_mods |= kNoComplete;
     else if (m == "parity" && (sub == TEST_WAIT || sub == TRY_WAIT) && i == 1) parity = true;
-    else if (m == "shared" || m == "shared::cta" || m == "shared::cluster") in.space = Space::Shared;
-    else if (m == "release" || m == "acquire" || m == "relaxed" || m == "cta" || m == "cluster") {}
-    else unsupported(in, "modifier ." + m + " of mbarrier." + op);
+    else if ((m == "shared" || m == "shared::cta" || m == "shared::cluster") && !spaced) {
+      if (m == "shared::cluster" && (sub == INIT || sub == INVAL || sub == TEST_WAIT || sub == TRY_WAIT))
+        unsupported(in, "modifier ." + m + " of mbarrier." + op);
+      in.space = Space::Shared;
+      spaced = true;
+    } else if (m == "release" || m == "acquire" || m == "relaxed") {
+      const bool ok = m == "relaxed" ? sub != INIT && sub != INVAL
+                      : m == "release"  ? sub == ARRIVE || sub == ARRIVE_TX
+                                        : sub == TEST_WAIT || sub == TRY_WAIT;
+      if (!ok) unsupported(in, "modifier ." + m + " of mbarrier." + op);
+      if (!order.empty()) throw DecodeError("'" + in.opcode + "' has more than one memory order");
+      order = m;
+    } else if (m == "cta" || m == "cluster") {
+      if (sub == INIT || sub == INVAL) unsupported(in, "modifier ." + m + " of mbarrier." + op);
+      if (!scope.empty()) throw DecodeError("'" + in.opcode + "' has more than one scope");
+      scope = m;
+    } else {
+      unsupported(in, "modifier ." + m + " of mbarrier." + op);
+    }
   }
   if (!b64) throw DecodeError("mbarrier operations take .b64");
-  in.sub = static_cast<uint8_t>(sub);
+  if (order.empty() != scope.empty())
+    throw DecodeError("'" + in.opcode + "': " + (order.empty() ? "a scope (." + scope + ") needs a memory order"
+                                                               : "a memory order (." + order + ") needs a scope"));
+  if ((arrive_mods & kNoComplete) && sub != ARRIVE) unsupported(in, "modifier .noComplete of mbarrier." + op);
+  in.sub = static_cast<uint8_t>(sub | arrive_mods);
   const bool dst = sub == ARRIVE || sub == ARRIVE_TX || sub == TEST_WAIT || sub == TRY_WAIT;
   in.traits.writes_dst = dst;
   const size_t a = dst ? 1 : 0;
   switch (sub) {
     case INIT: need_ops(in, 2); break;
     case INVAL: need_ops(in, 1); break;
-    case ARRIVE: need_ops(in, 2, 3); break;
+    case ARRIVE: (arrive_mods & kNoComplete) ? need_ops(in, 3) : need_ops(in, 2, 3); break;
     case ARRIVE_TX: case TEST_WAIT: need_ops(in, 3); break;
     case TRY_WAIT: need_ops(in, 3, 4); break;
     default: need_ops(in, 2);
   }
   if (in.ops[a].kind != OpndKind::Mem) throw DecodeError("mbarrier: expected the barrier's address [..]");
   if (dst && in.ops[0].kind != OpndKind::Reg) throw DecodeError("mbarrier: the destination must be a register or _");
+  if (dst && in.ops[0].reg < 0) {
+    if (sub == TEST_WAIT || sub == TRY_WAIT) throw DecodeError("'" + in.opcode + "' cannot discard its result (_)");
+    if (k.ptx && k.ptx < 71) throw DecodeError("'" + in.opcode + "' (a discarded state _) requires PTX ISA .version 7.1 or later");
+  }
+  if (sub == ARRIVE && in.ops.size() == 3 && !(arrive_mods & kNoComplete)) {  // an arrival count
+    if (k.sm && k.sm < 90)
+      throw DecodeError("'" + in.opcode + "' (an arrival count without .noComplete) requires .target sm_90 or higher");
+    if (k.ptx && k.ptx < 78)
+      throw DecodeError("'" + in.opcode + "' (an arrival count without .noComplete) requires PTX ISA .version 7.8 or later");
+  }
   for (size_t i = a + 1; i < in.ops.size(); ++i)
     if (in.ops[i].kind != OpndKind::Reg && in.ops[i].kind != OpndKind::Imm)
       throw DecodeError("mbarrier: operand " + std::to_string(i + 1) + " must be a register or an integer");
