@@ -154,7 +154,7 @@ def _fallback_marks(layers: pd.DataFrame, index: list[str], per_layer: pd.DataFr
 
 def _with_cost(layers: pd.DataFrame, metric: str) -> pd.DataFrame:
     """The layer rows with ``cost`` (per launch: cycles, kernel cycles or microseconds), ``weighted`` (x
-    repeat) and ``flops`` (2 x M x N x K x repeat)."""
+    repeat) and ``flops`` (2 x M x N x K x launch_batch x repeat)."""
     if metric not in METRICS:
         raise ValueError(f"--metric {metric!r}: choose one of {', '.join(METRICS)}")
     column = _COST[metric]
@@ -165,7 +165,8 @@ def _with_cost(layers: pd.DataFrame, metric: str) -> pd.DataFrame:
         raise ValueError(f"--metric {metric}: the files have no {column} column")
     else:
         cost = layers[column].astype(float)
-    flops = 2.0 * layers["m"] * layers["n"] * layers["k"] * layers["repeat"]
+    per_launch = layers["launch_batch"].fillna(1) if "launch_batch" in layers else 1  # GEMMs per launch
+    flops = 2.0 * layers["m"] * layers["n"] * layers["k"] * per_launch * layers["repeat"]
     return layers.assign(cost=cost, weighted=cost * layers["repeat"], flops=flops.astype(float))
 
 

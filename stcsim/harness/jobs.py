@@ -2,11 +2,16 @@
 
 A *variant* is what a sweep varies: sparsity pattern and target sparsity, GPU config and kernel selector.
 A network's layers are deduplicated by GEMM shape (``unique_gemm_shapes``; depthwise convs, which are not
-GEMMs, by their per-channel shape): each job simulates the first layer of its shape (its own weights, pruned)
-and counts ``repeat`` times in the network total. Planning decides, before anything is simulated, what
-every job runs: the pruning decision (``stcsim.workloads.pruning``), the kernel (``kernel_choice``), or the
-dense fallback and why. The key hashes everything that determines a job's result, so a re-run simulates
-only the jobs whose key is not in the results file yet (docs/harness.md).
+GEMMs, by their per-channel shape): each job simulates one launch of the first layer of its shape (its own
+weights, pruned) and counts ``repeat`` times (the launches of that shape in one forward pass) in the network
+total. A batched layer (``Layer.batched``: attention's score and context GEMMs of one layer) runs as one
+strided-batched launch of its ``launch_batch`` GEMMs where a kernel with a batch dimension runs on the config
+(``launch`` = ``batched``, ``repeat`` = its launches); else, and with the network's ``launch=serial``,
+one GEMM per launch (``serial``, ``repeat`` = its GEMMs; ``launch_note`` says why when the batched form was
+asked for). ``launch_batch`` x ``repeat`` is always the shape's GEMMs. Planning decides, before anything
+is simulated, what every job runs: the pruning decision (``stcsim.workloads.pruning``), the kernel
+(``kernel_choice``), or the dense fallback and why. The key hashes everything that determines a job's
+result, so a re-run simulates only the jobs whose key is not in the results file yet (docs/harness.md).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from stcsim.harness.kernel_choice import (
     choose_kernel,
     dense_selector,
     named_kernel,
+    units_of,
 )
 from stcsim.kernels import GemmProblem, get_kernel
 from stcsim.kernels.problem import round_up
@@ -45,6 +51,10 @@ TILE = 64
 """Block tile M and N of the common kernels: what a layer's M and N are rounded up to in its cost proxy."""
 TILE_OVERHEAD_K = 64
 """Per-tile work outside the main loop (setup, epilogue), as reduction steps, in the cost proxy."""
+BATCHED, SERIAL, SINGLE = "batched", "serial", "single"
+"""How a job's GEMMs launch (the ``launch`` column): one strided-batched launch of ``launch_batch`` GEMMs, one
+launch per GEMM of a layer of several activation x activation GEMMs (per head), or a layer of one GEMM per
+execution."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +150,15 @@ class LayerJob:
     check_limit: int = DEFAULT_CHECK_LIMIT
     versions: dict[str, str] = field(default_factory=dict)
     sample: float = 0.0  # > 0: sampled simulation with this wave tolerance (0: full detail)
+    launch_batch: int = 1  # GEMMs of one simulated launch (> 1: strided-batched; repeat counts launches)
+    launch_note: str = ""  # why a batched layer runs one GEMM per launch ('' otherwise)
+
+    @property
+    def launch_form(self) -> str:
+        """``batched``, ``serial`` or ``single`` (BATCHED)."""
+        if self.launch_batch > 1:
+            return BATCHED
+        return SERIAL if self.layer.groups > 1 and not self.layer.has_weights else SINGLE
 
     @property
     def identity(self) -> tuple[str, int, str, str]:
@@ -155,6 +174,7 @@ class LayerJob:
             "run_pattern": self.choice.pattern, "kernel": self.choice.kernel,
             "check": [self.check, self.check_limit], **self.versions,
             **({"sample": self.sample} if self.sample else {}),
+            **({"launch_batch": self.launch_batch} if self.launch_batch > 1 else {}),
         }
         return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -232,11 +252,31 @@ def smallest_groups(groups: Sequence[ShapeGroup], count: int) -> list[ShapeGroup
     return sorted(ranked, key=lambda g: g.index)
 
 
-def _decide(layer: Layer, variant: Variant) -> tuple:
+def decide_launch(layer: Layer, variant: Variant) -> tuple[int, str, tuple]:
+    """(GEMMs per launch, why a batched layer runs one GEMM per launch, ``_decide``'s tuple): a batched
+    activation x activation layer takes a kernel with a batch dimension for its ``launch_batch`` GEMMs where
+    one runs on the config, else (and every other layer) one GEMM per launch."""
+    batch = layer.launch_batch
+    if batch == 1:
+        return 1, "", _decide(layer, variant)
+    if layer.has_weights:
+        return 1, "a weight per batch element: the weight GEMMs' kernels have no batch dimension", _decide(
+            layer, variant)
+    try:
+        return batch, "", _decide(layer, variant, batch)
+    except ValueError:
+        units = units_of(dense_selector(variant.kernel))
+        note = (f"no {units} kernel with a batch dimension runs on {variant.config}: one launch per GEMM "
+                "(serial)")
+        return 1, note, _decide(layer, variant)
+
+
+def _decide(layer: Layer, variant: Variant, batch: int = 1) -> tuple:
     """(prune action, prune reason, run shape, kernel choice, fallback reason) of one layer and variant,
-    under the default pruning policy (docs/sparsity.md); the GEMM is per channel for a depthwise conv."""
+    under the default pruning policy (docs/sparsity.md); the GEMM is per channel for a depthwise conv;
+    `batch` > 1: a strided-batched launch of that many GEMMs (an activation x activation layer)."""
     pattern = get(variant.pattern)
-    problem = GemmProblem(layer.m, layer.n, layer.k)
+    problem = GemmProblem(layer.m, layer.n, layer.k, batch)
     decision = layer_decision(layer, pattern, DEFAULT_POLICY)
     base = (decision.action, decision.reason, decision.run_shape)
     if not layer.is_gemm:
@@ -289,11 +329,12 @@ def plan_network(
         check_variant(variant)
         versions = {"engine": engine_version(), "config": config_digest(variant.config)}
         for g in groups:
-            action, reason, run_shape, choice, fallback = _decide(g.layer, variant)
+            per_launch, note, decided = decide_launch(g.layer, variant)
+            action, reason, run_shape, choice, fallback = decided
             jobs.append(LayerJob(
-                network, batch, g.index, g.layer, g.names, g.repeat, len(groups), variant, source, action,
-                reason, run_shape, choice, fallback, check, check_limit,
-                {**versions, "kernel_ptx": kernel_digest(choice.kernel)}, sample,
+                network, batch, g.index, g.layer, g.names, g.repeat // per_launch, len(groups), variant,
+                source, action, reason, run_shape, choice, fallback, check, check_limit,
+                {**versions, "kernel_ptx": kernel_digest(choice.kernel)}, sample, per_launch, note,
             ))
     return jobs
 
@@ -306,7 +347,8 @@ def describe(job: LayerJob) -> dict[str, object]:
         "layer": job.layer.name, "layers": " ".join(job.layer_names), "kind": job.layer.kind.value,
         "variant": v.label, "pattern": v.pattern, "sparsity": v.sparsity, "config": v.config,
         "kernel_selector": v.kernel, "m": job.layer.m, "n": job.layer.n, "k": job.layer.k,
-        "repeat": job.repeat, "macs": job.layer.m * job.layer.n * job.layer.k * job.repeat,
+        "repeat": job.repeat, "macs": job.layer.m * job.layer.n * job.layer.k * job.launch_batch * job.repeat,
+        "launch": job.launch_form, "launch_batch": job.launch_batch, "launch_note": job.launch_note,
         "group_layers": job.group_layers, "prune_action": job.prune_action, "prune_reason": job.prune_reason,
         "run_m": job.run_shape[0], "run_k": job.run_shape[1], "run_pattern": job.choice.pattern,
         "kernel": job.choice.kernel, **job.choice.columns(), "fallback": bool(job.fallback),

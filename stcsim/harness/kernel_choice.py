@@ -7,7 +7,9 @@ for the pattern (``kernels_for``), narrowed to
    an entry with ``wmma``/``mma``/``wgmma`` instructions uses Tensor Cores), ``auto`` (Tensor Cores when a
    Tensor-Core kernel is left, else CUDA cores), a procedural name, or a glob of names
    (``spmm_extensor_l32_*``: a kernel family whose tiles may change);
-2. the problem: ``can_implement(problem, pattern)``;
+2. the problem: ``can_implement(problem, pattern)``; a batched problem (``GemmProblem.batch`` > 1: one
+   strided-batched launch) only the kernels with a batch dimension (``batched``), a single GEMM only the
+   others;
 3. the GPU: a 64 x 64 x 64 probe launch on the config (a config without timing for one of the kernel's
    instructions, e.g. ``mma.sync`` on the V100, refuses the launch before it starts).
 
@@ -35,7 +37,7 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from functools import cache
 from math import prod
@@ -69,6 +71,9 @@ FULL_SIMULATION_MACS = 1 << 28
 launches extrapolated to K (``estimate_cycles``)."""
 PROBE_STEPS = (8, 16)
 """Block k steps per K slice of the two short-K launches of a large layer's estimate."""
+BATCH_PROBE_WAVES = 2
+"""Waves of thread blocks (one per SM) the smaller of the two batches of a large batched problem's estimate
+fills; the larger is twice that batch."""
 CACHE_ENV = "STCSIM_CACHE"
 """Directory of stcsim's disk caches (default ~/.cache/stcsim); candidate cycles go to ``kernel_choice/``."""
 TUNED = "per-shape"
@@ -277,9 +282,9 @@ def _padding_use(kernel: Kernel, problem: GemmProblem) -> float:
 
 
 def _tile_ctas(kernel: Kernel, problem: GemmProblem) -> int:
-    """Thread blocks of one K slice: the grid's x * y."""
+    """Thread blocks of one K slice: the grid's x * y, times the batch of a batched problem."""
     grid = kernel.launch_geometry(problem)[0]
-    return grid[0] * grid[1]
+    return grid[0] * grid[1] * problem.batch
 
 
 def shortlist(members: list[Kernel], problem: GemmProblem, config: str) -> list[Kernel]:
@@ -324,8 +329,9 @@ def _cache_key(kernel: Kernel, problem: GemmProblem, pattern: Pattern, sparsity:
     sparsity, resolved config, engine build."""
     from stcsim.harness.jobs import config_digest, engine_version, file_digest  # jobs imports this module
 
+    shape = [problem.m, problem.n, problem.k] + ([problem.batch] if problem.batch > 1 else [])
     facts = {"kernel": kernel.procedural_name, "ptx": file_digest(kernel.ptx_path)[:16],
-             "shape": [problem.m, problem.n, problem.k], "pattern": pattern.spec(), "sparsity": sparsity,
+             "shape": shape, "pattern": pattern.spec(), "sparsity": sparsity,
              "config": config_digest(config), "engine": engine_version()}
     return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:32]
 
@@ -344,9 +350,10 @@ def simulate_cycles(kernel: Kernel, problem: GemmProblem, pattern: Pattern, spar
     try:
         cycles = float(json.loads(path.read_text())["cycles"])
     except (OSError, ValueError, KeyError):
-        rng = np.random.default_rng([problem.m, problem.n, problem.k])
-        weights = rng.uniform(-1.0, 1.0, (problem.m, problem.k)).astype(np.float32)
-        activations = rng.uniform(-1.0, 1.0, (problem.k, problem.n)).astype(np.float32)
+        lead = (problem.batch,) if problem.batch > 1 else ()
+        rng = np.random.default_rng([problem.m, problem.n, problem.k, *lead])
+        weights = rng.uniform(-1.0, 1.0, (*lead, problem.m, problem.k)).astype(np.float32)
+        activations = rng.uniform(-1.0, 1.0, (*lead, problem.k, problem.n)).astype(np.float32)
         operands = kernel.prepare(weights, activations, pattern, sparsity)
         cycles = float(launch(kernel, Engine(config), operands)[1]["gpu_sim_cycle"])
         try:
@@ -369,7 +376,21 @@ def estimate_cycles(kernel: Kernel, problem: GemmProblem, pattern: Pattern, spar
     epilogue, split-K's atomic adds included, are simulated; only the main loop's length is scaled). A step
     is ``estimate_depth`` columns of K where the kernel says (a sparse kernel whose k step covers more or
     other columns than its tile's k: vector-wise BK / K vectors of 16, the CSR SpMM's non-zeros), else its
-    block tile's k."""
+    block tile's k. A batched problem whose batch elements fill more than 2 x BATCH_PROBE_WAVES waves of the
+    SMs is estimated from two batches (the fewest that fill BATCH_PROBE_WAVES waves, and twice as many)
+    extrapolated linearly in waves (thread blocks / SMs, rounded up) to its batch."""
+    if problem.batch > 1:
+        per_gemm = _tile_ctas(kernel, replace(problem, batch=1)) * getattr(kernel, "splits", 1)
+        few = ceil_div(BATCH_PROBE_WAVES * num_sms(config), per_gemm)
+        if problem.batch > 2 * few:  # many waves of batch elements: two batches extrapolated to the batch
+
+            def waves(batch: int) -> int:
+                return ceil_div(batch * per_gemm, num_sms(config))
+
+            at = [estimate_cycles(kernel, replace(problem, batch=b), pattern, sparsity, config)
+                  for b in (few, 2 * few)]
+            steps = (waves(problem.batch) - waves(few)) / (waves(2 * few) - waves(few))
+            return at[0] + (at[1] - at[0]) * steps
     tile = getattr(kernel, "block_tile", None)
     depth = getattr(kernel, "estimate_depth", None) or (tile.k if tile is not None else 64)
     splits = getattr(kernel, "splits", 1)
@@ -377,10 +398,10 @@ def estimate_cycles(kernel: Kernel, problem: GemmProblem, pattern: Pattern, spar
     cols = ceil_div(problem.n, tile.n) * tile.n if tile is not None else problem.n
     steps = ceil_div(ceil_div(problem.k, splits), depth)
     short, long = PROBE_STEPS
-    if rows * cols * problem.k <= FULL_SIMULATION_MACS or steps <= long:
+    if rows * cols * problem.k * problem.batch <= FULL_SIMULATION_MACS or steps <= long:
         return simulate_cycles(kernel, problem, pattern, sparsity, config)
-    at = [simulate_cycles(kernel, GemmProblem(problem.m, problem.n, s * depth * splits), pattern, sparsity,
-                          config) for s in (short, long)]
+    at = [simulate_cycles(kernel, GemmProblem(problem.m, problem.n, s * depth * splits, problem.batch),
+                          pattern, sparsity, config) for s in (short, long)]
     return at[0] + (at[1] - at[0]) * (steps - short) / (long - short)
 
 
@@ -426,6 +447,10 @@ def _narrow(
                 reasons.append(f"{name} runs on {units}")
                 continue
         elif not fnmatchcase(name, selector):
+            continue
+        if getattr(kernel, "batched", False) != (problem.batch > 1):  # batched problems take batched kernels
+            if problem.batch > 1:
+                reasons.append(f"{name} has no batch dimension")
             continue
         ok, why = kernel.can_implement(problem, pattern)
         if not ok:

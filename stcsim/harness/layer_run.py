@@ -39,12 +39,18 @@ def layer_rng(job: LayerJob, stream: str) -> np.random.Generator:
     return np.random.default_rng(streams)
 
 
+def _lead(job: LayerJob) -> tuple[int, ...]:
+    """The leading batch dimension of a strided-batched job's operands (none for one GEMM per launch)."""
+    return (job.launch_batch,) if job.launch_batch > 1 else ()
+
+
 def layer_weights(job: LayerJob) -> np.ndarray:
     """The M x K A operand of the job's GEMM: group 0 of the layer's weights, or an activation for layers
-    without weights (attention score/context)."""
+    without weights (attention score/context; batch x M x K for a strided-batched launch)."""
     layer = job.layer
     if not layer.has_weights:
-        return layer_rng(job, "a-operand").uniform(-1.0, 1.0, (layer.m, layer.k)).astype(np.float32)
+        shape = (*_lead(job), layer.m, layer.k)
+        return layer_rng(job, "a-operand").uniform(-1.0, 1.0, shape).astype(np.float32)
     if job.weights.path:
         net = get_network(job.network, batch=job.batch)
         weight = load_weights(net, job.weights.path, job.weights.prefix)[layer.name]
@@ -54,8 +60,9 @@ def layer_weights(job: LayerJob) -> np.ndarray:
 
 
 def activations(job: LayerJob) -> np.ndarray:
-    """The K x N B operand: uniform in [-1, 1), float32."""
-    return layer_rng(job, "activations").uniform(-1.0, 1.0, (job.layer.k, job.layer.n)).astype(np.float32)
+    """The K x N B operand (batch x K x N for a strided-batched launch): uniform in [-1, 1), float32."""
+    shape = (*_lead(job), job.layer.k, job.layer.n)
+    return layer_rng(job, "activations").uniform(-1.0, 1.0, shape).astype(np.float32)
 
 
 def prepared(job: LayerJob, kernel: Kernel, weights: np.ndarray, x: np.ndarray) -> tuple[Operands, float]:
@@ -76,13 +83,13 @@ def check_output(job: LayerJob, kernel: Kernel, operands: Operands, weights: np.
     if not job.check:
         return {"check": "off", "rel_error": np.nan, "tolerance": kernel.tolerance, "check_ok": True}
     p = operands.problem
-    if p.m * p.n * p.k <= job.check_limit or p.n <= CHECK_SAMPLE_COLUMNS:
+    if p.m * p.n * p.k * p.batch <= job.check_limit or p.n <= CHECK_SAMPLE_COLUMNS:
         err = relative_error(result, kernel.reference(operands))
         how = "full"
-    else:
+    else:  # the same columns of every batch element
         cols = np.sort(layer_rng(job, "check").choice(p.n, CHECK_SAMPLE_COLUMNS, replace=False))
-        sample = prepared(job, kernel, weights, np.ascontiguousarray(x[:, cols]))[0]
-        err = relative_error(result[:, cols], kernel.reference(sample))
+        sample = prepared(job, kernel, weights, np.ascontiguousarray(x[..., cols]))[0]
+        err = relative_error(result[..., cols], kernel.reference(sample))
         how = f"sampled: {CHECK_SAMPLE_COLUMNS} of {p.n} columns"
     ok = bool(err < kernel.tolerance)
     return {"check": how, "rel_error": err, "tolerance": kernel.tolerance, "check_ok": ok}
@@ -108,7 +115,8 @@ def run_job(job: LayerJob) -> dict[str, object]:
 
 
 def unit_columns(job: LayerJob, cycles: float) -> dict[str, object]:
-    """One launch of the job's GEMM in physical units on its config (module docstring)."""
+    """One launch of the job's GEMM (its ``launch_batch`` GEMMs) in physical units on its config (module
+    docstring)."""
     layer, which = job.layer, math_units(job.choice.kernel)
-    return {"math_units": which, **units.columns(layer.m * layer.n * layer.k, cycles, job.variant.config,
-                                                 which)}
+    macs = layer.m * layer.n * layer.k * job.launch_batch
+    return {"math_units": which, **units.columns(macs, cycles, job.variant.config, which)}

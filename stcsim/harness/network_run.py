@@ -211,8 +211,8 @@ def format_table(frame: pd.DataFrame, network: str, batch: int, variant: str) ->
     """The per-layer table of one network and variant, its total, and every fallback with its reason."""
     rows = frame[(frame["network"] == network) & (frame["batch"] == batch) & (frame["variant"] == variant)]
     layers, total = rows[rows["row_type"] == LAYER], rows[rows["row_type"] == TOTAL]
-    header = ["#", "layer", "M", "N", "K", "repeat", "kernel", "density", "cycles", "x repeat", "us x repeat",
-              "TFLOP/s", "% peak", "check"]
+    header = ["#", "layer", "M", "N", "K", "launch", "repeat", "kernel", "density", "cycles", "x repeat",
+              "us x repeat", "TFLOP/s", "% peak", "check"]
     body, notes = [], {}
     for r in layers.to_dict("records"):
         cycles = r.get("gpu_sim_cycle", float("nan"))
@@ -220,7 +220,7 @@ def format_table(frame: pd.DataFrame, network: str, batch: int, variant: str) ->
         check = "off" if r["check"] == "off" else ("ok" if r["check_ok"] else "FAILED")
         check += "" if r["check"] in ("full", "off") else " (sampled)"
         body.append([_cell(r["layer_index"]), r["layer"] + mark, _cell(r["m"]), _cell(r["n"]), _cell(r["k"]),
-                     _cell(r["repeat"]), r["kernel"], f"{r['density']:.3f}", _cell(cycles),
+                     _launch_cell(r), _cell(r["repeat"]), r["kernel"], f"{r['density']:.3f}", _cell(cycles),
                      _cell(cycles * r["repeat"]), *_unit_cells(r), check])
         if r["fallback"]:
             notes.setdefault((r["run_pattern"], r["fallback_reason"]), []).append(r)
@@ -228,18 +228,33 @@ def format_table(frame: pd.DataFrame, network: str, batch: int, variant: str) ->
     if len(total):
         t = total.iloc[0]
         out.append(f"network total: {_cell(t.get('gpu_sim_cycle', float('nan')))} cycles over "
-                   f"{_cell(t['repeat'])} GEMMs of {len(layers)} unique shapes, {_cell(t['macs'])} MACs, "
+                   f"{_cell(t['repeat'])} launches of {len(layers)} unique shapes, {_cell(t['macs'])} MACs, "
                    f"density {t['density']:.3f}; host time of its layer jobs summed: "
                    f"{t['host_seconds']:.1f} s (parallel workers overlap them)")
         out.append(_unit_total(layers.to_dict("records")))
     else:
         planned = layers["group_layers"].max()
         out.append(f"network total: incomplete ({len(layers)} of {planned} layers have rows)")
+    launch_notes = {r["launch_note"] for r in layers.to_dict("records")
+                    if isinstance(r.get("launch_note"), str) and r["launch_note"]}
+    out += [f"serial*: {note}" for note in sorted(launch_notes)]
     if notes:
         fell_back = sum(len(rows) for rows in notes.values())
         out.append(f"dense fallbacks ({fell_back} of {len(layers)} layers):")
         out += [_fallback_note(rows, why) for (_, why), rows in notes.items()]
     return "\n".join(out)
+
+
+def _launch_cell(row: dict) -> str:
+    """How the row's GEMMs launch: ``batched xB`` (one strided-batched launch of B GEMMs), ``serial`` (one
+    launch per GEMM of a per-head layer, ``serial*`` when the batched form was asked for but no batched
+    kernel runs), or blank (a layer of one GEMM; a file from before the column)."""
+    form = row.get("launch")
+    if form == "batched":
+        return f"batched x{units.launch_batch(row)}"
+    if form == "serial":
+        return "serial*" if isinstance(row.get("launch_note"), str) and row["launch_note"] else "serial"
+    return ""
 
 
 def _unit_cells(row: dict) -> list[str]:

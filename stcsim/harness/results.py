@@ -44,7 +44,8 @@ TOTAL = "total"
 LAYER = "layer"
 COLUMN_ORDER = (
     "row_type", "network", "batch", "layer_index", "layer", "layers", "kind", "variant", "pattern",
-    "sparsity", "config", "kernel_selector", "m", "n", "k", "repeat", "macs", "group_layers", "prune_action",
+    "sparsity", "config", "kernel_selector", "m", "n", "k", "repeat", "macs", "launch", "launch_batch",
+    "launch_note", "group_layers", "prune_action",
     "prune_reason", "run_m", "run_k", "density", "run_pattern", "kernel", "fallback", "fallback_reason",
     "check", "rel_error", "tolerance", "check_ok", "host_seconds", "launch_seconds", "weights",
     "engine_version", "config_hash", "kernel_hash", "key",
@@ -70,7 +71,8 @@ def _total_rule() -> tuple[list[str], dict[str, tuple[str, str]]]:
 
 def total_row(layers: pd.DataFrame) -> dict[str, object]:
     """The network total of one (network, batch, variant): stats that add up are summed weighted by each
-    row's repeat count; ratio formulas (``gpu_ipc`` = insn / cycle, ...) are recomputed from the sums; per
+    row's repeat count (its launches: a batched row's stats are one launch of ``launch_batch`` GEMMs); ratio
+    formulas (``gpu_ipc`` = insn / cycle, ...) are recomputed from the sums; per
     launch values (grid, occupancy) are left empty."""
     first = layers.iloc[0]
     repeat = layers["repeat"].astype(float)

@@ -102,8 +102,15 @@ def row_columns(row: dict, cycles_column: str = "gpu_sim_cycle") -> dict[str, fl
     if not _is_number(cycles):
         return {"time_us": float("nan"), "tflops": float("nan"), "peak_tflops": float("nan"),
                 "pct_peak": float("nan")}
-    macs = int(row["m"]) * int(row["n"]) * int(row["k"])
+    macs = int(row["m"]) * int(row["n"]) * int(row["k"]) * launch_batch(row)
     return columns(macs, float(cycles), str(row["config"]), row_units(row))
+
+
+def launch_batch(row: dict) -> int:
+    """GEMMs per launch of a layer row: its ``launch_batch`` (a strided-batched launch), 1 where the row has
+    none (one GEMM per launch, or a file from before the column)."""
+    value = row.get("launch_batch")
+    return int(value) if _is_number(value) else 1
 
 
 def total_columns(layer_rows: list[dict], cycles_column: str = "gpu_sim_cycle") -> dict[str, float]:
@@ -112,6 +119,7 @@ def total_columns(layer_rows: list[dict], cycles_column: str = "gpu_sim_cycle") 
     if not layer_rows or not all(_is_number(r.get(cycles_column)) for r in layer_rows):
         return row_columns({}, cycles_column)
     cycles = sum(float(r[cycles_column]) * int(r["repeat"]) for r in layer_rows)
-    macs = sum(int(r["m"]) * int(r["n"]) * int(r["k"]) * int(r["repeat"]) for r in layer_rows)
+    macs = sum(int(r["m"]) * int(r["n"]) * int(r["k"]) * launch_batch(r) * int(r["repeat"])
+               for r in layer_rows)
     which = TENSOR_CORE if any(row_units(r) == TENSOR_CORE for r in layer_rows) else CUDA_CORE
     return columns(macs, cycles, str(layer_rows[0]["config"]), which)

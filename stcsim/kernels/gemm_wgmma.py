@@ -14,6 +14,10 @@ The tensor maps (stcsim.sim.TensorMap, passed by value as ``__grid_constant__`` 
 ``args`` from the device addresses: 64 x 128 boxes with the 128-byte swizzle (64 x BN for Bt), 32 x 128 with
 the 64-byte swizzle for the compressed values, and a (128, 2, 2) box of metadata words. M and N are any
 (TMA zero-fills rows past the tensor, the epilogue stores only inside C); K is any (padded here).
+
+`WgmmaBatchedGemmKernel` is the dense kernel as a strided-batched launch (ptx_kernels/gemm_wgmma_batched.cu:
+grid z = batch, A, Bt and C one matrix per batch element back to back, A and Bt through 3D tensor maps),
+for activation x activation GEMMs (attention's score and context GEMMs, one launch per layer).
 """
 
 from __future__ import annotations
@@ -184,3 +188,104 @@ WGMMA_KERNELS: tuple[WgmmaGemmKernel, ...] = (
     WgmmaGemmKernel(256, 4, sparse=True),
 )
 """Dense and 2:4 sparse, in 128 x 128 and 128 x 256 tiles (the wider tile for large GEMMs on the H100)."""
+
+
+@dataclass(frozen=True)
+class WgmmaBatchedGemmKernel(CommittedPtx):
+    """The dense Hopper GEMM as a strided-batched launch (a `Kernel` with ``batched``): C[z] = A[z] @ B[z]
+    for z < ``problem.batch``, blockIdx.z the batch index. ``prepare`` takes 3-D operands (batch x M x K,
+    batch x K x N) or 2-D ones (a batch of one) and lays out A (batch x M x Kp), Bt (batch x N x Kp) and C
+    (batch x M x N, poisoned); ``unpack`` and ``reference`` return batch x M x N (M x N for a 2-D prepare)."""
+
+    block_n: int
+    stages: int
+
+    tolerance: ClassVar[float] = 1e-2
+    ptx_file: ClassVar[str] = "gemm_wgmma_batched.ptx"
+    threads: ClassVar[Dim3] = THREADS
+    pattern_name: ClassVar[str] = "dense"
+    batched: ClassVar[bool] = True
+
+    @property
+    def instruction(self) -> str:
+        """The Tensor Core instruction the kernel issues."""
+        return f"wgmma.mma_async.m64n{self.block_n}k16"
+
+    @property
+    def procedural_name(self) -> str:
+        """e.g. gemm_wgmma_batched_f16_f32_tile128x128x64_stage4."""
+        return f"gemm_wgmma_batched_f16_f32_tile{BM}x{self.block_n}x{BK}_stage{self.stages}"
+
+    def stage_bytes(self) -> int:
+        """Shared memory of one pipeline stage: the A and Bt tiles."""
+        return BM * BK * 2 + self.block_n * BK * 2
+
+    def supports(self, pattern: Pattern) -> tuple[bool, str]:
+        """Dense operands only (the batched GEMMs multiply two activations: nothing to prune)."""
+        if pattern.name == "dense":
+            return True, ""
+        return False, f"{self.procedural_name} implements dense, not {pattern.spec()}"
+
+    def can_implement(self, p: GemmProblem, pattern: Pattern) -> tuple[bool, str]:
+        """Any M, N, K >= 1 and batch within the grid's z (K padded to 64 here); each operand's elements, all
+        batch matrices together, within 32-bit indices (the epilogue's offsets are 64-bit, the tensor maps'
+        dimensions 32-bit)."""
+        kp = padded_k(p.k)
+        extents = {"A": p.batch * p.m * kp, "Bt": p.batch * p.n * kp, "C": p.batch * p.m * p.n}
+        return check_launch(self, p, pattern, lambda _: extents)
+
+    def prepare(
+        self, weights: np.ndarray, activations: np.ndarray, pattern: Pattern, sparsity: float = 0.0
+    ) -> Operands:
+        """A = the left operands (fp16, K padded), Bt = the right ones transposed, C poisoned."""
+        a3, b3 = np.asarray(weights), np.asarray(activations)
+        if a3.ndim == 2 and b3.ndim == 2:
+            a3, b3 = a3[None], b3[None]
+        if a3.ndim != 3 or b3.ndim != 3 or a3.shape[0] != b3.shape[0] or a3.shape[2] != b3.shape[1]:
+            raise ValueError(f"A {np.shape(weights)} @ B {np.shape(activations)}: need (batch, m, k) and "
+                             "(batch, k, n), or 2-D (m, k) and (k, n)")
+        batch, m, k = a3.shape
+        problem = GemmProblem(m, b3.shape[2], k, batch)
+        require(self, problem, pattern)
+        kp = padded_k(k)
+        a = np.zeros((batch, m, kp), np.float16)
+        a[:, :, :k] = a3
+        bt = np.zeros((batch, problem.n, kp), np.float16)
+        bt[:, :, :k] = b3.transpose(0, 2, 1)
+        c = poisoned("C", (batch, m, problem.n), np.float32)
+        return Operands(problem, pattern, (OperandArray("A", a), OperandArray("Bt", bt), c))
+
+    def launch_geometry(self, p: GemmProblem) -> tuple[Dim3, Dim3, int]:
+        """(grid, block, dynamic shared bytes): one block per 128 x BN tile of each C[z]."""
+        grid = (ceil_div(p.n, self.block_n), ceil_div(p.m, BM), p.batch)
+        return grid, self.threads, self.stages * self.stage_bytes() + 1024
+
+    def args(self, operands: Operands, pointers: Mapping[str, int]) -> list[int | float | TensorMap]:
+        """The 3D tensor maps of A and Bt (K, rows, batch), then C, M, N, Kp and C's batch stride."""
+        p = operands.problem
+        kp = operands["Bt"].shape[2]
+        map_a = TensorMap("f16", pointers["A"], (kp, p.m, p.batch), (2 * kp, 2 * kp * p.m), (BK, BM, 1),
+                          swizzle="128B")
+        map_b = TensorMap("f16", pointers["Bt"], (kp, p.n, p.batch), (2 * kp, 2 * kp * p.n),
+                          (BK, self.block_n, 1), swizzle="128B")
+        return [map_a, map_b, pointers["C"], p.m, p.n, kp, p.m * p.n]
+
+    def unpack(self, operands: Operands, outputs: Mapping[str, np.ndarray]) -> np.ndarray:
+        """C: batch x M x N (M x N for a batch of one)."""
+        c = outputs["C"]
+        return c[0] if operands.problem.batch == 1 else c
+
+    def reference(self, operands: Operands) -> np.ndarray:
+        """float64 A[z] @ B[z] of the fp16 device operands."""
+        p = operands.problem
+        a = operands["A"][:, :, : p.k].astype(np.float64)
+        bt = operands["Bt"][:, :, : p.k].astype(np.float64)
+        out = np.matmul(a, bt.transpose(0, 2, 1))
+        return out[0] if p.batch == 1 else out
+
+
+WGMMA_BATCHED_KERNELS: tuple[WgmmaBatchedGemmKernel, ...] = (
+    WgmmaBatchedGemmKernel(128, 4),
+    WgmmaBatchedGemmKernel(256, 4),
+)
+"""The dense Hopper GEMM's two tiles as strided-batched launches (activation x activation GEMMs)."""

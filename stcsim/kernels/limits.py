@@ -29,10 +29,13 @@ def check_problem(p: GemmProblem, grid: Dim3, extents: Mapping[str, int]) -> tup
 def check_launch(
     kernel: Kernel, p: GemmProblem, pattern: Pattern, extents: Callable[[Dim3], Mapping[str, int]]
 ) -> tuple[bool, str]:
-    """`can_implement` of a kernel whose only limits are these: `kernel.supports(pattern)`, then
-    check_problem on the kernel's grid for p with `extents(grid)` (the elements of every operand array)."""
+    """`can_implement` of a kernel whose only limits are these: `kernel.supports(pattern)`, a batch of one
+    unless the kernel is ``batched`` (strided-batched, grid z = batch), then check_problem on the kernel's
+    grid for p with `extents(grid)` (the elements of every operand array)."""
     ok, reason = kernel.supports(pattern)
     if not ok:
         return False, reason
+    if p.batch > 1 and not getattr(kernel, "batched", False):
+        return False, f"{kernel.procedural_name} has no batch dimension (a batch of {p.batch} GEMMs)"
     grid, _, _ = kernel.launch_geometry(p)
     return check_problem(p, grid, extents(grid))

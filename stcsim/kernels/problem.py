@@ -17,11 +17,14 @@ def round_up(a: int, multiple: int) -> int:
 
 @dataclass(frozen=True)
 class GemmProblem:
-    """C (m x n) = A (m x k) @ B (k x n)."""
+    """C (m x n) = A (m x k) @ B (k x n); ``batch`` > 1: that many GEMMs of this shape in one strided-batched
+    launch (C[i] = A[i] @ B[i], as cublasGemmStridedBatchedEx runs them; only kernels with a batch dimension,
+    ``batched``, take one)."""
 
     m: int
     n: int
     k: int
+    batch: int = 1
 
     @classmethod
     def of(cls, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> GemmProblem:
@@ -32,11 +35,12 @@ class GemmProblem:
 
     @property
     def flops(self) -> int:
-        """Floating-point operations of the product (one multiply and one add per term)."""
-        return 2 * self.m * self.n * self.k
+        """Floating-point operations of the product (one multiply and one add per term), every batch GEMM."""
+        return 2 * self.m * self.n * self.k * self.batch
 
     def __str__(self) -> str:
-        return f"{self.m}x{self.n}x{self.k}"
+        shape = f"{self.m}x{self.n}x{self.k}"
+        return f"{self.batch} x {shape}" if self.batch > 1 else shape
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from stcsim.kernels.gemm_mma_sp import MMA_SP_KERNELS
 from stcsim.kernels.gemm_tiles import TILE_GEMM_KERNELS
 from stcsim.kernels.gemm_tilewise import TEW_KERNELS, TILEWISE_KERNELS
 from stcsim.kernels.gemm_vectorwise_simt import VectorWiseSimtKernel
-from stcsim.kernels.gemm_wgmma import WGMMA_KERNELS
+from stcsim.kernels.gemm_wgmma import WGMMA_BATCHED_KERNELS, WGMMA_KERNELS
 from stcsim.kernels.layout import OperandLayout
 from stcsim.kernels.problem import TileShape
 from stcsim.kernels.protocol import Kernel, as_pattern, missing_members
@@ -181,6 +181,7 @@ KERNEL_SET: tuple[Kernel, ...] = (
     *TEW_KERNELS,  # the same plus the element-wise remainder on CUDA cores: tew:G=32k|64k
     SparseRtKernel(),  # PTX generated per weight matrix (paper 003): sparsert
     *WGMMA_KERNELS,  # Hopper TMA + wgmma GEMMs (sm_90 configs only), dense and 2:4: dense, nm:N=2,M=4
+    *WGMMA_BATCHED_KERNELS,  # the dense one strided-batched (grid z = batch): batched problems only
 )
 """Every kernel of the set: the dense GEMMs and their per-shape tiles, then the sparse kernels."""
 

@@ -22,9 +22,11 @@ def relative_error(c: np.ndarray, ref: np.ndarray) -> float:
 
 
 def random_operands(p: GemmProblem, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """A (m x k) and B (k x n) uniform in [-1, 1) as float32: random, never all zeros."""
-    a = rng.uniform(-1.0, 1.0, (p.m, p.k)).astype(np.float32)
-    b = rng.uniform(-1.0, 1.0, (p.k, p.n)).astype(np.float32)
+    """A (m x k) and B (k x n) uniform in [-1, 1) as float32: random, never all zeros; a batched problem's are
+    (batch x m x k) and (batch x k x n)."""
+    lead = (p.batch,) if p.batch > 1 else ()
+    a = rng.uniform(-1.0, 1.0, (*lead, p.m, p.k)).astype(np.float32)
+    b = rng.uniform(-1.0, 1.0, (*lead, p.k, p.n)).astype(np.float32)
     return a, b
 
 
