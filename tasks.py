@@ -68,12 +68,13 @@ def build_sim(c):
         "phase": "network run, LLMs: prefill or decode",
         "seq": "network run: tokens per sequence (seq_len of every workload)",
         "kv_len": "network run, LLMs: keys attended",
+        "launch": "network run: attention's per-head GEMMs batched (one launch per layer, default) or serial",
     },
 )
 def run(c, workload=None, kernel=None, shape="", config=None, pattern=None, sparsity=None, seed=None,
         all=False, batch=1, weights="", weights_prefix="", out="", layers=None, jobs=None, executor="local",
         scheduler="", no_check=False, check_limit=None, allow_fallback=False, no_progress=False, sample=None,
-        phase="", seq=None, kv_len=None):
+        phase="", seq=None, kv_len=None, launch=""):
     """Simulate a network (--workload, the main job) or one kernel of the set, checked against numpy."""
     if workload:
         args = [a for w in workload for a in ("--workload", w)]
@@ -83,7 +84,8 @@ def run(c, workload=None, kernel=None, shape="", config=None, pattern=None, spar
         options = (("--batch", batch), ("--weights", weights), ("--weights-prefix", weights_prefix),
                    ("--out", out), ("--layers", layers), ("--jobs", jobs), ("--executor", executor),
                    ("--scheduler", scheduler), ("--seed", seed), ("--sample", sample),
-                   ("--check-limit", check_limit), ("--phase", phase), ("--seq", seq), ("--kv-len", kv_len))
+                   ("--check-limit", check_limit), ("--phase", phase), ("--seq", seq), ("--kv-len", kv_len),
+                   ("--launch", launch))
         args += [a for flag, val in options if val not in ("", None) for a in (flag, str(val))]
         flags = {"--no-check": no_check, "--allow-fallback": allow_fallback, "--no-progress": no_progress}
         _py("stcsim.harness.network_run", *args, *(flag for flag, on in flags.items() if on))

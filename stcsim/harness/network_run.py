@@ -354,6 +354,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--phase", help="LLMs: prefill or decode (adds phase= to every workload spec)")
     ap.add_argument("--seq", type=int, help="tokens per sequence (adds seq_len= to every workload spec)")
     ap.add_argument("--kv-len", type=int, help="LLMs: keys attended (adds kv_len= to every workload spec)")
+    ap.add_argument("--launch", choices=("batched", "serial"),
+                    help="attention's per-head GEMMs: one strided-batched launch per layer (default) or one "
+                         "launch per GEMM (adds launch= to every workload spec)")
     return ap
 
 
@@ -393,7 +396,8 @@ def main(argv: list[str] | None = None) -> int:
         for why in filter(None, map(extra_zeros, variants)):
             print(f"warning: {why}", file=sys.stderr)
         weights = WeightSource.from_file(a.weights, a.weights_prefix) if a.weights else WeightSource(a.seed)
-        a.workload = [with_params(w, phase=a.phase, seq_len=a.seq, kv_len=a.kv_len) for w in a.workload]
+        a.workload = [with_params(w, phase=a.phase, seq_len=a.seq, kv_len=a.kv_len, launch=a.launch)
+                      for w in a.workload]
         jobs = [job for net in a.workload for job in plan_network(
             net, variants, a.batch, weights, max_layers=a.layers, check=not a.no_check,
             check_limit=a.check_limit, sample=a.sample)]

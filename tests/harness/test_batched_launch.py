@@ -23,14 +23,17 @@ BERT = "bert_base:seq_len=32"
 
 @pytest.fixture(scope="module")
 def both_forms(tmp_path_factory: pytest.TempPathFactory) -> tuple[pd.DataFrame, str]:
-    """One network run of BERT's batched and serial forms on h100: the layer rows and the printed tables."""
+    """BERT's batched form (the default) and serial form (``--launch serial``) on h100 into one results file:
+    the rows and the printed tables."""
     out = tmp_path_factory.mktemp("batched")
-    cmd = [sys.executable, "-m", "stcsim.harness.network_run", "--workload", BERT, "--workload",
-           f"{BERT},launch=serial", "--config", "h100", "--jobs", "1", "--no-progress", "--out", str(out)]
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=600)
-    assert done.returncode == 0, done.stderr
-    frame = pd.read_csv(out / RESULTS_CSV)
-    return frame, done.stdout
+    printed = ""
+    for extra in ([], ["--launch", "serial"]):
+        cmd = [sys.executable, "-m", "stcsim.harness.network_run", "--workload", BERT, "--config", "h100",
+               "--jobs", "1", "--no-progress", "--out", str(out), *extra]
+        done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=600)
+        assert done.returncode == 0, done.stderr
+        printed += done.stdout
+    return pd.read_csv(out / RESULTS_CSV), printed
 
 
 def _attention(frame: pd.DataFrame, network: str) -> pd.DataFrame:
@@ -73,3 +76,11 @@ def test_a_config_without_a_batched_kernel_runs_serial_and_says_why() -> None:
     assert not decided[3].kernel.startswith("gemm_wgmma")
     query = next(layer for layer in net.layers if layer.has_weights)
     assert decide_launch(query, Variant.make("dense", 0.0, "v100"))[:2] == (1, "")
+
+
+def test_launch_flag_conflicting_with_the_spec_is_a_one_line_error() -> None:
+    cmd = [sys.executable, "-m", "stcsim.harness.network_run", "--workload", f"{BERT},launch=serial",
+           "--launch", "batched", "--no-progress"]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 2 and "launch=batched conflicts with launch=serial" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
