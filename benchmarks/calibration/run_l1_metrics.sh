@@ -3,7 +3,7 @@
 # whole calibration suite (base and tc-styles groups) under Nsight Compute: requests, sectors and tag hits,
 # data-stage wavefronts, L2 fills, LSU writeback (calibrate.L1_METRICS, those this ncu knows). Writes
 # $OUT/l1_metrics.tgz holding meta.txt, l1_metrics.csv (per case, with measured_cycles), the raw ncu CSV and
-# the run's stdout.
+# the run's stdout. GROUP (default all): the suite group to measure (base, tc-styles).
 set -euo pipefail
 start=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - start ))s] $*"; }
@@ -24,7 +24,7 @@ echo "metrics: $METRICS"
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 DRV=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
 timeout "${NCU_TIMEOUT:-400}" ncu --clock-control none --metrics "$METRICS" --csv --log-file "$W/ncu_l1.csv" \
-  python3 -m stcsim.gpu.calibrate run-suite --group all --order "$W/order_l1.csv" > "$W/l1_stdout.txt" 2>&1 \
+  python3 -m stcsim.gpu.calibrate run-suite --group "${GROUP:-all}" --order "$W/order_l1.csv" > "$W/l1_stdout.txt" 2>&1 \
   || { echo "ncu failed or timed out:"; tail -20 "$W/l1_stdout.txt"; }
 stamp "ncu done"
 python3 -m stcsim.gpu.calibrate collect --ncu "$W/ncu_l1.csv" --order "$W/order_l1.csv" --out "$W/l1_metrics.csv" \
