@@ -18,6 +18,7 @@ from stcsim.kernels.gemm_tiles import TILE_GEMM_KERNELS
 from stcsim.kernels.gemm_tilewise import TEW_KERNELS, TILEWISE_KERNELS
 from stcsim.kernels.gemm_vectorwise_simt import VectorWiseSimtKernel
 from stcsim.kernels.gemm_wgmma import WGMMA_BATCHED_KERNELS, WGMMA_KERNELS
+from stcsim.kernels.gemm_wmma_batched import WMMA_BATCHED_KERNELS
 from stcsim.kernels.layout import OperandLayout
 from stcsim.kernels.problem import TileShape
 from stcsim.kernels.protocol import Kernel, as_pattern, missing_members
@@ -165,6 +166,7 @@ class KernelRegistry:
 KERNEL_SET: tuple[Kernel, ...] = (
     *GEMM_KERNELS,
     *TILE_GEMM_KERNELS,  # the dense SIMT and WMMA GEMMs' other tiles and split-K (per-shape choice, issue 44)
+    *WMMA_BATCHED_KERNELS,  # the WMMA GEMM's tiles strided-batched (grid z = batch): batched problems only
     CsrSpmmKernel(),
     ChannelGemmKernel(dense=_SIMT_F32),
     VectorWiseSimtKernel(dense=_SIMT_F32, kv=2),

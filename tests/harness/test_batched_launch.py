@@ -67,13 +67,16 @@ def test_totals_count_launches_and_the_same_macs(both_forms) -> None:
     assert "batched x12" in out and " serial " in out
 
 
-def test_a_config_without_a_batched_kernel_runs_serial_and_says_why() -> None:
-    """v100 has no wgmma: the batched layer runs one GEMM per launch, with the reason in ``launch_note``."""
+def test_v100_runs_batched_on_wmma_and_cuda_cores_serially_saying_why() -> None:
+    """On v100 the batched layer takes the batched WMMA tiles; with ``--kernel cuda-core`` (no SIMT kernel has
+    a batch dimension) it runs one GEMM per launch, with the reason in ``launch_note``."""
     net = get_network(BERT)
     scores = next(layer for layer in net.layers if layer.kind.value == "attn_score")
     per_launch, note, decided = decide_launch(scores, Variant.make("dense", 0.0, "v100"))
+    assert (per_launch, note) == (12, "") and decided[3].kernel.startswith("gemm_wmma_batched_")
+    per_launch, note, decided = decide_launch(scores, Variant.make("dense", 0.0, "v100", "cuda-core"))
     assert per_launch == 1 and "batch dimension" in note and "v100" in note
-    assert not decided[3].kernel.startswith("gemm_wgmma")
+    assert decided[3].kernel.startswith("gemm_simt_")
     query = next(layer for layer in net.layers if layer.has_weights)
     assert decide_launch(query, Variant.make("dense", 0.0, "v100"))[:2] == (1, "")
 

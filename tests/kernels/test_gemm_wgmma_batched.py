@@ -1,7 +1,8 @@
-"""The strided-batched Hopper GEMM (stcsim.kernels.gemm_wgmma.WgmmaBatchedGemmKernel, ptx_kernels/
-gemm_wgmma_batched.cu): numpy on the engine with fresh random operands for batches of 1, 3 and 8 at ragged
-shapes, one launch of the batch against the same GEMMs one launch each on h100, what it refuses, and the
-kernel choice that gives it only batched problems."""
+"""The strided-batched GEMMs: Hopper's (stcsim.kernels.gemm_wgmma.WgmmaBatchedGemmKernel, ptx_kernels/
+gemm_wgmma_batched.cu) and the WMMA tiles' (stcsim.kernels.gemm_wmma_batched, ptx_kernels/
+gemm_wmma_batched.cu): numpy on the engine with fresh random operands for batches of 1, 3 and 8 at ragged
+shapes, one launch of the batch against the same GEMMs one launch each, what they refuse, and the kernel
+choice that gives them only batched problems."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import pytest
 
 from stcsim.harness.kernel_choice import choose_kernel
 from stcsim.kernels import GemmProblem, get_kernel, launch, relative_error, verify_gemm
-from stcsim.kernels.gemm_wgmma import WGMMA_BATCHED_KERNELS, WGMMA_KERNELS, WgmmaBatchedGemmKernel
+from stcsim.kernels.gemm_wgmma import WGMMA_BATCHED_KERNELS, WGMMA_KERNELS
+from stcsim.kernels.gemm_wmma_batched import WMMA_BATCHED_KERNELS
 from stcsim.kernels.limits import check_launch
+from stcsim.kernels.protocol import Kernel
 from stcsim.sim import Engine
 from stcsim.sparsity import get
 
@@ -19,10 +22,10 @@ BATCHED128, BATCHED256 = WGMMA_BATCHED_KERNELS
 DENSE = get("dense")
 
 
-@pytest.mark.parametrize("kernel", WGMMA_BATCHED_KERNELS, ids=lambda k: k.procedural_name)
+@pytest.mark.parametrize("kernel", (*WGMMA_BATCHED_KERNELS, *WMMA_BATCHED_KERNELS),
+                         ids=lambda k: k.procedural_name)
 @pytest.mark.parametrize("batch,m,n,k", [(1, 200, 72, 100), (3, 130, 200, 72), (8, 72, 64, 136)])
-def test_matches_numpy_on_the_engine(kernel: WgmmaBatchedGemmKernel, batch: int, m: int, n: int,
-                                     k: int) -> None:
+def test_matches_numpy_on_the_engine(kernel: Kernel, batch: int, m: int, n: int, k: int) -> None:
     """Fresh random operands each run (verify_gemm without a seed): every C[z] equals A[z] @ B[z]."""
     check = verify_gemm(kernel, Engine(), GemmProblem(m, n, k, batch))
     assert check.ok, str(check)
@@ -60,6 +63,17 @@ def test_one_batched_launch_against_serial_launches_on_h100() -> None:
     assert batched.stats["gpu_sim_cycle"] < 1.5 * single.stats["gpu_sim_cycle"]
 
 
+def test_one_batched_wmma_launch_against_serial_launches_on_v100() -> None:
+    """12 GEMMs of 64 x 64 x 64 (BERT-like heads) on v100: one batched launch of the 64 x 64 tile against one
+    launch of the unbatched 64 x 64 WMMA kernel: 12x its Tensor Core instructions in about its cycles."""
+    tile64 = get_kernel("gemm_wmma_batched_f16_f32_tile64x64x32_warp32x32")
+    batched = verify_gemm(tile64, Engine("v100"), GemmProblem(64, 64, 64, 12), seed=2)
+    single = verify_gemm(get_kernel("gemm_wmma_f16_f32_tile64x64x32_warp32x32"), Engine("v100"),
+                         GemmProblem(64, 64, 64), seed=2)
+    assert batched.ok and single.ok
+    assert batched.stats["gpu_sim_cycle"] < 1.5 * single.stats["gpu_sim_cycle"]
+
+
 def test_names_and_refusals() -> None:
     assert get_kernel("gemm_wgmma_batched_f16_f32_tile128x256x64_stage4") is BATCHED256
     assert BATCHED128.batched and BATCHED128.supports(DENSE)[0]
@@ -75,14 +89,16 @@ def test_names_and_refusals() -> None:
 
 
 def test_kernel_choice_gives_batched_kernels_only_batched_problems() -> None:
-    """On h100 a batch of GEMMs takes the batched family, a single GEMM never does; on v100 (no wgmma) no
-    kernel with a batch dimension runs: a ValueError the harness turns into the serial form."""
+    """A batch of GEMMs takes a batched family (wgmma on h100, the WMMA tiles on v100), a single GEMM never
+    does; CUDA cores have no batched kernel: a ValueError the harness turns into the serial form."""
     batched = choose_kernel(GemmProblem(128, 128, 64, 12), DENSE, 0.0, "h100")
     assert batched.kernel.startswith("gemm_wgmma_batched_")
     single = choose_kernel(GemmProblem(128, 128, 64), DENSE, 0.0, "h100")
-    assert not single.kernel.startswith("gemm_wgmma_batched_")
+    assert "batched" not in single.kernel
+    on_v100 = choose_kernel(GemmProblem(128, 128, 64, 12), DENSE, 0.0, "v100")
+    assert on_v100.kernel.startswith("gemm_wmma_batched_")
     with pytest.raises(ValueError, match="no batch dimension"):
-        choose_kernel(GemmProblem(128, 128, 64, 12), DENSE, 0.0, "v100")
+        choose_kernel(GemmProblem(128, 128, 64, 12), DENSE, 0.0, "v100", "cuda-core")
 
 
 def test_a_large_batch_is_estimated_from_two_smaller_ones(tmp_path, monkeypatch) -> None:

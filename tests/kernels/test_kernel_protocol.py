@@ -28,6 +28,7 @@ from stcsim.kernels import (
 )
 from stcsim.kernels.gemm_tiles import TILE_GEMM_KERNELS
 from stcsim.kernels.gemm_wgmma import WGMMA_BATCHED_KERNELS, WGMMA_KERNELS
+from stcsim.kernels.gemm_wmma_batched import WMMA_BATCHED_KERNELS
 from stcsim.kernels.problem import ceil_div
 from stcsim.kernels.protocol import Dim3, missing_members, require, supports_family
 from stcsim.sparsity import Pattern
@@ -191,8 +192,8 @@ def test_one_class_and_one_row_make_the_pattern_runnable(csr_kernel, rng):
     registry = KernelRegistry((*KERNEL_SET, csr_kernel))
     found = registry.for_pattern("unstructured")[-1]
     assert found is csr_kernel
-    dense = (*GEMM_KERNELS, *TILE_GEMM_KERNELS, *(k for k in WGMMA_KERNELS if not k.sparse),
-             *WGMMA_BATCHED_KERNELS)
+    dense = (*GEMM_KERNELS, *TILE_GEMM_KERNELS, *WMMA_BATCHED_KERNELS,
+             *(k for k in WGMMA_KERNELS if not k.sparse), *WGMMA_BATCHED_KERNELS)
     assert registry.for_pattern("dense") == dense
     p = GemmProblem(37, 21, 53)
     a, b = random_operands(p, rng)

@@ -14,6 +14,7 @@ from stcsim.kernels import (
 )
 from stcsim.kernels.gemm_tiles import TILE_GEMM_KERNELS
 from stcsim.kernels.gemm_wgmma import WGMMA_BATCHED_KERNELS, WGMMA_KERNELS
+from stcsim.kernels.gemm_wmma_batched import WMMA_BATCHED_KERNELS
 from stcsim.kernels.protocol import PROTOCOL_MEMBERS
 from stcsim.sparsity import get
 
@@ -25,8 +26,8 @@ def test_the_kernel_set_is_registered_by_name():
 
 @pytest.mark.parametrize("spec", ["dense", get("dense")])
 def test_dense_maps_to_every_dense_gemm(spec):
-    dense = (*GEMM_KERNELS, *TILE_GEMM_KERNELS, *(k for k in WGMMA_KERNELS if not k.sparse),
-             *WGMMA_BATCHED_KERNELS)
+    dense = (*GEMM_KERNELS, *TILE_GEMM_KERNELS, *WMMA_BATCHED_KERNELS,
+             *(k for k in WGMMA_KERNELS if not k.sparse), *WGMMA_BATCHED_KERNELS)
     assert kernels_for(spec) == dense
     assert REGISTRY.by_pattern()["dense"] == [k.procedural_name for k in dense]
 
