@@ -115,6 +115,42 @@ const OpcodeRow* find_opcode_row(const std::string& opcode) {
   return best;
 }
 
+namespace {
+
+// SASS instructions a PTX integer instruction becomes on sm_70 and later, whose integer datapath is 32 bits
+// wide: a 64-bit add, subtract, negate, logic op, shift, compare or select is a pair (IADD3 + IADD3.X,
+// LOP3 x 2, SHF x 2, ISETP + ISETP.EX, SEL x 2), a 64-bit multiply three IMADs (mul.wide is one IMAD.WIDE).
+uint8_t integer_instructions(const Instr& in) {
+  if (in.unit != Unit::INT) return 1;
+  const auto is64 = [](DType t) { return t == DType::B64 || t == DType::U64 || t == DType::S64; };
+  if (!is64(in.type)) return 1;
+  switch (in.op) {
+    case Op::Add: case Op::Sub: case Op::Neg: case Op::And: case Op::Or: case Op::Xor: case Op::Not:
+    case Op::Shl: case Op::Shr: case Op::Setp: case Op::Selp:
+      return 2;
+    case Op::Mul: case Op::Mad:
+      return (in.flags & F_WIDE) ? 1 : 3;
+    default:
+      return 1;
+  }
+}
+
+// The traits the opcode and its decoded form fix (Traits: what timing/, the scheduler and the register
+// allocator read instead of the opcode).
+void finish_traits(Instr& in) {
+  Traits& t = in.traits;
+  t.extension = in.op == Op::Ext;
+  t.reads_dst = t.extension || t.async_group;
+  t.barrier = in.op == Op::Bar || in.op == Op::Barrier;
+  t.accumulates = t.tensor_math && (in.op == Op::Mma || in.op == Op::Wmma);
+  t.single_ldst = ((in.op == Op::Ld || in.op == Op::Ldu || in.op == Op::St) &&
+                   static_cast<uint32_t>(in.vec) * dtype_bytes(in.type) <= 16) ||
+                  in.op == Op::CpAsync;
+  t.sass_count = integer_instructions(in);
+}
+
+}  // namespace
+
 void decode_instruction(Instr& in, const Kernel& k) {
   const std::vector<std::string> tok = tokens(in.opcode);
   in.mods.assign(tok.begin() + 1, tok.end());
@@ -130,6 +166,7 @@ void decode_instruction(Instr& in, const Kernel& k) {
   if (in.traits.sched == SchedKind::Load &&
       ((in.flags & F_VOLATILE) || std::find(in.mods.begin(), in.mods.end(), "acquire") != in.mods.end()))
     in.traits.sched = SchedKind::Ordered;
+  finish_traits(in);
   collect_regs(in);
 }
 

@@ -22,7 +22,7 @@ void for_named_registers(const Instr& in, F f) {
 }
 
 // Instructions whose destinations may also be read (extensions: wgmma accumulates into D in place).
-bool may_read_dsts(const Instr& in) { return in.op == Op::Ext || in.traits.async_group; }
+bool may_read_dsts(const Instr& in) { return in.traits.reads_dst; }
 
 }  // namespace
 
@@ -56,7 +56,7 @@ void compact_registers(Kernel& k) {
   leader[0] = 1;
   for (int pc = 0; pc < n; ++pc) {
     const Instr& in = k.code[static_cast<size_t>(pc)];
-    if (in.op == Op::Bra && in.target >= 0) leader[static_cast<size_t>(in.target)] = 1;
+    if (in.target >= 0) leader[static_cast<size_t>(in.target)] = 1;  // a branch's target
     if (is_control(in)) leader[static_cast<size_t>(pc) + 1] = 1;
   }
   std::vector<int> start;  // each block's first pc, then n
@@ -152,7 +152,7 @@ void compact_registers(Kernel& k) {
         for (int32_t r : members) touch(static_cast<size_t>(r), pc);
       for (int32_t r : in.dsts) touch(static_cast<size_t>(r), pc);
       for (int32_t r : in.srcs) touch(static_cast<size_t>(r), pc);
-      const bool in_place = in.guard < 0 && in.traits.tensor_math && (in.op == Op::Mma || in.op == Op::Wmma);
+      const bool in_place = in.guard < 0 && in.traits.accumulates;
       const auto is_dst = [&](int32_t r) { return std::find(in.dsts.begin(), in.dsts.end(), r) != in.dsts.end(); };
       const auto is_src = [&](int32_t r) { return std::find(in.srcs.begin(), in.srcs.end(), r) != in.srcs.end(); };
       std::vector<int32_t> named(in.srcs);

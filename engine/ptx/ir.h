@@ -140,6 +140,14 @@ struct Traits {
                                  // (registers, shared memory, barriers) and the memory `mem` and the space
                                  // name: the timing model's run-ahead loop need not order it with other SMs'
                                  // steps (it orders every other extension instruction)
+  bool extension = false;         // an extension's instruction (engine/ext/): may reach state beyond its SM
+                                 // unless `sm_local`
+  bool reads_dst = false;        // may read its destinations too (extensions; wgmma accumulates into D)
+  bool barrier = false;          // a CTA barrier (bar / barrier): a loop holding one is not fast-forwarded
+  bool accumulates = false;      // an mma / wmma.mma whose C may be its D: D is updated in place
+  bool single_ldst = false;      // an ld / ldu / st of at most 16 bytes per lane, or a cp.async: one SASS
+                                 // memory instruction whatever its addresses
+  uint8_t sass_count = 1;        // SASS instructions it becomes (a 64-bit integer add is a pair, func/decode.cc)
   // Timing class: the config group its latency and issue interval come from (see timing/op_class.h);
   // empty: the default class of its unit ("units.int", ...).
   std::string op_class;

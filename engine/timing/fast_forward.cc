@@ -16,8 +16,7 @@ bool loop_writes_only_cta_state(const Kernel& kernel, LoopSpan loop) {
 
 bool loop_has_barrier(const Kernel& kernel, LoopSpan loop) {
   for (int32_t pc = loop.head; pc <= loop.tail; ++pc) {
-    const Op op = kernel.code[static_cast<size_t>(pc)].op;
-    if (op == Op::Bar || op == Op::Barrier) return true;
+    if (kernel.code[static_cast<size_t>(pc)].traits.barrier) return true;
   }
   return false;
 }

@@ -24,7 +24,6 @@ bool may_touch_global(const Instr& in) {
   return in.traits.mem != MemKind::None && in.space != Space::Shared && in.space != Space::Param &&
          in.space != Space::Const;
 }
-uint32_t integer_instructions(const Instr& in);  // below: SASS instructions of a PTX integer instruction
 }  // namespace
 
 // The fields the scheduler reads of every warp it visits (check(), sleep_after_issue) come first, in the
@@ -147,7 +146,7 @@ void TimingModel::resolve_classes() {
     IssueFacts f;
     if (c.icache) {
       f.line = static_cast<uint32_t>(code_bytes / c.icache_line);
-      if (!in.traits.folded) code_bytes += static_cast<uint64_t>(c.inst_bytes) * integer_instructions(in);
+      if (!in.traits.folded) code_bytes += static_cast<uint64_t>(c.inst_bytes) * in.traits.sass_count;
     }
     // Scoreboard entries are numbered in order of first use in the code, not by register: the registers of
     // neighbouring instructions then share the host's cache lines.
@@ -188,14 +187,12 @@ void TimingModel::resolve_classes() {
     f.waits_groups = in.traits.async == AsyncKind::WaitGroup || in.traits.async == AsyncKind::WaitAll;
     f.serial_async = L_.serialize_wgmma && in.traits.async_group;
     f.may_touch_global = may_touch_global(in);
-    f.shared_state = f.may_touch_global || (in.op == Op::Ext && !in.traits.sm_local);
+    f.shared_state = f.may_touch_global || (in.traits.extension && !in.traits.sm_local);
     f.global_store = c.store_sector_cycles > 0 && in.traits.mem == MemKind::Store && f.may_touch_global;
     // each lane's one record (or its vector's contiguous elements) of at most 16 bytes: memory_instructions
     // would count 1 from the records; a cp.async moves 4, 8 or 16 bytes per lane (one LDGSTS)
-    f.one_ldst = ((in.op == Op::Ld || in.op == Op::Ldu || in.op == Op::St) &&
-                  static_cast<uint32_t>(in.vec) * dtype_bytes(in.type) <= 16) ||
-                 in.op == Op::CpAsync;
-    f.sass = static_cast<uint8_t>(integer_instructions(in));
+    f.one_ldst = in.traits.single_ldst;
+    f.sass = in.traits.sass_count;
     f.branch = in.traits.branch;
     f.cas_loop = in.traits.cas_loop;
     const OpDesc& desc = *desc_[facts_.size()];
@@ -361,24 +358,6 @@ uint32_t memory_instructions(const Instr& in, WarpRecord& rec) {
     run_end = a.addr + a.size;
   }
   return std::max(most, count + static_cast<uint32_t>((run_bytes + 15) / 16));
-}
-
-// SASS instructions a PTX integer instruction becomes on sm_70 and later, whose integer datapath is 32 bits
-// wide: a 64-bit add, subtract, negate, logic op, shift, compare or select is a pair (IADD3 + IADD3.X,
-// LOP3 x 2, SHF x 2, ISETP + ISETP.EX, SEL x 2), a 64-bit multiply three IMADs (mul.wide is one IMAD.WIDE).
-uint32_t integer_instructions(const Instr& in) {
-  if (in.unit != Unit::INT) return 1;
-  const auto is64 = [](DType t) { return t == DType::B64 || t == DType::U64 || t == DType::S64; };
-  if (!is64(in.type)) return 1;
-  switch (in.op) {
-    case Op::Add: case Op::Sub: case Op::Neg: case Op::And: case Op::Or: case Op::Xor: case Op::Not:
-    case Op::Shl: case Op::Shr: case Op::Setp: case Op::Selp:
-      return 2;
-    case Op::Mul: case Op::Mad:
-      return (in.flags & F_WIDE) ? 1 : 3;
-    default:
-      return 1;
-  }
 }
 
 }  // namespace
