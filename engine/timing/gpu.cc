@@ -47,6 +47,14 @@ struct alignas(64) TimingModel::WarpT {
   uint64_t last_done = 0;
   uint32_t want = UINT32_MAX;  // the line last requested for it, and when that arrives
   double want_ready = 0;
+  // The warp's next instruction, not a global store, passed every test of check() before the MSHRs' and
+  // found the SM's MSHRs full. Those tests read only the warp's own state, which changes only when it
+  // issues (which clears this), and the free cycle of its unit (mshr_unit; kUnits: none, folded) on the
+  // sub-core: while that is still past and the MSHRs are full, check() answers as the MSHR test does. (A
+  // global store's test also reads the SM's store path, which another sub-core's store may take once the
+  // MSHRs free up.)
+  bool mshr_blocked = false;
+  uint8_t mshr_unit = 0;
 };
 
 struct TimingModel::CtaSlot {
@@ -310,6 +318,7 @@ bool TimingModel::dispatch(SmT& sm, uint64_t t) {
     w.open_group = 0;
     w.last_done = 0;
     w.hint = 0;
+    w.mshr_blocked = false;
     w.line = UINT32_MAX;
     w.want = UINT32_MAX;
     SubCore& sub = sm.subs[sm.warp_slot++ % sm.subs.size()];
@@ -436,6 +445,9 @@ TimingModel::Check TimingModel::check(WarpT& w, SubCore& sub, uint32_t sm, uint6
   // blocks when it issues (at or after its hint): a pending hint implies neither, and spares the host a
   // read of the warp's functional state.
   if (w.hint > t) return {false, w.hint, w.hint_reason};
+  if (w.mshr_blocked && (w.mshr_unit == kUnits || sub.unit_free[w.mshr_unit] <= t) &&
+      mem_.mshr_in_use(sm, t) >= cfg_.l1_mshr)
+    return {false, std::max(t + 1, mem_.mshr_next_free(sm)), TStat::StallMemory};
   if (w.w->done()) return {false, kNever, TStat::StallIdle};
   if (w.w->at_barrier || w.w->waiting) return {false, kNever, TStat::StallBarrier};
   if (w.next_issue > t) return {false, w.next_issue, w.after_branch ? TStat::StallControl : TStat::StallScoreboard};
@@ -470,7 +482,11 @@ TimingModel::Check TimingModel::check(WarpT& w, SubCore& sub, uint32_t sm, uint6
     w.hint_reason = TStat::StallMemory;
     return {false, w.hint, TStat::StallMemory};
   }
-  if (f.may_touch_global && mem_.mshr_in_use(sm, t) >= cfg_.l1_mshr) return {false, std::max(t + 1, mem_.mshr_next_free(sm)), TStat::StallMemory};
+  if (f.may_touch_global && mem_.mshr_in_use(sm, t) >= cfg_.l1_mshr) {
+    w.mshr_blocked = !f.global_store;
+    w.mshr_unit = f.folded ? static_cast<uint8_t>(kUnits) : f.unit;
+    return {false, std::max(t + 1, mem_.mshr_next_free(sm)), TStat::StallMemory};
+  }
   return {true, t, TStat::IssueCycles};
 }
 
@@ -576,6 +592,7 @@ void TimingModel::wake_subcores(SmT& sm, const SubCore& by, uint64_t t) {
 }
 
 bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
+  w.mshr_blocked = false;
   L_.clock = t;
   mem_.set_now(t);
   // Host cache only: operands_ready() below reads the ready times of the next instruction's registers (the
@@ -819,6 +836,7 @@ void TimingModel::fast_forward(LoopSpan loop, uint64_t t) {
     for (auto& slot : sm->ctas) {
       for (auto& w : slot->warps) {
         w.hint = 0;
+        w.mshr_blocked = false;
         if (!w.w->done()) w.operands_ready = operands_ready(w, facts_[static_cast<size_t>(w.w->pc())]);
       }
       exec_.release_barriers(slot->cta);
