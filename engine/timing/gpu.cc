@@ -445,9 +445,6 @@ TimingModel::Check TimingModel::check(WarpT& w, SubCore& sub, uint32_t sm, uint6
   // blocks when it issues (at or after its hint): a pending hint implies neither, and spares the host a
   // read of the warp's functional state.
   if (w.hint > t) return {false, w.hint, w.hint_reason};
-  if (w.mshr_blocked && (w.mshr_unit == kUnits || sub.unit_free[w.mshr_unit] <= t) &&
-      mem_.mshr_in_use(sm, t) >= cfg_.l1_mshr)
-    return {false, std::max(t + 1, mem_.mshr_next_free(sm)), TStat::StallMemory};
   if (w.w->done()) return {false, kNever, TStat::StallIdle};
   if (w.w->at_barrier || w.w->waiting) return {false, kNever, TStat::StallBarrier};
   if (w.next_issue > t) return {false, w.next_issue, w.after_branch ? TStat::StallControl : TStat::StallScoreboard};
@@ -485,9 +482,14 @@ TimingModel::Check TimingModel::check(WarpT& w, SubCore& sub, uint32_t sm, uint6
   if (f.may_touch_global && mem_.mshr_in_use(sm, t) >= cfg_.l1_mshr) {
     w.mshr_blocked = !f.global_store;
     w.mshr_unit = f.folded ? static_cast<uint8_t>(kUnits) : f.unit;
-    return {false, std::max(t + 1, mem_.mshr_next_free(sm)), TStat::StallMemory};
+    return {false, mshr_wait(sm, t), TStat::StallMemory};
   }
   return {true, t, TStat::IssueCycles};
+}
+
+inline bool TimingModel::held_by_mshrs(const WarpT& w, const SubCore& sub, uint32_t sm, uint64_t t) {
+  return w.mshr_blocked && (w.mshr_unit == kUnits || sub.unit_free[w.mshr_unit] <= t) &&
+         mem_.mshr_in_use(sm, t) >= cfg_.l1_mshr;
 }
 
 bool TimingModel::held_by_registers_or_unit(WarpT& w, const SubCore& sub, const IssueFacts& f, uint64_t t) {
@@ -869,10 +871,12 @@ bool TimingModel::schedule(SubCore& sub, SmT& sm, uint64_t t, bool shared_ok) {
   WarpT* const first = cfg_.gto ? last : nullptr;
   // Visits warp w; true when the pass must end (the issue width is used, or the warp finished: its CTA
   // may be gone, and sub.warps with it).
-  const auto visit = [&](WarpT* w) {
+  const auto visit = [&](WarpT* w) __attribute__((always_inline)) {
     while (issued < cfg_.issue_width) {
-      // check()'s first test, inline: most visited warps sleep on a cached hint
-      const Check ck = w->hint > t ? Check{false, w->hint, w->hint_reason} : check(*w, sub, sm.id, t, shared_ok);
+      // check()'s cached answers, inline: most visited warps sleep on a cached hint (or on full MSHRs)
+      const Check ck = w->hint > t ? Check{false, w->hint, w->hint_reason}
+                       : held_by_mshrs(*w, sub, sm.id, t) ? Check{false, mshr_wait(sm.id, t), TStat::StallMemory}
+                       : check(*w, sub, sm.id, t, shared_ok);
       if (ck.ok) {
         const IssueFacts& f = facts_[static_cast<size_t>(w->w->pc())];
         if (!shared_ok && (f.shared_state || f.folded)) {
