@@ -40,6 +40,14 @@ struct alignas(64) TimingModel::WarpT {
   uint32_t line = UINT32_MAX;  // the code line in its instruction buffer (icache.*)
   TStat hint_reason = TStat::StallScoreboard;
   bool after_branch = false;
+  // The warp's next instruction, not a global store, passed every test of check() before the MSHRs' and
+  // found the SM's MSHRs full. Those tests read only the warp's own state, which changes only when it
+  // issues (which clears this), and the free cycle of its unit (mshr_unit; kUnits: none, folded) on the
+  // sub-core: while that is still past and the MSHRs are full, check() answers as the MSHR test does. (A
+  // global store's test also reads the SM's store path, which another sub-core's store may take once the
+  // MSHRs free up.) In the first host line, which every visit reads.
+  bool mshr_blocked = false;
+  uint8_t mshr_unit = 0;
   uint64_t* ready = nullptr;  // reg_ready.data()
   std::vector<uint64_t, LaunchAllocator<uint64_t>> reg_ready;  // on the launch's huge pages (huge_pool.h)
   std::vector<uint64_t> groups;  // completion cycle of each committed cp.async group, oldest first
@@ -47,14 +55,6 @@ struct alignas(64) TimingModel::WarpT {
   uint64_t last_done = 0;
   uint32_t want = UINT32_MAX;  // the line last requested for it, and when that arrives
   double want_ready = 0;
-  // The warp's next instruction, not a global store, passed every test of check() before the MSHRs' and
-  // found the SM's MSHRs full. Those tests read only the warp's own state, which changes only when it
-  // issues (which clears this), and the free cycle of its unit (mshr_unit; kUnits: none, folded) on the
-  // sub-core: while that is still past and the MSHRs are full, check() answers as the MSHR test does. (A
-  // global store's test also reads the SM's store path, which another sub-core's store may take once the
-  // MSHRs free up.)
-  bool mshr_blocked = false;
-  uint8_t mshr_unit = 0;
 };
 
 struct TimingModel::CtaSlot {
