@@ -48,6 +48,9 @@ struct alignas(64) TimingModel::WarpT {
   // MSHRs free up.) In the first host line, which every visit reads.
   bool mshr_blocked = false;
   uint8_t mshr_unit = 0;
+  // It finished in its issue (a warp the functional core finishes elsewhere, in a fast-forward, is told
+  // by check()): check() answers it idle for good, and the scheduler reads that here, in the first line.
+  bool finished = false;
   uint64_t* ready = nullptr;  // reg_ready.data()
   std::vector<uint64_t, LaunchAllocator<uint64_t>> reg_ready;  // on the launch's huge pages (huge_pool.h)
   std::vector<uint64_t> groups;  // completion cycle of each committed cp.async group, oldest first
@@ -319,6 +322,7 @@ bool TimingModel::dispatch(SmT& sm, uint64_t t) {
     w.last_done = 0;
     w.hint = 0;
     w.mshr_blocked = false;
+    w.finished = false;
     w.line = UINT32_MAX;
     w.want = UINT32_MAX;
     SubCore& sub = sm.subs[sm.warp_slot++ % sm.subs.size()];
@@ -676,6 +680,7 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   if (f.cas_loop) w.next_issue = std::max(w.next_issue, done);  // the warp itself runs the loop
   if (w.w->at_barrier && exec_.release_barriers(w.cta->cta)) wake_subcores(sm, sub, t);
   if (!w.w->done()) return false;
+  w.finished = true;
   if (--w.cta->live == 0) retire_cta(sm, *w.cta, t);
   else if (exec_.release_barriers(w.cta->cta)) wake_subcores(sm, sub, t);  // an exited warp may complete a barrier
   return true;
@@ -875,6 +880,7 @@ bool TimingModel::schedule(SubCore& sub, SmT& sm, uint64_t t, bool shared_ok) {
     while (issued < cfg_.issue_width) {
       // check()'s cached answers, inline: most visited warps sleep on a cached hint (or on full MSHRs)
       const Check ck = w->hint > t ? Check{false, w->hint, w->hint_reason}
+                       : w->finished ? Check{false, kNever, TStat::StallIdle}
                        : held_by_mshrs(*w, sub, sm.id, t) ? Check{false, mshr_wait(sm.id, t), TStat::StallMemory}
                        : check(*w, sub, sm.id, t, shared_ok);
       if (ck.ok) {
