@@ -147,8 +147,9 @@ def reproduce(c, figure, quick=False, layers=None, out="", jobs=None, executor="
 
 @task(help={"quick": "small shapes only, no network case", "csv": "also write rows to this CSV",
             "network": "only the network case (ResNet-50 batch 1, all layers, v100)",
-            "classes": "only the kernel-class cases (mma.sync, WMMA, WMMA-global, SIMT) on the timing model, "
-                       "then each on the functional core alone",
+            "classes": "only the kernel-class cases (mma.sync, WMMA, WMMA-global, SIMT, then the calibration "
+                       "suite's styles: WMMA from global, uncoalesced, one-warp CTAs, atomics) on the timing "
+                       "model, then each on the functional core alone",
             "case": "only this case: KERNEL:MxNxK:CONFIG", "repeat": "runs per case (the fastest counts)",
             "profile": "run the cases under perf record into this file and print the top of perf report",
             "sampling": "sampled vs full cycles per ResNet-50 batch-1 layer (docs/performance.md)",

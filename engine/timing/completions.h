@@ -19,6 +19,7 @@ class Completions {
   // A request that completes at cycle `ready`; one at or before the last query's cycle is done already.
   void add(uint64_t ready) {
     if (ready <= now_) return;
+    if (earliest_ != kUnknown && ready < earliest_) earliest_ = ready;  // (kNone: the first outstanding)
     ++outstanding_;
     if (ready - now_ < kRing) {
       put(ready);
@@ -34,20 +35,30 @@ class Completions {
     return outstanding_;
   }
 
-  // The earliest completion of an outstanding request (0: none).
-  uint64_t earliest() const {
+  // The earliest completion of an outstanding request (0: none). The scheduler asks it of every warp its
+  // full MSHRs hold, many times between two changes: the answer is kept until a completion passes or an
+  // earlier request comes.
+  uint64_t earliest() {
+    if (earliest_ == kUnknown) earliest_ = find_earliest();
+    return earliest_ == kNone ? 0 : earliest_;
+  }
+
+ private:
+  static constexpr uint64_t kRing = 1024;  // cycles
+  static constexpr uint64_t kMask = kRing - 1;
+  // earliest_'s states beside a cycle: not known (find it), and no request outstanding (every cycle a
+  // request may complete at is below both)
+  static constexpr uint64_t kUnknown = ~uint64_t{0}, kNone = kUnknown - 1;
+
+  uint64_t find_earliest() const {
     if (in_ring_)  // the first occupied cycle after now_ (the ring wraps: at most a ring's cycles on)
       for (uint64_t c = now_ + 1;;) {
         const uint64_t i = c & kMask, rest = occupied_[i >> 6] >> (i & 63);
         if (rest) return c + static_cast<uint64_t>(__builtin_ctzll(rest));
         c += 64 - (i & 63);
       }
-    return far_.empty() ? 0 : far_.front();
+    return far_.empty() ? kNone : far_.front();
   }
-
- private:
-  static constexpr uint64_t kRing = 1024;  // cycles
-  static constexpr uint64_t kMask = kRing - 1;
 
   // Counts a completion at cycle `ready`, within the ring.
   void put(uint64_t ready) {
@@ -58,6 +69,7 @@ class Completions {
   }
 
   void advance(uint64_t t) {
+    if (earliest_ != kNone && t >= earliest_) earliest_ = kUnknown;  // (a known earliest_ <= t completes)
     // the ring's cycles now_ + 1 .. t complete (all of them when t is a ring or more ahead): only its
     // occupied cycles are read, a word of the bitmap at a time
     for (uint64_t c = now_ + 1, left = std::min(t - now_, kRing); left && in_ring_;) {
@@ -89,6 +101,7 @@ class Completions {
   std::array<uint32_t, kRing> ring_{};
   std::array<uint64_t, kRing / 64> occupied_{};  // a bit per ring cycle with a count
   std::vector<uint64_t> far_;  // min-heap of completions a ring or more after now_
+  uint64_t earliest_ = kNone;  // earliest()'s answer, kUnknown, or kNone
 };
 
 }  // namespace stc

@@ -39,6 +39,17 @@ struct alignas(64) TimingModel::WarpT {
   uint32_t line = UINT32_MAX;  // the code line in its instruction buffer (icache.*)
   TStat hint_reason = TStat::StallScoreboard;
   bool after_branch = false;
+  // The warp's next instruction, not a global store, passed every test of check() before the MSHRs' and
+  // found the SM's MSHRs full. Those tests read only the warp's own state, which changes only when it
+  // issues (which clears this), and the free cycle of its unit (mshr_unit; kUnits: none, folded) on the
+  // sub-core: while that is still past and the MSHRs are full, check() answers as the MSHR test does. (A
+  // global store's test also reads the SM's store path, which another sub-core's store may take once the
+  // MSHRs free up.) In the first host line, which every visit reads.
+  bool mshr_blocked = false;
+  uint8_t mshr_unit = 0;
+  // It finished in its issue (a warp the functional core finishes elsewhere, in a fast-forward, is told
+  // by check()): check() answers it idle for good, and the scheduler reads that here, in the first line.
+  bool finished = false;
   uint64_t* ready = nullptr;  // reg_ready.data()
   std::vector<uint64_t, LaunchAllocator<uint64_t>> reg_ready;  // on the launch's huge pages (huge_pool.h)
   std::vector<uint64_t> groups;  // completion cycle of each committed cp.async group, oldest first
@@ -307,6 +318,8 @@ bool TimingModel::dispatch(SmT& sm, uint64_t t) {
     w.open_group = 0;
     w.last_done = 0;
     w.hint = 0;
+    w.mshr_blocked = false;
+    w.finished = false;
     w.line = UINT32_MAX;
     w.want = UINT32_MAX;
     SubCore& sub = sm.subs[sm.warp_slot++ % sm.subs.size()];
@@ -449,8 +462,17 @@ TimingModel::Check TimingModel::check(WarpT& w, SubCore& sub, uint32_t sm, uint6
     w.hint_reason = TStat::StallMemory;
     return {false, w.hint, TStat::StallMemory};
   }
-  if (f.may_touch_global && mem_.mshr_in_use(sm, t) >= cfg_.l1_mshr) return {false, std::max(t + 1, mem_.mshr_next_free(sm)), TStat::StallMemory};
+  if (f.may_touch_global && mem_.mshr_in_use(sm, t) >= cfg_.l1_mshr) {
+    w.mshr_blocked = !f.global_store;
+    w.mshr_unit = f.folded ? static_cast<uint8_t>(kUnits) : f.unit;
+    return {false, mshr_wait(sm, t), TStat::StallMemory};
+  }
   return {true, t, TStat::IssueCycles};
+}
+
+inline bool TimingModel::held_by_mshrs(const WarpT& w, const SubCore& sub, uint32_t sm, uint64_t t) {
+  return w.mshr_blocked && (w.mshr_unit == kUnits || sub.unit_free[w.mshr_unit] <= t) &&
+         mem_.mshr_in_use(sm, t) >= cfg_.l1_mshr;
 }
 
 bool TimingModel::held_by_registers_or_unit(WarpT& w, const SubCore& sub, const IssueFacts& f, uint64_t t) {
@@ -555,6 +577,7 @@ void TimingModel::wake_subcores(SmT& sm, const SubCore& by, uint64_t t) {
 }
 
 bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
+  w.mshr_blocked = false;
   L_.clock = t;
   mem_.set_now(t);
   // Host cache only: operands_ready() below reads the ready times of the next instruction's registers (the
@@ -636,6 +659,7 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   if (f.cas_loop) w.next_issue = std::max(w.next_issue, done);  // the warp itself runs the loop
   if (w.w->at_barrier && exec_.release_barriers(w.cta->cta)) wake_subcores(sm, sub, t);
   if (!w.w->done()) return false;
+  w.finished = true;
   if (--w.cta->live == 0) retire_cta(sm, *w.cta, t);
   else if (exec_.release_barriers(w.cta->cta)) wake_subcores(sm, sub, t);  // an exited warp may complete a barrier
   return true;
@@ -798,6 +822,7 @@ void TimingModel::fast_forward(LoopSpan loop, uint64_t t) {
     for (auto& slot : sm->ctas) {
       for (auto& w : slot->warps) {
         w.hint = 0;
+        w.mshr_blocked = false;
         if (!w.w->done()) w.operands_ready = operands_ready(w, facts_[static_cast<size_t>(w.w->pc())]);
       }
       exec_.release_barriers(slot->cta);
@@ -830,10 +855,13 @@ bool TimingModel::schedule(SubCore& sub, SmT& sm, uint64_t t, bool shared_ok) {
   WarpT* const first = cfg_.gto ? last : nullptr;
   // Visits warp w; true when the pass must end (the issue width is used, or the warp finished: its CTA
   // may be gone, and sub.warps with it).
-  const auto visit = [&](WarpT* w) {
+  const auto visit = [&](WarpT* w) __attribute__((always_inline)) {
     while (issued < cfg_.issue_width) {
-      // check()'s first test, inline: most visited warps sleep on a cached hint
-      const Check ck = w->hint > t ? Check{false, w->hint, w->hint_reason} : check(*w, sub, sm.id, t, shared_ok);
+      // check()'s cached answers, inline: most visited warps sleep on a cached hint (or on full MSHRs)
+      const Check ck = w->hint > t ? Check{false, w->hint, w->hint_reason}
+                       : w->finished ? Check{false, kNever, TStat::StallIdle}
+                       : held_by_mshrs(*w, sub, sm.id, t) ? Check{false, mshr_wait(sm.id, t), TStat::StallMemory}
+                       : check(*w, sub, sm.id, t, shared_ok);
       if (ck.ok) {
         const IssueFacts& f = facts_[static_cast<size_t>(w->w->pc())];
         if (!shared_ok && (f.shared_state || f.folded)) {

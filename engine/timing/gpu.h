@@ -79,6 +79,10 @@ class TimingModel {
   // With `shared_ok` false, a fetch that could go past the SM's instruction caches is not made: the Check
   // says stop.
   Check check(WarpT& w, SubCore& sub, uint32_t sm, uint64_t t, bool shared_ok);
+  // Whether check() would stop at its MSHR test, known without its tests before that one (WarpT::
+  // mshr_blocked), and then the cycle it answers.
+  bool held_by_mshrs(const WarpT& w, const SubCore& sub, uint32_t sm, uint64_t t);
+  uint64_t mshr_wait(uint32_t sm, uint64_t t) { return std::max(t + 1, mem_.mshr_next_free(sm)); }
   // check()'s scoreboard and unit tests for the warp's next instruction `f` at t: true when one holds the
   // warp, its hint and reason then cached in w (sleep_after_issue asks the same for t + 1).
   static bool held_by_registers_or_unit(WarpT& w, const SubCore& sub, const IssueFacts& f, uint64_t t);

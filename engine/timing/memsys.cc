@@ -407,10 +407,6 @@ bool MemorySystem::shared_banks_fast(const std::vector<MemAccess>& acc, uint32_t
   return true;
 }
 
-uint32_t MemorySystem::mshr_in_use(uint32_t sm, uint64_t t) { return sms_[sm].outstanding.outstanding(t); }
-
-uint64_t MemorySystem::mshr_next_free(uint32_t sm) const { return sms_[sm].outstanding.earliest(); }
-
 void MemorySystem::flush_stats() {
   uint64_t dirty = 0;
   for (const auto& s : l2_) dirty += s.dirty_sectors();

@@ -55,8 +55,8 @@ class MemorySystem {
   // `shape` is named (a non-zero key).
   bool shared_named(uint32_t sm, uint64_t t, uint64_t first_addr, const AccessShape& shape, uint64_t& done);
   // Outstanding L1 misses of `sm` at `t` (MSHR occupancy) and the cycle the earliest one completes.
-  uint32_t mshr_in_use(uint32_t sm, uint64_t t);
-  uint64_t mshr_next_free(uint32_t sm) const;
+  uint32_t mshr_in_use(uint32_t sm, uint64_t t) { return sms_[sm].outstanding.outstanding(t); }
+  uint64_t mshr_next_free(uint32_t sm) { return sms_[sm].outstanding.earliest(); }
   // Dirty L2 sectors written back at the end of the kernel (counted as DRAM writes).
   void flush_stats();
   // The current cycle (the timing model's, non-decreasing): no request that follows arrives before it.

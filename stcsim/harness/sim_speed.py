@@ -4,7 +4,8 @@ Functional speed (warp instructions per host second, no timing) for the WMMA and
 and timing-mode speed plus host seconds for the multistage mma.sync GEMM at 1024^3 (on a100 and h100: the V100
 has neither mma.sync m16n8k16 nor cp.async, and the engine refuses to invent their timing) and the WMMA GEMM
 at a ResNet-50 layer shape (M=256, N=3136, K=2304) on the v100 and h100 configs. Peak host memory (max RSS) is
-reported for the whole run. One host core (the engine is single-threaded).
+reported for the whole run. One host core (the engine is single-threaded). `--classes`: one case per kernel
+class of the project's set, then kernels in other styles (STYLE_CASES, from the calibration suite).
 
 The network case times a whole network run as `invoke run --workload` does it (planning, every unique layer
 shape simulated and checked against numpy, the results file written) on all cores: ResNet-50 at batch 1,
@@ -49,6 +50,20 @@ CLASS_CASES: tuple[tuple[str, tuple[int, int, int], str | None], ...] = (
     (WMMA, (1024, 1024, 1024), "v100"),
     ("gemm_wmma_global_f16_f32_tile32x32x16_warp16x16", (512, 512, 512), "v100"),
     ("gemm_simt_f32_f32_tile64x64x8_warp32x16_thread4x4", (512, 512, 512), "v100"),
+)
+# Kernels written outside the project's style (issue 48: the speed must not depend on writing kernels the
+# project's way), from the calibration suite (benchmarks/calibration/kernels/): (module, kernel, shape,
+# plan builder, its arguments, config). Each checks its output against numpy as the suite does.
+STYLE_CASES: tuple[tuple[str, str, str, str, tuple[Any, ...], str], ...] = (
+    # WMMA fragments straight from global memory (the CUDA samples' GEMM), the ResNet-50 layer of issue 48
+    ("tc_styles", "tcs_wmma_sample", "256x3136x2304,w16", "wmma_sample", (256, 3136, 2304, 4, 4), "v100"),
+    # uncoalesced loads: a sector per lane (stride 32 words), and a gather through a random index array
+    ("access", "strided_read", "n=1M,stride=32", "strided", (1 << 20, 32), "v100"),
+    ("access", "gather", "n=1M", "gather", (1 << 20,), "v100"),
+    # one warp per CTA: mma.sync + ldmatrix, a 32x32 tile per CTA (the H100's instructions)
+    ("tc_styles", "tcs_mma_ldm_1w", "512x512x512", "row_major_1w", (512, 512, 512), "h100"),
+    # atomics at L2: a histogram of 4096 bins
+    ("atomics", "histogram_atomic", "n=1M,bins=4096", "histogram", (1 << 20, 4096), "v100"),
 )
 PERF_REPORT_LINES = 30
 PERF_HZ = 2000  # --profile's samples per second
@@ -112,6 +127,42 @@ def bench_case(kernel: str, shape: tuple[int, int, int], config: str | None, see
     wi = int(stats["warp_insts"])
     return BenchRow(kernel, "x".join(map(str, shape)), config or "functional", dt, wi, wi / dt,
                     int(stats.get("gpu_sim_cycle", 0)), min(cpu))
+
+
+def _style_case(module: str, kernel: str, shape: str, plan: str, args: tuple[Any, ...]) -> Any:
+    """The calibration-suite case (stcsim.gpu.calibration_cases.Case) of a STYLE_CASES row."""
+    from stcsim.gpu import calibration_cases as cc
+    from stcsim.gpu import tc_style_cases as tc
+
+    builders: dict[str, Any] = {
+        "wmma_sample": tc._wmma_sample,
+        "row_major_1w": lambda m, n, k: tc._row_major(m, n, k, (32, 32), 32),
+        "strided": cc._strided,
+        "gather": cc._gather,
+        "histogram": cc._histogram,
+    }
+    return cc.Case(kernel, module, shape, builders[plan](*args))
+
+
+def bench_style(module: str, kernel: str, shape: str, plan: str, args: tuple[Any, ...], config: str | None,
+                seed: int = 0, repeat: int = 1) -> BenchRow:
+    """bench_case() for a calibration-suite kernel (STYLE_CASES): the launch alone timed, its output
+    checked against numpy; with `repeat` > 1 the fastest of that many runs."""
+    from stcsim.gpu.calibration_cases import run_case
+
+    case = _style_case(module, kernel, shape, plan, args)
+    wall: list[float] = []
+    cpu: list[float] = []
+    stats: dict = {}
+    for _ in range(repeat):
+        eng = _TimedLaunches(Engine(config))
+        stats = run_case(case, eng, np.random.default_rng(seed))
+        wall += eng.wall
+        cpu += eng.cpu
+    dt = min(wall)
+    wi = int(stats["warp_insts"])
+    cycles = int(stats.get("gpu_sim_cycle", 0))
+    return BenchRow(kernel, shape, config or "functional", dt, wi, wi / dt, cycles, min(cpu))
 
 
 @dataclass(frozen=True)
@@ -196,13 +247,13 @@ def peak_rss_mib() -> float:
 def format_rows(rows: list[BenchRow]) -> str:
     """A plain-text table of the rows."""
     head = (
-        f"{'kernel':<50} {'shape':<14} {'config':<11} {'host s':>8} {'cpu s':>8} {'warp insts':>12} "
+        f"{'kernel':<50} {'shape':<18} {'config':<11} {'host s':>8} {'cpu s':>8} {'warp insts':>12} "
         f"{'winst/s':>10} {'winst/cpu-s':>11} {'cycles':>10}"
     )
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(
-            f"{r.kernel:<50} {r.shape:<14} {r.config:<11} {r.host_seconds:>8.2f} {r.cpu_seconds:>8.2f} "
+            f"{r.kernel:<50} {r.shape:<18} {r.config:<11} {r.host_seconds:>8.2f} {r.cpu_seconds:>8.2f} "
             f"{r.warp_insts:>12,} {r.warp_insts_per_second / 1e6:>9.2f}M "
             f"{r.warp_insts / max(r.cpu_seconds, 1e-9) / 1e6:>10.2f}M {r.gpu_sim_cycle:>10,}"
         )
@@ -217,8 +268,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--csv", default=None, help="also write the rows to this CSV file")
     ap.add_argument("--network", action="store_true", help="only the network case")
     ap.add_argument("--classes", action="store_true",
-                    help="only the kernel-class cases (mma.sync, WMMA, WMMA-global, SIMT) on the timing "
-                         "model, then each on the functional core alone")
+                    help="only the kernel-class cases (mma.sync, WMMA, WMMA-global, SIMT, and the styles of "
+                         "the calibration suite: WMMA from global, uncoalesced, one-warp CTAs, atomics) on "
+                         "the timing model, then each on the functional core alone")
     ap.add_argument("--case", default=None,
                     help="only this case: KERNEL:MxNxK:CONFIG (CONFIG none: functional)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per case; the fastest is reported")
@@ -248,8 +300,11 @@ def main(argv: list[str] | None = None) -> int:
     if a.case:
         cases = (parse_case(a.case),)
     rows = [bench_case(k, s, c, repeat=a.repeat) for k, s, c in cases]
+    styles = STYLE_CASES if a.classes and not a.case else ()
+    rows += [bench_style(*st[:5], st[5], repeat=a.repeat) for st in styles]
     if a.classes:  # the same launches on the functional core alone: what the timing model adds to each
         rows += [bench_case(k, s, None, repeat=a.repeat) for k, s, _ in cases]
+        rows += [bench_style(*st[:5], None, repeat=a.repeat) for st in styles]
     if rows:
         print(format_rows(rows))
     if a.network or not (a.quick or a.classes or a.case):

@@ -84,9 +84,25 @@ def test_classes_pairs_each_timed_case_with_the_functional_core_alone(tmp_path, 
     from stcsim.harness import sim_speed
 
     monkeypatch.setattr(sim_speed, "CLASS_CASES", ((MMA, (64, 64, 64), "h100"),))
+    gather = ("access", "gather", "n=8K", "gather", (1 << 13,), "v100")
+    monkeypatch.setattr(sim_speed, "STYLE_CASES", (gather,))
     out = tmp_path / "classes.csv"
     assert main(["--classes", "--csv", str(out)]) == 0
     df = pd.read_csv(out)
-    assert list(df["config"]) == ["h100", "functional"]
-    assert df["warp_insts"].nunique() == 1 and (df["warp_insts"] > 0).all()  # the same launch, twice
-    assert df["gpu_sim_cycle"].iloc[0] > 0 and df["gpu_sim_cycle"].iloc[1] == 0
+    assert list(df["config"]) == ["h100", "v100", "functional", "functional"]
+    assert list(df["kernel"]) == [MMA, "gather", MMA, "gather"]
+    for kernel in (MMA, "gather"):  # the same launch, twice
+        runs = df[df["kernel"] == kernel]
+        assert runs["warp_insts"].nunique() == 1 and (runs["warp_insts"] > 0).all()
+        assert runs["gpu_sim_cycle"].iloc[0] > 0 and runs["gpu_sim_cycle"].iloc[1] == 0
+
+
+def test_style_cases_are_checked_calibration_kernels():
+    from stcsim.harness import sim_speed
+
+    for module, kernel, shape, plan, args, _ in sim_speed.STYLE_CASES:
+        case = sim_speed._style_case(module, kernel, shape, plan, args)
+        assert case.ptx.exists() and kernel in case.ptx.read_text()
+    row = sim_speed.bench_style("tc_styles", "tcs_wmma_sample", "64x64x32,w4", "wmma_sample",
+                                (64, 64, 32, 2, 2), "v100")
+    assert row.kernel == "tcs_wmma_sample" and row.warp_insts > 0 and row.gpu_sim_cycle > 0
