@@ -68,12 +68,13 @@ def build_sim(c):
         "phase": "network run, LLMs: prefill or decode",
         "seq": "network run: tokens per sequence (seq_len of every workload)",
         "kv_len": "network run, LLMs: keys attended",
+        "threads": "single-kernel run: host threads of the launch (its SMs split among them; same stats)",
     },
 )
 def run(c, workload=None, kernel=None, shape="", config=None, pattern=None, sparsity=None, seed=None,
         all=False, batch=1, weights="", weights_prefix="", out="", layers=None, jobs=None, executor="local",
         scheduler="", no_check=False, check_limit=None, allow_fallback=False, no_progress=False, sample=None,
-        phase="", seq=None, kv_len=None):
+        phase="", seq=None, kv_len=None, threads=None):
     """Simulate a network (--workload, the main job) or one kernel of the set, checked against numpy."""
     if workload:
         args = [a for w in workload for a in ("--workload", w)]
@@ -95,7 +96,7 @@ def run(c, workload=None, kernel=None, shape="", config=None, pattern=None, spar
             raise Exit(f"error: {flag} takes one value without --workload", code=2)
         if values:
             args += [flag, str(values[0])]
-    for flag, val in (("--shape", shape), ("--seed", seed)):
+    for flag, val in (("--shape", shape), ("--seed", seed), ("--threads", threads)):
         if val not in ("", None):
             args += [flag, str(val)]
     if all:
