@@ -37,10 +37,12 @@ void raise_to(std::atomic<uint64_t>& a, uint64_t v) {
   while (cur < v && !a.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {}
 }
 
-// The host threads of one launch (run_parallel): run(job) calls job(0) on the caller and job(1 .. n - 1) on
-// the pool's threads, and returns once every call returned; the first exception (by index) is rethrown.
-// A phase is short (tens of microseconds): a thread waiting for the next one, or for the others to finish
-// one, spins a little, then yields, then sleeps.
+// The host threads of one launch (run_parallel): run(job) calls job(0) on the caller and job(i) on each pool
+// thread i that comes in time, and returns once every call returned; the first exception (by index) is
+// rethrown. A job takes its work from a shared queue, so a thread that comes late need not come at all: once
+// the caller's job returned, the phase is closed, and a thread that comes after that skips it (on a host
+// whose cores are busy with other work, a pool thread may get no core for milliseconds). A thread waiting for
+// the next phase, or the caller for the threads in a phase, spins a little, then yields, then sleeps.
 class ThreadPool {
  public:
   explicit ThreadPool(uint32_t n) : errors_(n) {
@@ -59,17 +61,20 @@ class ThreadPool {
 
   void run(const std::function<void(uint32_t)>& job) {
     job_ = &job;
-    left_.store(static_cast<uint32_t>(threads_.size()), std::memory_order_relaxed);
+    finished_.store(0, std::memory_order_relaxed);
+    gate_.store(0, std::memory_order_release);  // open: a thread that comes adds one
     {
       std::lock_guard<std::mutex> lock(mu_);
       generation_.fetch_add(1, std::memory_order_release);
     }
     start_.notify_all();
     call(0);
-    for (uint32_t k = 0; left_.load(std::memory_order_acquire) != 0; ++k) {
+    const int64_t entered = gate_.exchange(kClosed, std::memory_order_acq_rel);
+    const auto all_done = [&] { return finished_.load(std::memory_order_acquire) == entered; };
+    for (uint32_t k = 0; !all_done(); ++k) {
       if (pause(k)) continue;
       std::unique_lock<std::mutex> lock(mu_);
-      done_.wait(lock, [this] { return left_.load(std::memory_order_acquire) == 0; });
+      done_.wait(lock, all_done);
     }
     for (auto& e : errors_)
       if (e) {
@@ -81,6 +86,7 @@ class ThreadPool {
 
  private:
   static constexpr uint32_t kSpins = 256, kYields = 256;
+  static constexpr int64_t kClosed = std::numeric_limits<int64_t>::min() / 2;
   // A wait's k-th round: true after a spin or a yield, false once it should sleep.
   static bool pause(uint32_t k) {
     if (k < kSpins) {
@@ -113,11 +119,11 @@ class ThreadPool {
         std::unique_lock<std::mutex> lock(mu_);
         start_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
       }
+      if (gate_.fetch_add(1, std::memory_order_acq_rel) < 0) continue;  // the phase is closed
       call(i);
-      if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        std::lock_guard<std::mutex> lock(mu_);
-        done_.notify_one();
-      }
+      finished_.fetch_add(1, std::memory_order_acq_rel);
+      std::lock_guard<std::mutex> lock(mu_);
+      done_.notify_one();
     }
   }
 
@@ -125,7 +131,8 @@ class ThreadPool {
   std::condition_variable start_, done_;
   const std::function<void(uint32_t)>* job_ = nullptr;
   std::atomic<uint64_t> generation_{0};
-  std::atomic<uint32_t> left_{0};
+  std::atomic<int64_t> gate_{kClosed};  // threads in the phase (kClosed and below: closed)
+  std::atomic<int64_t> finished_{0};    // threads of the phase whose job returned
   std::atomic<bool> stop_{false};
   std::vector<std::exception_ptr> errors_;
   std::vector<std::thread> threads_;
