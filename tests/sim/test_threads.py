@@ -1,7 +1,8 @@
 """One launch on several host threads (issue 48): `Engine(..., threads=N)` gives the stats and the device
 memory of `threads=1`, bit for bit, on every kind of launch -- a multi-wave GEMM, a memory kernel (which
 also stores %clock64), global atomics whose old values depend on the order the L2 sees them in, a barrier-
-and shared-atomic-heavy kernel, a sampled launch -- and the watchdog still stops a kernel that never ends.
+and shared-atomic-heavy kernel, a sampled launch -- the watchdog still stops a kernel that never ends, and a
+fault on any thread reaches the caller.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from stcsim.kernels import KERNELS, GemmProblem
 from stcsim.kernels.protocol import as_pattern
 from stcsim.kernels.run import launch
 from stcsim.kernels.verify import random_operands
-from stcsim.sim import Engine, LaunchError, WatchdogError
+from stcsim.sim import Engine, LaunchError, SimFault, WatchdogError
 
 pytestmark = pytest.mark.sim_only
 
@@ -122,6 +123,25 @@ $L_loop:
 \tmul.wide.u32 %rd2, %r15, 4;
 \tadd.s64 %rd3, %rd1, %rd2;
 \tst.global.u32 [%rd3], %r10;
+\tret;
+}
+
+.visible .entry oob(.param .u32 bad)
+{
+\t.reg .pred %p<2>;
+\t.reg .b32 %r<6>;
+\t.shared .align 4 .b32 buf[64];
+\tld.param.u32 %r1, [bad];
+\tmov.u32 %r2, %ctaid.x;
+\tmov.u32 %r5, 0;
+$L_wait:
+\tadd.s32 %r5, %r5, 1;
+\tsetp.lt.u32 %p1, %r5, 50;
+\t@%p1 bra $L_wait;
+\tsetp.eq.u32 %p1, %r2, %r1;
+\tmov.u32 %r3, buf;
+\t@%p1 add.s32 %r3, %r3, 100000;
+\tld.shared.u32 %r4, [%r3];
 \tret;
 }
 
@@ -238,6 +258,20 @@ def test_watchdog_stops_a_kernel_that_never_ends_on_threads() -> None:
     eng.load_ptx(PTX)
     with pytest.raises(WatchdogError, match="max_cycles"):
         eng.launch("spin", (16, 1, 1), (64, 1, 1), [])
+
+
+def test_a_fault_on_a_pool_thread_is_raised_and_the_engine_stays_usable() -> None:
+    """A shared-memory fault raised while the SMs run on their own (any thread) reaches the caller with
+    the one-thread message; the next launch on the engine runs."""
+    messages, cycles = [], []
+    for threads in THREADS:
+        eng = Engine("h100", threads=threads, ptxas_facts=False)
+        eng.load_ptx(PTX)
+        with pytest.raises(SimFault, match="out-of-bounds shared read") as err:
+            eng.launch("oob", (300, 1, 1), (64, 1, 1), [np.uint32(77)])
+        messages.append(str(err.value))
+        cycles.append(eng.launch("oob", (300, 1, 1), (64, 1, 1), [np.uint32(100000)])["gpu_sim_cycle"])
+    assert len(set(messages)) == 1 and len(set(cycles)) == 1
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2", None])
