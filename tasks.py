@@ -69,12 +69,13 @@ def build_sim(c):
         "seq": "network run: tokens per sequence (seq_len of every workload)",
         "kv_len": "network run, LLMs: keys attended",
         "launch": "network run: attention's per-head GEMMs batched (one launch per layer, default) or serial",
+        "threads": "single-kernel run: host threads of the launch (its SMs split among them; same stats)",
     },
 )
 def run(c, workload=None, kernel=None, shape="", config=None, pattern=None, sparsity=None, seed=None,
         all=False, batch=1, weights="", weights_prefix="", out="", layers=None, jobs=None, executor="local",
         scheduler="", no_check=False, check_limit=None, allow_fallback=False, no_progress=False, sample=None,
-        phase="", seq=None, kv_len=None, launch=""):
+        phase="", seq=None, kv_len=None, launch="", threads=None):
     """Simulate a network (--workload, the main job) or one kernel of the set, checked against numpy."""
     if workload:
         args = [a for w in workload for a in ("--workload", w)]
@@ -97,7 +98,7 @@ def run(c, workload=None, kernel=None, shape="", config=None, pattern=None, spar
             raise Exit(f"error: {flag} takes one value without --workload", code=2)
         if values:
             args += [flag, str(values[0])]
-    for flag, val in (("--shape", shape), ("--seed", seed)):
+    for flag, val in (("--shape", shape), ("--seed", seed), ("--threads", threads)):
         if val not in ("", None):
             args += [flag, str(val)]
     if all:

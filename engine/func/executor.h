@@ -20,6 +20,12 @@ struct FuncStats {
   std::array<uint64_t, static_cast<size_t>(Unit::NONE) + 1> by_unit{};
   // Writes the counts into the launch's stats (gpu_sim_insn, warp_insts, warp_insts_<unit>).
   void export_to(Stats& out) const;
+  // Adds the counts of `o` (another host thread's share of the launch).
+  void add(const FuncStats& o) {
+    warp_insts += o.warp_insts;
+    thread_insts += o.thread_insts;
+    for (size_t u = 0; u < by_unit.size(); ++u) by_unit[u] += o.by_unit[u];
+  }
 };
 
 class Executor {

@@ -2,11 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
+#include <exception>
+#include <functional>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <queue>
+#include <set>
 #include <stdexcept>
+#include <thread>
 
 #include "../func/cfg.h"
 #include "../ptx/errors.h"
@@ -24,7 +30,137 @@ bool may_touch_global(const Instr& in) {
   return in.traits.mem != MemKind::None && in.space != Space::Shared && in.space != Space::Param &&
          in.space != Space::Const;
 }
+// Raises `a` to at least `v` (the order of the updates does not change the result).
+void raise_to(std::atomic<uint64_t>& a, uint64_t v) {
+  uint64_t cur = a.load(std::memory_order_relaxed);
+  while (cur < v && !a.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {}
+}
+
+// The host threads of one launch (run_parallel): run(job) calls job(0) on the caller and job(i) on each pool
+// thread i that comes in time, and returns once every call returned; the first exception (by index) is
+// rethrown. A job takes its work from a shared queue, so a thread that comes late need not come at all: once
+// the caller's job returned, the phase is closed, and a thread that comes after that skips it (on a host
+// whose cores are busy with other work, a pool thread may get no core for milliseconds). A thread waiting for
+// the next phase, or the caller for the threads in a phase, spins a little, then yields, then sleeps.
+class ThreadPool {
+ public:
+  explicit ThreadPool(uint32_t n) : errors_(n) {
+    for (uint32_t i = 1; i < n; ++i) threads_.emplace_back([this, i] { loop(i); });
+  }
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_.store(true);
+    }
+    start_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  void run(const std::function<void(uint32_t)>& job) {
+    job_ = &job;
+    finished_.store(0, std::memory_order_relaxed);
+    gate_.store(0, std::memory_order_release);  // open: a thread that comes adds one
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      generation_.fetch_add(1, std::memory_order_release);
+    }
+    start_.notify_all();
+    call(0);
+    const int64_t entered = gate_.exchange(kClosed, std::memory_order_acq_rel);
+    const auto all_done = [&] { return finished_.load(std::memory_order_acquire) == entered; };
+    for (uint32_t k = 0; !all_done(); ++k) {
+      if (pause(k)) continue;
+      std::unique_lock<std::mutex> lock(mu_);
+      done_.wait(lock, all_done);
+    }
+    for (auto& e : errors_)
+      if (e) {
+        const std::exception_ptr first = e;
+        for (auto& x : errors_) x = nullptr;
+        std::rethrow_exception(first);
+      }
+  }
+
+ private:
+  static constexpr uint32_t kSpins = 256, kYields = 256;
+  static constexpr int64_t kClosed = std::numeric_limits<int64_t>::min() / 2;
+  // A wait's k-th round: true after a spin or a yield, false once it should sleep.
+  static bool pause(uint32_t k) {
+    if (k < kSpins) {
+      __builtin_ia32_pause();
+      return true;
+    }
+    if (k < kSpins + kYields) {
+      std::this_thread::yield();
+      return true;
+    }
+    return false;
+  }
+  void call(uint32_t i) {
+    try {
+      (*job_)(i);
+    } catch (...) {
+      errors_[i] = std::current_exception();
+    }
+  }
+  void loop(uint32_t i) {
+    uint64_t seen = 0;
+    for (;;) {
+      for (uint32_t k = 0;; ++k) {
+        if (stop_.load(std::memory_order_acquire)) return;
+        if (const uint64_t g = generation_.load(std::memory_order_acquire); g != seen) {
+          seen = g;
+          break;
+        }
+        if (pause(k)) continue;
+        std::unique_lock<std::mutex> lock(mu_);
+        start_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
+      }
+      if (gate_.fetch_add(1, std::memory_order_acq_rel) < 0) continue;  // the phase is closed
+      call(i);
+      finished_.fetch_add(1, std::memory_order_acq_rel);
+      std::lock_guard<std::mutex> lock(mu_);
+      done_.notify_one();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable start_, done_;
+  const std::function<void(uint32_t)>* job_ = nullptr;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int64_t> gate_{kClosed};  // threads in the phase (kClosed and below: closed)
+  std::atomic<int64_t> finished_{0};    // threads of the phase whose job returned
+  std::atomic<bool> stop_{false};
+  std::vector<std::exception_ptr> errors_;
+  std::vector<std::thread> threads_;
+};
 }  // namespace
+
+// What an SM's steps write beyond the SM itself, one copy per host thread (run_parallel); an SM's steps
+// write the copy of the thread that runs them (SmT::part). The first thread's is the model's own (exec_,
+// L_, stats_, rec_): a launch on one thread runs as before.
+struct TimingModel::Part {
+  std::unique_ptr<LaunchState> own_launch;  // a copy of the launch: its clock (%clock) is this thread's
+  std::unique_ptr<Executor> own_exec;       // its functional counts
+  std::unique_ptr<Stats> own_stats;         // its counts, added to the launch's at the end
+  std::unique_ptr<WarpRecord> own_rec;
+  LaunchState* L = nullptr;
+  Executor* exec = nullptr;
+  Stats* stats = nullptr;
+  WarpRecord* rec = nullptr;
+  std::vector<MemAccess> async_global, async_shared;  // complete_time(): a cp.async's two sides
+  struct NamedCount {
+    AccessShape shape;
+    uint32_t count = 0;
+  };
+  static constexpr uint32_t kNamedCountBits = 6;
+  std::array<NamedCount, size_t{1} << kNamedCountBits> mem_insts{};  // memory_instructions_named()
+  // run_parallel's phase: where the SMs this thread ran stopped (before a stage that may touch shared
+  // state) or paused (at the horizon)
+  std::vector<std::pair<uint64_t, uint32_t>> stopped, paused;
+};
 
 // The fields the scheduler reads of every warp it visits (check(), sleep_after_issue) come first, in the
 // record's first host cache line (the record is line-aligned): a sub-core's warps lie apart, so a visit
@@ -103,12 +239,14 @@ struct TimingModel::SmT {
   bool icaches_filled = false;    // fill_icaches() ran
   size_t resume = 0;              // the stage of its current cycle sm_cycle goes on from (subs.size(): dispatch)
   uint64_t idle_at = std::numeric_limits<uint64_t>::max();  // run_ahead: the cycle it passes idle, left empty
+  Part* part = nullptr;           // the copies its steps write: the running thread's (run_parallel)
 };
 
 TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, double sample,
-                         Stats& stats, Watchdog& watchdog)
+                         Stats& stats, Watchdog& watchdog, uint32_t threads)
     : cfg_(cfg), L_(launch), watchdog_(watchdog), exec_(launch), stats_(stats), mem_(cfg, stats_),
       regs_per_thread_(regs_per_thread), sampler_(0, 1, 0), phase_(0, 0, 0) {
+  threads_ = std::max(1u, threads);
   warps_per_cta_ = warps_per_cta(L_);
   total_ctas_ = static_cast<uint64_t>(L_.grid[0]) * L_.grid[1] * L_.grid[2];
   L_.num_sms = cfg.num_sms;
@@ -125,9 +263,16 @@ TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t 
     const uint64_t first = std::min<uint64_t>(total_ctas_, static_cast<uint64_t>(max_ctas_per_sm_) * cfg.num_sms);
     phase_ = PhaseSampler(sample, L_.kernel->code.size(), first * warps_per_cta_);
   }
+  auto first = std::make_unique<Part>();
+  first->L = &L_;
+  first->exec = &exec_;
+  first->stats = &stats_;
+  first->rec = &rec_;
+  parts_.push_back(std::move(first));
   for (uint32_t i = 0; i < cfg.num_sms; ++i) {
     auto sm = std::make_unique<SmT>();
     sm->id = i;
+    sm->part = parts_[0].get();
     sm->subs.resize(cfg.sub_cores);
     for (auto& sub : sm->subs) sub.tensor_pipes.assign(cfg.tensor_pipes, 0);
     sms_.push_back(std::move(sm));
@@ -240,8 +385,9 @@ uint32_t TimingModel::ctas_per_sm() const {
 
 void TimingModel::occupancy_tick(SmT& sm, uint64_t t) {
   if (t > sm.occ_t) {
-    stats_[TStat::ActiveWarpCycles] += static_cast<double>(sm.resident_warps) * static_cast<double>(t - sm.occ_t);
-    if (!sm.ctas.empty()) stats_[TStat::ActiveSmCycles] += static_cast<double>(t - sm.occ_t);
+    Stats& st = *sm.part->stats;
+    st[TStat::ActiveWarpCycles] += static_cast<double>(sm.resident_warps) * static_cast<double>(t - sm.occ_t);
+    if (!sm.ctas.empty()) st[TStat::ActiveSmCycles] += static_cast<double>(t - sm.occ_t);
   }
   sm.occ_t = std::max(sm.occ_t, t);
 }
@@ -383,7 +529,7 @@ double TimingModel::fill(SubCore& sub, SmT& sm, uint32_t line, double from) {
   if (sm.l1_tag[i1] == line + 1) {
     done = std::max(start, sm.l1_ready[i1]) + c.icache_fill;
   } else {
-    stats_[TStat::IcacheL1Misses] += 1;
+    (*sm.part->stats)[TStat::IcacheL1Misses] += 1;
     const size_t i15 = line % c.icache_l15_lines;
     if (sm.l15_tag[i15] == line + 1) {
       done = start + c.icache_fill;
@@ -397,7 +543,7 @@ double TimingModel::fill(SubCore& sub, SmT& sm, uint32_t line, double from) {
     sm.l1_tag[i1] = line + 1;
     sm.l1_ready[i1] = done;
   }
-  stats_[TStat::IcacheL0Misses] += 1;
+  (*sm.part->stats)[TStat::IcacheL0Misses] += 1;
   sub.fetch_free = done;
   const size_t i0 = line % c.icache_l0_lines;
   sub.l0_tag[i0] = line + 1;
@@ -492,8 +638,8 @@ bool TimingModel::held_by_registers_or_unit(WarpT& w, const SubCore& sub, const 
 }
 
 uint64_t TimingModel::complete_time(const Instr& in, WarpRecord& rec, const OpTiming& ot, WarpT& w,
-                                    uint32_t sm, uint64_t t) {
-  if (in.traits.tensor_math) stats_[TStat::TensorInsts] += 1;
+                                    uint32_t sm, uint64_t t, Part& part) {
+  if (in.traits.tensor_math) (*part.stats)[TStat::TensorInsts] += 1;
   switch (in.traits.mem) {
     case MemKind::None:
       if (in.traits.async == AsyncKind::Commit) {
@@ -508,12 +654,12 @@ uint64_t TimingModel::complete_time(const Instr& in, WarpRecord& rec, const OpTi
     case MemKind::AsyncCopy: {
       rec.materialize();
       if (rec.acc.empty()) return t + 1;
-      std::vector<MemAccess>& global = async_global_;
-      std::vector<MemAccess>& shared = async_shared_;
+      std::vector<MemAccess>& global = part.async_global;
+      std::vector<MemAccess>& shared = part.async_shared;
       global.clear();
       shared.clear();
       for (const auto& a : rec.acc) (a.space == Space::Shared ? shared : global).push_back(a);
-      for (const auto& a : shared) stats_[TStat::CpAsyncBytes] += a.size;
+      for (const auto& a : shared) (*part.stats)[TStat::CpAsyncBytes] += a.size;
       uint64_t done = global.empty() ? t : mem_.load(sm, t, global, !(in.flags & F_CG));
       done = std::max(done, mem_.shared(sm, done, shared));
       if (cfg_.cp_async_sync) done = t + 1;
@@ -562,9 +708,10 @@ uint64_t TimingModel::access_time(const Instr& in, WarpRecord& rec, WarpT& w, ui
   return mem_.load(sm, t, rec.acc, !(in.flags & F_CG), rec.shape);
 }
 
-uint32_t TimingModel::memory_instructions_named(const Instr& in, WarpRecord& rec) {
+uint32_t TimingModel::memory_instructions_named(const Instr& in, WarpRecord& rec, Part& part) {
   if (!rec.shape.key) return memory_instructions(in, rec);
-  NamedCount& e = mem_insts_[(rec.shape.key * 0x9E3779B97F4A7C15ull ^ rec.shape.lanes) >> (64 - kNamedCountBits)];
+  Part::NamedCount& e =
+      part.mem_insts[(rec.shape.key * 0x9E3779B97F4A7C15ull ^ rec.shape.lanes) >> (64 - Part::kNamedCountBits)];
   if (!(e.shape == rec.shape)) e = {rec.shape, memory_instructions(in, rec)};
   return e.count;
 }
@@ -578,8 +725,11 @@ void TimingModel::wake_subcores(SmT& sm, const SubCore& by, uint64_t t) {
 
 bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   w.mshr_blocked = false;
-  L_.clock = t;
-  mem_.set_now(t);
+  Part& part = *sm.part;
+  Stats& st = *part.stats;
+  WarpRecord& rec = *part.rec;
+  part.L->clock = t;
+  mem_.set_now(sm.id, t);
   // Host cache only: operands_ready() below reads the ready times of the next instruction's registers (the
   // one after this, the usual successor), cold since every other warp issued; asking for them now overlaps
   // the misses with the step's work.
@@ -588,20 +738,20 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
     for (uint32_t i = facts_[next].ready_begin, e = i + facts_[next].ready_count; i < e; ++i)
       __builtin_prefetch(ready + 8 * pc_ready_lines_[i]);
   }
-  exec_.step(w.cta->cta, *w.w, rec_, sm.id);
+  part.exec->step(w.cta->cta, *w.w, rec, sm.id);
   if (w.cta->cta.woken) {  // an extension's instruction let waiting warps re-execute theirs
     w.cta->cta.woken = false;
     wake_subcores(sm, sub, t);
   }
   if (w.w->waiting) return false;  // it re-executes once woken
   ++w.cta->insts;
-  const Instr& in = *rec_.in;
+  const Instr& in = *rec.in;
   if (phase_.enabled()) {
     const bool done = w.w->done();
-    phase_.on_issue(rec_.pc, static_cast<uint64_t>(w.cta->cta.linear_id) << 6 | w.w->warp_in_cta, t,
-                    backedge_taken(in, rec_.pc, done, done ? -1 : w.w->pc()), in.target);
+    phase_.on_issue(rec.pc, static_cast<uint64_t>(w.cta->cta.linear_id) << 6 | w.w->warp_in_cta, t,
+                    backedge_taken(in, rec.pc, done, done ? -1 : w.w->pc()), in.target);
   }
-  const IssueFacts& f = facts_[static_cast<size_t>(rec_.pc)];
+  const IssueFacts& f = facts_[static_cast<size_t>(rec.pc)];
   const size_t ui = f.unit;
   uint64_t done;
   uint32_t busy = 0;  // cycles its unit is busy with it
@@ -610,14 +760,14 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
     busy = f.interval;
     done = t + f.done_after;
   } else {
-    const OpDesc& desc = *desc_[static_cast<size_t>(rec_.pc)];
-    const OpTiming ot = desc.of(rec_.work);
-    if (desc.account) desc.account(stats_, ot);
+    const OpDesc& desc = *desc_[static_cast<size_t>(rec.pc)];
+    const OpTiming ot = desc.of(rec.work);
+    if (desc.account) desc.account(st, ot);
     uint32_t interval = ot.interval;
-    if (in.unit == Unit::LDST) interval *= f.one_ldst ? 1 : memory_instructions_named(in, rec_);
+    if (in.unit == Unit::LDST) interval *= f.one_ldst ? 1 : memory_instructions_named(in, rec, part);
     else interval *= f.sass;
     if (f.folded) {  // no SASS instruction: no slot, no unit, ready at once
-      stats_[TStat::FoldedInsts] += 1;
+      st[TStat::FoldedInsts] += 1;
       done = t;
     } else {
       if (in.unit == Unit::TENSOR) {  // the earliest free pipe takes it
@@ -628,10 +778,10 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
         sub.unit_free[ui] = t + interval;
       }
       busy = interval;
-      done = complete_time(in, rec_, ot, w, sm.id, t) + (f.sass - 1u);  // pair: 2nd half
+      done = complete_time(in, rec, ot, w, sm.id, t, part) + (f.sass - 1u);  // pair: 2nd half
     }
   }
-  stats_.v[static_cast<size_t>(TStat::BusyINT) + std::min<size_t>(ui, 8)] += busy;
+  st.v[static_cast<size_t>(TStat::BusyINT) + std::min<size_t>(ui, 8)] += busy;
   for (uint32_t i = f.dst_begin, e = i + f.dst_count; i < e; ++i) w.ready[static_cast<size_t>(pc_dsts_[i])] = done;
   if (!w.w->done()) {
     // Host cache only: the register columns the warp's next instruction names (32 lanes, 128 or 256
@@ -657,11 +807,11 @@ bool TimingModel::issue(WarpT& w, SubCore& sub, SmT& sm, uint64_t t) {
   w.after_branch = f.branch;
   w.next_issue = f.folded ? t : f.branch ? t + branch_latency_ : t + f.sass;
   if (f.cas_loop) w.next_issue = std::max(w.next_issue, done);  // the warp itself runs the loop
-  if (w.w->at_barrier && exec_.release_barriers(w.cta->cta)) wake_subcores(sm, sub, t);
+  if (w.w->at_barrier && part.exec->release_barriers(w.cta->cta)) wake_subcores(sm, sub, t);
   if (!w.w->done()) return false;
   w.finished = true;
   if (--w.cta->live == 0) retire_cta(sm, *w.cta, t);
-  else if (exec_.release_barriers(w.cta->cta)) wake_subcores(sm, sub, t);  // an exited warp may complete a barrier
+  else if (part.exec->release_barriers(w.cta->cta)) wake_subcores(sm, sub, t);  // an exited warp may complete a barrier
   return true;
 }
 
@@ -677,7 +827,7 @@ void TimingModel::retire_cta(SmT& sm, CtaSlot& cta, uint64_t t) {
   occupancy_tick(sm, t + 1);
   uint64_t done = t + 1;
   for (const auto& w : cta.warps) done = std::max(done, w.last_done);
-  end_cycle_ = std::max(end_cycle_, done);
+  raise_to(end_cycle_, done);
   sampler_.on_retire(t + 1, cta.insts, stats_);
   for (auto& sub : sm.subs)
     sub.warps.erase(std::remove_if(sub.warps.begin(), sub.warps.end(), [&](WarpT* p) { return p->cta == &cta; }), sub.warps.end());
@@ -688,14 +838,14 @@ void TimingModel::retire_cta(SmT& sm, CtaSlot& cta, uint64_t t) {
   sm.ctas.erase(it);
   --resident_ctas_;
   ++resident_events_;
-  last_retire_ = std::max(last_retire_, t);
+  raise_to(last_retire_, t);
   // (not wake_subcores: a sub-core holding a warp of this CTA had a finished warp, and sleep_after_issue
   // never skips a pass past a finished warp, so no skipped pass waits on this retirement)
   for (auto& sub : sm.subs) sub.wake = std::min(sub.wake, t + 1);
 }
 
-void TimingModel::account(SubCore& sub, uint64_t t) {
-  if (t > sub.acct_t) stats_[sub.pending] += static_cast<double>(t - sub.acct_t);
+void TimingModel::account(SubCore& sub, Stats& stats, uint64_t t) {
+  if (t > sub.acct_t) stats[sub.pending] += static_cast<double>(t - sub.acct_t);
   sub.acct_t = std::max(sub.acct_t, t);
 }
 
@@ -711,7 +861,7 @@ std::vector<LiveWarp> TimingModel::live_warps() const {
 void TimingModel::settle(uint64_t t) {
   for (auto& sm : sms_) {
     occupancy_tick(*sm, t);
-    for (auto& sub : sm->subs) account(sub, t);
+    for (auto& sub : sm->subs) account(sub, *sm->part->stats, t);
   }
 }
 
@@ -896,7 +1046,7 @@ bool TimingModel::schedule(SubCore& sub, SmT& sm, uint64_t t, bool shared_ok) {
   }
   if (stopped) return false;
   if (issued) {
-    stats_[TStat::IssueCycles] += 1;
+    (*sm.part->stats)[TStat::IssueCycles] += 1;
     sub.acct_t = t + 1;
     sub.wake = t + 1;
     sleep_after_issue(sub, t);
@@ -985,7 +1135,7 @@ TimingModel::CycleEnd TimingModel::sm_cycle(SmT& sm, uint64_t t, bool shared_ok)
   for (size_t k = sm.resume; k < sm.subs.size(); ++k) {
     SubCore& sub = sm.subs[k];
     if (sub.wake > t) continue;
-    account(sub, t);
+    account(sub, *sm.part->stats, t);
     if (!schedule(sub, sm, t, shared_ok)) {
       sm.resume = k;
       return CycleEnd::Stopped;
@@ -1082,6 +1232,111 @@ uint64_t TimingModel::run_ahead() {
   return last_retire_;
 }
 
+uint64_t TimingModel::warp_insts() const {
+  uint64_t n = 0;
+  for (const auto& p : parts_) n += p->exec->stats().warp_insts;
+  return n;
+}
+
+void TimingModel::watch(uint64_t t) {
+  watchdog_.check(L_, warp_insts(), t, [this] { return live_warps(); }, next_cta_ - resident_ctas_);
+}
+
+uint64_t TimingModel::run_parallel() {
+  using Step = std::pair<uint64_t, uint32_t>;  // (cycle, SM id): run_ahead's order
+  const uint64_t max_cycles = watchdog_.max_cycles();
+  // A parallel phase runs no SM past a horizon, this many cycles past the earliest SM it starts: the
+  // watchdog (which only the caller's thread asks) then sees the launch every so often.
+  constexpr uint64_t kHorizon = uint64_t{1} << 16;
+  std::priority_queue<Step, std::vector<Step>, std::greater<Step>> stopped;  // before a shared stage
+  std::set<Step> ready;  // SMs to run on their own from that step (a lower bound of their next stage)
+  for (auto& sm : sms_) {
+    sm->wake = earliest_wake(*sm);
+    if (sm->wake != kNever) ready.insert({sm->wake, sm->id});
+  }
+  ThreadPool pool(static_cast<uint32_t>(parts_.size()));
+  // An SM's cycles from t on, on its own: until a stage that may touch shared state (stopped), the horizon
+  // or the cycle limit (past it, an SM waits for the others, as in run_ahead), or for good.
+  const auto run_own = [&](SmT& sm, uint64_t t, uint64_t horizon, uint32_t thread) {
+    Part& part = *parts_[thread];
+    sm.part = &part;  // its steps write this thread's copies
+    mem_.assign(sm.id, thread);
+    for (;;) {
+      // (next_cta_ is only written by dispatches, which run on the caller's thread between the phases)
+      if (sm.resume == 0 && sm.ctas.empty() && next_cta_ >= total_ctas_) {
+        sm.idle_at = t;
+        return;
+      }
+      if (t > max_cycles) {
+        part.stopped.push_back({t, sm.id});
+        return;
+      }
+      if (t >= horizon) {
+        part.paused.push_back({t, sm.id});
+        return;
+      }
+      if (sm_cycle(sm, t, false) == CycleEnd::Stopped) {
+        part.stopped.push_back({t, sm.id});
+        return;
+      }
+      if (sm.wake == kNever) return;
+      t = sm.wake;
+    }
+  };
+  std::vector<Step> work;
+  while (!stopped.empty() || !ready.empty()) {
+    if (!ready.empty()) {
+      // The parallel phase: every ready SM, the threads taking the next one as they are free (earliest first).
+      const uint64_t from = ready.begin()->first;
+      const uint64_t horizon = from > kNever - kHorizon ? kNever : from + kHorizon;
+      for (auto& p : parts_) {
+        p->stopped.clear();
+        p->paused.clear();
+      }
+      work.assign(ready.begin(), ready.end());
+      ready.clear();
+      std::atomic<size_t> next{0};
+      pool.run([&](uint32_t thread) {
+        for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < work.size();)
+          run_own(*sms_[work[i].second], work[i].first, horizon, thread);
+      });
+      for (auto& p : parts_) {
+        for (const Step& s : p->stopped) stopped.push(s);
+        for (const Step& s : p->paused) ready.insert(s);
+      }
+    }
+    // The serial phase: the stopped stages in run_ahead's order, while one is earlier than every ready SM.
+    while (!stopped.empty() && (ready.empty() || stopped.top() < *ready.begin())) {
+      auto [t, id] = stopped.top();
+      stopped.pop();
+      SmT& sm = *sms_[id];
+      sm.part = parts_[0].get();  // (the caller's thread)
+      mem_.assign(id, 0);
+      for (bool first = true;; first = false) {
+        const Step here{t, id};
+        const bool earliest = first || ((stopped.empty() || here < stopped.top()) && (ready.empty() || here < *ready.begin()));
+        if (!earliest) {
+          ready.insert(here);  // it goes on on its own in the next parallel phase
+          break;
+        }
+        if (sm.resume == 0 && sm.ctas.empty() && next_cta_ >= total_ctas_) {
+          sm.idle_at = t;
+          break;
+        }
+        watch(t);
+        sm_cycle(sm, t, true);
+        if (sm.wake == kNever) break;
+        t = sm.wake;
+      }
+    }
+  }
+  if (resident_ctas_ > 0)
+    throw SimFault("deadlock in kernel '" + L_.kernel->name + "': every resident warp waits at a barrier that can never complete");
+  for (auto& sm : sms_)
+    if (sm->idle_at <= last_retire_) sm_cycle(*sm, sm->idle_at, true);
+  return last_retire_;
+}
+
 void TimingModel::run() {
   for (bool more = true; more;) {  // initial fill, round-robin over SMs
     more = false;
@@ -1090,14 +1345,41 @@ void TimingModel::run() {
   // The samplers observe the whole GPU at each cycle: they run in lockstep. So does a launch with the
   // environment variable STCSIM_LOCKSTEP set (to anything): the tests compare the two loops.
   const bool lockstep = sampler_.enabled() || phase_.enabled() || std::getenv("STCSIM_LOCKSTEP");
-  const uint64_t last = lockstep ? run_lockstep() : run_ahead();
-  const uint64_t detailed_end = std::max(end_cycle_, last);
+  // More than one thread: each with its own copies of what an SM's steps write beyond the SM (Part; the
+  // memory system's too).
+  const uint32_t threads = lockstep ? 1 : std::min<uint32_t>(threads_, cfg_.num_sms);
+  if (threads > 1) {
+    for (uint32_t p = 1; p < threads; ++p) {
+      auto part = std::make_unique<Part>();
+      part->own_launch = std::make_unique<LaunchState>(L_);
+      part->own_exec = std::make_unique<Executor>(*part->own_launch);
+      part->own_stats = std::make_unique<Stats>();
+      part->own_rec = std::make_unique<WarpRecord>();
+      part->L = part->own_launch.get();
+      part->exec = part->own_exec.get();
+      part->stats = part->own_stats.get();
+      part->rec = part->own_rec.get();
+      parts_.push_back(std::move(part));
+    }
+    std::vector<Stats*> stats;
+    for (const auto& p : parts_) stats.push_back(p->stats);
+    mem_.set_threads(stats);
+  }
+  const uint64_t last = lockstep ? run_lockstep() : threads > 1 ? run_parallel() : run_ahead();
+  const uint64_t detailed_end = std::max(end_cycle_.load(), last);
   for (auto& sm : sms_) {
     occupancy_tick(*sm, detailed_end);
     for (auto& sub : sm->subs) {
-      account(sub, detailed_end);
+      account(sub, *sm->part->stats, detailed_end);
     }
   }
+  // The other threads' counts (integers: their sum is the same in any order).
+  FuncStats func = exec_.stats();
+  for (size_t p = 1; p < parts_.size(); ++p) {
+    for (size_t i = 0; i < stats_.v.size(); ++i) stats_.v[i] += parts_[p]->stats->v[i];
+    func.add(parts_[p]->exec->stats());
+  }
+  exec_.restore_stats(func);
   mem_.flush_stats();
   exec_.stats().export_to(stats_);
   uint64_t end = detailed_end + sampler_.finish(stats_, detailed_end);

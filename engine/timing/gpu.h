@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -23,8 +24,10 @@ class TimingModel {
   // `regs_per_thread`: registers per thread for occupancy (0: estimate from the PTX). `sample` > 0: sampled
   // simulation with that tolerance (waves of CTAs, sampling.h; within a grid of few waves, phase.h). Stats go to `stats`; `watchdog` bounds the simulated
   // cycles and warp instructions of the run.
+  // `threads` > 1: a full-detail launch runs its SMs on that many host threads (run_parallel), with the
+  // same results bit for bit.
   TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, double sample,
-              Stats& stats, Watchdog& watchdog);
+              Stats& stats, Watchdog& watchdog, uint32_t threads = 1);
   ~TimingModel();
   TimingModel(const TimingModel&) = delete;
   TimingModel& operator=(const TimingModel&) = delete;
@@ -38,6 +41,7 @@ class TimingModel {
   struct SubCore;
   struct SmT;
   struct IssueFacts;
+  struct Part;
   struct Check {
     bool ok;
     uint64_t when;
@@ -60,6 +64,16 @@ class TimingModel {
   // order and the results are the lockstep loop's, bit for bit. An SM's state then stays in the host's
   // caches over many cycles instead of one. Returns the last cycle it simulated.
   uint64_t run_ahead();
+  // run_ahead() on host threads, each with its own copy of everything an SM's step writes beyond its SM
+  // (Part). Rounds of two phases: every SM not stopped runs its cycles on whichever thread takes it, until
+  // its next stage that may touch shared state (or a horizon); then the caller's thread runs the stopped
+  // stages, one at a time, in run_ahead's order (a stage runs only once it is the earliest step of any SM,
+  // stopped or not), each SM going on from its stage while it stays the earliest. Every SM's steps and every
+  // shared resource's requests come in run_ahead's order, so the results are its results, bit for bit (the
+  // counts are integers, summed per thread and added up at the end). Returns the last cycle it simulated.
+  uint64_t run_parallel();
+  // The watchdog's check at cycle t of the SM loops (every thread's instructions counted).
+  void watch(uint64_t t);
   // SM `sm`'s cycle t from the stage it stopped at (SmT::resume): its sub-cores' passes in order, then its
   // CTA dispatch. With `shared_ok` false, it stops before a stage that may touch shared state.
   CycleEnd sm_cycle(SmT& sm, uint64_t t, bool shared_ok);
@@ -130,11 +144,13 @@ class TimingModel {
   // whether the instruction loads a fragment, which the name's wmma kind fixes), and a global wmma.load
   // would walk 256 of them.
   uint64_t access_time(const Instr& in, WarpRecord& rec, WarpT& w, uint32_t sm, uint64_t t);
-  uint32_t memory_instructions_named(const Instr& in, WarpRecord& rec);
+  uint32_t memory_instructions_named(const Instr& in, WarpRecord& rec, Part& part);
   uint64_t complete_time(const Instr& in, WarpRecord& rec, const OpTiming& ot, WarpT& w, uint32_t sm,
-                         uint64_t t);
-  void account(SubCore& sub, uint64_t t);
+                         uint64_t t, Part& part);
+  void account(SubCore& sub, Stats& stats, uint64_t t);
   void retire_cta(SmT& sm, CtaSlot& cta, uint64_t t);
+  // The warp instructions executed so far, over every thread.
+  uint64_t warp_insts() const;
   // Runs the next `n` CTAs functionally only (sampled simulation: their time comes from the sampler).
   void skip_ctas(uint64_t n, uint64_t t);
   void occupancy_tick(SmT& sm, uint64_t t);
@@ -157,15 +173,20 @@ class TimingModel {
   uint32_t regs_per_thread_;
   uint32_t warps_per_cta_;
   uint32_t max_ctas_per_sm_ = 0;
-  uint64_t next_cta_ = 0, total_ctas_ = 0, resident_ctas_ = 0;
-  uint64_t end_cycle_ = 0;
-  uint64_t last_retire_ = 0;  // the cycle the last CTA retired so far
+  uint64_t next_cta_ = 0, total_ctas_ = 0;
+  // CTAs resident; a CTA retires on its SM's thread (run_parallel), so the counts and maxima every SM's
+  // retirements update are atomic (their values do not depend on the order)
+  std::atomic<uint64_t> resident_ctas_{0};
+  std::atomic<uint64_t> end_cycle_{0};
+  std::atomic<uint64_t> last_retire_{0};  // the cycle the last CTA retired so far
   WarpRecord rec_;
-  std::vector<MemAccess> async_global_, async_shared_;  // complete_time(): a cp.async's two sides
   WaveSampler sampler_;
   PhaseSampler phase_;
-  uint64_t resident_events_ = 0;  // CTA dispatches and retirements so far (the phase sampler's windows)
+  std::atomic<uint64_t> resident_events_{0};  // CTA dispatches and retirements so far (the phase sampler's windows)
   CtaState skipped_cta_;  // where skipped CTAs run
+  // What SMs' steps write beyond their SM, one copy per host thread (one unless run_parallel runs).
+  std::vector<std::unique_ptr<Part>> parts_;
+  uint32_t threads_ = 1;
   std::vector<const OpDesc*> desc_;  // timing class of each instruction, by pc
   // What check() needs of each instruction, by pc, in one small record (the Instr itself, with its
   // vectors on the heap, is cold memory for a warp that only waits): the scoreboard entries of the
@@ -206,12 +227,6 @@ class TimingModel {
   uint32_t scoreboard_entries_ = 0;  // a warp's register ready times (WarpT::reg_ready)
   std::vector<int32_t> pc_slots_;
   std::vector<uint32_t> pc_ready_lines_;
-  struct NamedCount {
-    AccessShape shape;
-    uint32_t count = 0;
-  };
-  static constexpr uint32_t kNamedCountBits = 6;
-  std::array<NamedCount, size_t{1} << kNamedCountBits> mem_insts_{};  // memory_instructions_named()
   uint32_t int_latency_ = 1, branch_latency_ = 1;
   uint32_t code_lines_ = 0;               // lines of the kernel's code (icache.*)
   std::vector<double> code_in_l2_;        // per code line: the cycle it is in L2 (< 0: not fetched yet)

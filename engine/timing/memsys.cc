@@ -7,10 +7,11 @@
 namespace stc {
 
 MemorySystem::MemorySystem(const TimingConfig& cfg, Stats& stats)
-    : cfg_(cfg), st_(stats), bank_memo_(uint64_t{cfg.smem_banks} * cfg.smem_bank_bytes), sector_memo_(cfg.l1_sector) {
+    : cfg_(cfg), st_(stats), sector_memo_(cfg.l1_sector) {
+  locals_.push_back(std::make_unique<Local>(&stats, cfg));
   sms_.reserve(cfg.num_sms);
   for (uint32_t i = 0; i < cfg.num_sms; ++i)
-    sms_.push_back(Sm{SectorCache(cfg.l1_sets, cfg.l1_assoc, cfg.l1_line, cfg.l1_sector), Calendar(), Calendar(), {}, {}});
+    sms_.push_back(Sm{SectorCache(cfg.l1_sets, cfg.l1_assoc, cfg.l1_line, cfg.l1_sector), Calendar(), Calendar(), {}, {}, 0, {}});
   for (uint32_t i = 0; i < cfg.l2_slices; ++i) l2_.emplace_back(cfg.l2_sets, cfg.l2_assoc, cfg.l2_line, cfg.l2_sector);
   l2_port_.resize(cfg.l2_slices);
   l2_atomic_.resize(cfg.l2_slices);
@@ -30,8 +31,6 @@ MemorySystem::MemorySystem(const TimingConfig& cfg, Stats& stats)
   }
   l2_pending_.resize(cfg.l2_slices);
   dram_.resize(cfg.dram_channels);
-  bank_words_.resize(static_cast<size_t>(cfg.smem_banks) * kBankSlots);
-  bank_count_.resize(cfg.smem_banks);
   const auto pow2 = [](uint32_t v) { return v && !(v & (v - 1)); };
   if (pow2(cfg.smem_banks) && pow2(cfg.smem_bank_bytes)) bank_shift_ = __builtin_ctz(cfg.smem_bank_bytes);
   if (pow2(cfg.l2_slices)) slices_mask_ = cfg.l2_slices - 1;
@@ -41,6 +40,16 @@ MemorySystem::MemorySystem(const TimingConfig& cfg, Stats& stats)
   write_service_ = cfg.l2_sector / cfg.l2_slice_write_bytes_per_cycle;
   icnt_service_ = cfg.l2_sector / cfg.icnt_bytes_per_cycle_per_sm;
   if (pow2(cfg.dram_channels)) channels_mask_ = cfg.dram_channels - 1;
+}
+
+MemorySystem::Local::Local(Stats* stats, const TimingConfig& c)
+    : st(stats), bank_words(static_cast<size_t>(c.smem_banks) * kBankSlots), bank_count(c.smem_banks),
+      bank_memo(uint64_t{c.smem_banks} * c.smem_bank_bytes) {}
+
+void MemorySystem::set_threads(const std::vector<Stats*>& stats) {
+  part_of_.assign(sms_.size(), 0);
+  locals_.resize(1);
+  for (size_t p = 1; p < stats.size(); ++p) locals_.push_back(std::make_unique<Local>(stats[p], cfg_));
 }
 
 void MemorySystem::sectors_of(const std::vector<MemAccess>& acc, const AccessShape& shape, std::vector<uint64_t>& out) {
@@ -102,13 +111,13 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
   const TimingConfig& c = cfg_;
   const uint32_t slice = slice_of(sector_addr);
   const double arrive = static_cast<double>(t) + c.icnt_latency;
-  const double start = l2_port_[slice].reserve(arrive, (write ? write_service_ : read_service_) + request_extra, now_);
+  const double start = l2_port_[slice].reserve(arrive, (write ? write_service_ : read_service_) + request_extra, local(sm).now);
   const SectorCache::Result r = l2_[slice].access(sector_addr, write, true);
   const double per_channel = c.dram_bytes_per_cycle_per_channel;
   if (r.writeback_sectors) {  // dirty victim written back: DRAM write bandwidth on the victim's channel
     const double bytes = static_cast<double>(r.writeback_sectors) * c.l2_sector;
     st_[TStat::DramWrite] += bytes;
-    dram_[dram_channel(r.victim_addr)].reserve(start, bytes / per_channel, now_);
+    dram_[dram_channel(r.victim_addr)].reserve(start, bytes / per_channel, local(sm).now);
   }
   auto& pending = l2_pending_[slice];
   double ready;
@@ -126,21 +135,21 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
     // are filled with the missing one, so a scattered sector costs the block while a stream pays once.
     st_[TStat::L2Misses] += 1;
     st_[TStat::DramRead] += c.l2_dram_fetch;
-    const double dstart = dram_[dram_channel(sector_addr)].reserve(start, c.l2_dram_fetch / per_channel, now_);
+    const double dstart = dram_[dram_channel(sector_addr)].reserve(start, c.l2_dram_fetch / per_channel, local(sm).now);
     // DRAM's extra cycles; the block is written into the slice through its port
     // (l2.slice_fill_bytes_per_cycle), then as a hit (an uncontended miss: dram.latency)
     double filled_at = dstart + c.dram_access;
     if (c.l2_slice_fill_bytes_per_cycle > 0)
-      filled_at = l2_port_[slice].reserve(filled_at, c.l2_dram_fetch / c.l2_slice_fill_bytes_per_cycle, now_);
+      filled_at = l2_port_[slice].reserve(filled_at, c.l2_dram_fetch / c.l2_slice_fill_bytes_per_cycle, local(sm).now);
     ready = filled_at + c.l2_access + c.icnt_latency + c.l1_latency;
     const uint64_t filled = static_cast<uint64_t>(std::ceil(ready));
-    pending.set(sector_addr, filled, now_);
+    pending.set(sector_addr, filled, local(sm).now);
     const uint64_t block = sector_addr / c.l2_dram_fetch * c.l2_dram_fetch;
     for (uint64_t s = block; s < block + c.l2_dram_fetch; s += c.l2_sector)
-      if (s != sector_addr && !l2_[slice].access(s, false, true).hit) pending.set(s, filled, now_);
+      if (s != sector_addr && !l2_[slice].access(s, false, true).hit) pending.set(s, filled, local(sm).now);
   }
   if (write) return static_cast<uint64_t>(std::ceil(start));
-  const double back = sms_[sm].icnt.reserve(ready, icnt_service_, now_);
+  const double back = sms_[sm].icnt.reserve(ready, icnt_service_, local(sm).now);
   return static_cast<uint64_t>(std::ceil(back));
 }
 
@@ -167,7 +176,7 @@ uint64_t MemorySystem::load_sectors(uint32_t sm, uint64_t t, bool l1_allocate) {
   st_[TStat::GlobalLoadSectors] += static_cast<double>(scratch_.size());
   const double per_wave = static_cast<double>(c.smem_banks * c.smem_bank_bytes) / c.l1_sector;  // sectors/cycle
   const double waves = std::ceil(static_cast<double>(scratch_.size()) / per_wave);
-  const double start = s.l1_port.reserve(static_cast<double>(t), waves * c.smem_cycles_per_wavefront, now_);
+  const double start = s.l1_port.reserve(static_cast<double>(t), waves * c.smem_cycles_per_wavefront, local(sm).now);
   const uint64_t t0 = static_cast<uint64_t>(std::ceil(start));
   uint64_t done = t0 + c.l1_latency;
   // A warp's sectors of one line are one request to its slice: a request costs the port at least
@@ -199,7 +208,7 @@ uint64_t MemorySystem::load_sectors(uint32_t sm, uint64_t t, bool l1_allocate) {
       extra = std::max(0.0, c.l2_slice_request_cycles - static_cast<double>(n - i) * sector_cycles);
     }
     const uint64_t ready = l2_path(sm, t0, sec, false, extra);
-    if (l1_allocate) s.pending.set_at(slot, sec, ready, now_);
+    if (l1_allocate) s.pending.set_at(slot, sec, ready, local(sm).now);
     s.outstanding.add(ready);
     done = std::max(done, ready);
   }
@@ -243,7 +252,7 @@ uint64_t MemorySystem::store(uint32_t sm, uint64_t t, const std::vector<MemAcces
     s.store_free = from + store_path_cycles(acc);
   }
   const double per_wave = static_cast<double>(c.smem_banks * c.smem_bank_bytes) / c.l1_sector;
-  const double start = s.l1_port.reserve(from, std::ceil(scratch_.size() / per_wave) * c.smem_cycles_per_wavefront, now_);
+  const double start = s.l1_port.reserve(from, std::ceil(scratch_.size() / per_wave) * c.smem_cycles_per_wavefront, local(sm).now);
   const uint64_t t0 = static_cast<uint64_t>(std::ceil(start));
   uint64_t done = t0;
   for (uint64_t sec : scratch_) {
@@ -280,8 +289,8 @@ uint64_t MemorySystem::atomic(uint32_t sm, uint64_t t, const std::vector<MemAcce
     const uint32_t slice = slice_of(sector);
     const double shared = (rounds / c.l2_atomic_rounds_per_cycle + (words - 1) / c.l2_atomic_words_per_cycle) /
                           l2_atomic_share_;
-    const double start = std::max(l2_atomic_[slice].reserve(arrive, busy, now_),
-                                  l2_atomic_shared_[l2_atomic_group_[slice]].reserve(arrive, shared, now_));
+    const double start = std::max(l2_atomic_[slice].reserve(arrive, busy, local(sm).now),
+                                  l2_atomic_shared_[l2_atomic_group_[slice]].reserve(arrive, shared, local(sm).now));
     // unloaded: l2.hit_latency plus the rounds; queued behind other updates of the slice (or of its pair, or
     // of all slices): later
     const double updated = start + busy + (c.l2_latency - c.icnt_latency);
@@ -293,17 +302,19 @@ uint64_t MemorySystem::atomic(uint32_t sm, uint64_t t, const std::vector<MemAcce
 uint64_t MemorySystem::shared_cas_loop(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, uint64_t cta,
                                        uint32_t round_trip) {
   uint64_t done = shared(sm, t, acc);  // the first load's wavefronts
-  words_.clear();
+  Local& lc = local(sm);
+  std::vector<uint64_t>& words = lc.words;
+  words.clear();
   for (const auto& a : acc)
-    if (a.space == Space::Shared) words_.push_back(a.addr);
-  std::sort(words_.begin(), words_.end());
+    if (a.space == Space::Shared) words.push_back(a.addr);
+  std::sort(words.begin(), words.end());
   // The loop's iterations on the SM's shared pipe: iteration i updates every address that still has an i-th
   // lane (cas_iteration_cycles + cas_address_cycles per such address; the _b32 keys for 32-bit words).
-  std::vector<uint32_t>& lanes = cas_lanes_;
+  std::vector<uint32_t>& lanes = lc.cas_lanes;
   lanes.clear();
-  for (size_t i = 0; i < words_.size();) {
+  for (size_t i = 0; i < words.size();) {
     size_t j = i;
-    while (j < words_.size() && words_[j] == words_[i]) ++j;
+    while (j < words.size() && words[j] == words[i]) ++j;
     lanes.push_back(static_cast<uint32_t>(j - i));
     i = j;
   }
@@ -316,14 +327,16 @@ uint64_t MemorySystem::shared_cas_loop(uint32_t sm, uint64_t t, const std::vecto
     const auto pending = std::count_if(lanes.begin(), lanes.end(), [r](uint32_t n) { return n >= r; });
     pipe += iteration + per_address * static_cast<double>(pending);
   }
-  const double start = sms_[sm].l1_port.reserve(static_cast<double>(t), pipe, now_);
+  const double start = sms_[sm].l1_port.reserve(static_cast<double>(t), pipe, local(sm).now);
   done = std::max(done, static_cast<uint64_t>(std::ceil(start + pipe)) + cfg_.smem_latency);
-  if (cas_free_.size() > 4096)
-    for (auto it = cas_free_.begin(); it != cas_free_.end();) it = it->second < t ? cas_free_.erase(it) : std::next(it);
-  for (size_t i = 0; i < words_.size();) {
+  // (per SM: an entry is dropped once the SM is past it, which no later request of its CTAs can see)
+  auto& cas_free = sms_[sm].cas_free;
+  if (cas_free.size() > 4096)
+    for (auto it = cas_free.begin(); it != cas_free.end();) it = it->second < t ? cas_free.erase(it) : std::next(it);
+  for (size_t i = 0; i < words.size();) {
     size_t j = i;
-    while (j < words_.size() && words_[j] == words_[i]) ++j;
-    uint64_t& free = cas_free_[cta << 32 | words_[i]];
+    while (j < words.size() && words[j] == words[i]) ++j;
+    uint64_t& free = cas_free[cta << 32 | words[i]];
     // another warp's updates of the word still in flight: each of this warp's first attempts read a value
     // they change, fails, and takes one more loop round trip
     const uint64_t attempts = free > t ? 2 : 1;
@@ -336,34 +349,35 @@ uint64_t MemorySystem::shared_cas_loop(uint32_t sm, uint64_t t, const std::vecto
 
 uint64_t MemorySystem::shared(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, const AccessShape& shape) {
   const TimingConfig& c = cfg_;
+  Local& lc = local(sm);
   // Wavefronts = the largest number of distinct bank-width words any bank must deliver.
   uint32_t distinct = 0, waves = 0;
   // Banks repeat every banks x width bytes: the same shape at another such base conflicts alike.
   const bool memo = bank_shift_ >= 0 && !acc.empty();
-  const uint64_t base = memo ? bank_memo_.base(acc) : 0;
-  const BankResult* hit = memo ? bank_memo_.find(acc, base, shape) : nullptr;
+  const uint64_t base = memo ? lc.bank_memo.base(acc) : 0;
+  const BankResult* hit = memo ? lc.bank_memo.find(acc, base, shape) : nullptr;
   if (hit) {
     distinct = hit->distinct;
     waves = hit->waves;
-  } else if (!shared_banks_fast(acc, distinct, waves)) {  // a bank with more distinct words than the fast path holds
-    distinct_.clear();
+  } else if (!shared_banks_fast(lc, acc, distinct, waves)) {  // a bank with more distinct words than the fast path holds
+    lc.distinct.clear();
     uint32_t per_bank[256] = {};
     waves = 0;
     for (const auto& a : acc) {
       if (a.space != Space::Shared) continue;
       for (uint64_t w = a.addr / c.smem_bank_bytes; w <= (a.addr + a.size - 1) / c.smem_bank_bytes; ++w)
-        if (distinct_.insert(w)) waves = std::max(waves, ++per_bank[w % c.smem_banks]);
+        if (lc.distinct.insert(w)) waves = std::max(waves, ++per_bank[w % c.smem_banks]);
     }
-    distinct = distinct_.size();
+    distinct = lc.distinct.size();
   }
-  if (memo && !hit) bank_memo_.store(acc, base, {distinct, waves});
+  if (memo && !hit) lc.bank_memo.store(acc, base, {distinct, waves});
   return shared_wavefronts(sm, t, distinct, waves);
 }
 
 bool MemorySystem::shared_named(uint32_t sm, uint64_t t, uint64_t first_addr, const AccessShape& shape,
                                 uint64_t& done) {
   if (bank_shift_ < 0) return false;
-  const BankResult* hit = bank_memo_.find(shape, first_addr);
+  const BankResult* hit = local(sm).bank_memo.find(shape, first_addr);
   if (!hit) return false;
   done = shared_wavefronts(sm, t, hit->distinct, hit->waves);
   return true;
@@ -374,18 +388,19 @@ uint64_t MemorySystem::shared_wavefronts(uint32_t sm, uint64_t t, uint32_t disti
   const uint64_t bytes = uint64_t{distinct} * c.smem_bank_bytes;
   const uint32_t ideal = static_cast<uint32_t>((bytes + c.smem_banks * c.smem_bank_bytes - 1) / (c.smem_banks * c.smem_bank_bytes));
   if (waves == 0) waves = 1;
-  st_[TStat::SmemAccesses] += 1;
-  st_[TStat::SmemWavefronts] += waves;
-  st_[TStat::SmemBankConflicts] += waves - std::min(waves, std::max(1u, ideal));
-  const double start = sms_[sm].l1_port.reserve(static_cast<double>(t), static_cast<double>(waves) * c.smem_cycles_per_wavefront, now_);
+  Stats& st = *local(sm).st;
+  st[TStat::SmemAccesses] += 1;
+  st[TStat::SmemWavefronts] += waves;
+  st[TStat::SmemBankConflicts] += waves - std::min(waves, std::max(1u, ideal));
+  const double start = sms_[sm].l1_port.reserve(static_cast<double>(t), static_cast<double>(waves) * c.smem_cycles_per_wavefront, local(sm).now);
   return static_cast<uint64_t>(std::ceil(start)) + c.smem_latency + (waves - 1) * c.smem_wavefront_latency;
 }
 
-bool MemorySystem::shared_banks_fast(const std::vector<MemAccess>& acc, uint32_t& distinct, uint32_t& waves) {
+bool MemorySystem::shared_banks_fast(Local& lc, const std::vector<MemAccess>& acc, uint32_t& distinct, uint32_t& waves) {
   const TimingConfig& c = cfg_;
   if (bank_shift_ < 0) return false;  // bank count or width not a power of two
   const uint32_t mask = c.smem_banks - 1;
-  std::fill(bank_count_.begin(), bank_count_.end(), uint8_t{0});
+  std::fill(lc.bank_count.begin(), lc.bank_count.end(), uint8_t{0});
   distinct = 0;
   waves = 0;
   for (const auto& a : acc) {
@@ -393,8 +408,8 @@ bool MemorySystem::shared_banks_fast(const std::vector<MemAccess>& acc, uint32_t
     const uint64_t last = (a.addr + a.size - 1) >> bank_shift_;
     for (uint64_t w = a.addr >> bank_shift_; w <= last; ++w) {
       const uint32_t b = static_cast<uint32_t>(w) & mask;
-      uint64_t* words = &bank_words_[static_cast<size_t>(b) * kBankSlots];
-      uint8_t& n = bank_count_[b];
+      uint64_t* words = &lc.bank_words[static_cast<size_t>(b) * kBankSlots];
+      uint8_t& n = lc.bank_count[b];
       bool seen = false;
       for (uint32_t i = 0; i < n && !seen; ++i) seen = words[i] == w;
       if (seen) continue;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -59,10 +60,34 @@ class MemorySystem {
   uint64_t mshr_next_free(uint32_t sm) { return sms_[sm].outstanding.earliest(); }
   // Dirty L2 sectors written back at the end of the kernel (counted as DRAM writes).
   void flush_stats();
-  // The current cycle (the timing model's, non-decreasing): no request that follows arrives before it.
-  void set_now(uint64_t t) { now_ = t; }
+  // The current cycle of `sm` (the timing model's, non-decreasing): no request that follows arrives before it.
+  void set_now(uint32_t sm, uint64_t t) { local(sm).now = t; }
+  // Gives the state an access writes beyond its SM's own records -- scratch, memos, the current cycle and
+  // the stats it counts -- one copy per host thread: `stats[p]` where thread p counts (thread 0: the stats
+  // given to the constructor). assign() says which thread runs an SM's steps from then on; threads that run
+  // different SMs then share nothing there (global memory's stages run one at a time, on any copy).
+  void set_threads(const std::vector<Stats*>& stats);
+  void assign(uint32_t sm, uint32_t thread) { part_of_[sm] = thread; }
 
  private:
+  struct BankResult {
+    uint32_t distinct, waves;
+  };
+  // What an access writes beyond its SM's records, one copy per host thread (set_threads()).
+  struct Local {
+    Stats* st;
+    uint64_t now = 0;  // set_now()
+    std::vector<uint64_t> words;                       // shared_cas_loop(): the lanes' word addresses, sorted
+    std::vector<uint32_t> cas_lanes;                   // shared_cas_loop(): lanes per address
+    DistinctSet distinct;
+    std::vector<uint64_t> bank_words;  // shared_banks_fast(): per bank, its distinct words so far
+    std::vector<uint8_t> bank_count;
+    ShapeMemo<BankResult> bank_memo;   // shared(): by shape at a base aligned to a bank row
+    Local(Stats* stats, const TimingConfig& c);
+  };
+  Local& local(uint32_t sm) { return *locals_[part_of_.empty() ? 0 : part_of_[sm]]; }
+  std::vector<std::unique_ptr<Local>> locals_;
+  std::vector<uint32_t> part_of_;  // per SM: the thread that runs its steps (empty: all on thread 0)
   struct Sm {
     SectorCache l1;
     Calendar l1_port;    // L1/shared data port (wavefronts)
@@ -72,6 +97,7 @@ class MemorySystem {
     SectorMap pending;
     Completions outstanding;                         // completion cycles of its misses (MSHRs)
     double store_free = 0;                           // the store path is busy until then
+    std::unordered_map<uint64_t, uint64_t> cas_free;  // (CTA, shared address) -> when its last CAS update ends
   };
   // load() once its sectors are in scratch_ (address order).
   uint64_t load_sectors(uint32_t sm, uint64_t t, bool l1_allocate);
@@ -84,7 +110,7 @@ class MemorySystem {
   uint32_t dram_channel(uint64_t addr) const;
   // The bank conflicts of a shared-memory access with up to kBankSlots distinct words per bank, by a scan of
   // each bank's words (no hashing): the distinct words and the wavefronts. False when a bank needs more.
-  bool shared_banks_fast(const std::vector<MemAccess>& acc, uint32_t& distinct, uint32_t& waves);
+  bool shared_banks_fast(Local& lc, const std::vector<MemAccess>& acc, uint32_t& distinct, uint32_t& waves);
   // The shared access's bank-pipe time and latency for its wavefronts (and the counts of its stats).
   uint64_t shared_wavefronts(uint32_t sm, uint64_t t, uint32_t distinct, uint32_t waves);
   // The distinct L1 sectors of a warp's global/local accesses, in address order.
@@ -103,20 +129,11 @@ class MemorySystem {
   std::vector<uint32_t> l2_atomic_group_;  // per slice: its calendar in l2_atomic_shared_
   double l2_atomic_share_ = 1;             // the fraction of the limit each calendar has
   std::vector<Calendar, LaunchAllocator<Calendar>> dram_;
-  uint64_t now_ = 0;  // set_now()
   std::vector<uint64_t> scratch_;
   std::vector<std::pair<uint64_t, uint32_t>> store_masks_;  // store_path_cycles(): sector -> written bytes
   std::vector<uint64_t> words_;        // atomic(): the lanes' word addresses, sorted
-  std::unordered_map<uint64_t, uint64_t> cas_free_;  // (CTA, shared address) -> when its last CAS update ends
-  std::vector<uint32_t> cas_lanes_;                  // shared_cas_loop(): lanes per address
-  DistinctSet distinct_;
+  DistinctSet distinct_;               // sectors_of()
   static constexpr uint32_t kBankSlots = 8;
-  std::vector<uint64_t> bank_words_;  // shared_banks_fast(): per bank, its distinct words so far
-  std::vector<uint8_t> bank_count_;
-  struct BankResult {
-    uint32_t distinct, waves;
-  };
-  ShapeMemo<BankResult> bank_memo_;                // shared(): by shape at a base aligned to a bank row
   ShapeMemo<std::vector<uint64_t>> sector_memo_;   // sectors_of(): global sectors relative to the base
   std::vector<uint64_t> rel_sectors_;
   // The line of an L2 address (a shift where l2.line_bytes is a power of two: a division per sector before).

@@ -90,11 +90,14 @@ def run_kernel(
     *,
     pattern: str = DEFAULT_PATTERN,
     sparsity: float = 0.0,
+    threads: int = 1,
 ) -> RunResult:
     """Runs `kernel` at `shape` ('MxNxK') on an engine with `config` (None: functional only), the weights
-    pruned to `sparsity` in the sparsity `pattern` (a stcsim.sparsity spec)."""
+    pruned to `sparsity` in the sparsity `pattern` (a stcsim.sparsity spec), the launch on `threads` host
+    threads (the same stats as one)."""
     problem = parse_shape(shape)
-    check = verify_gemm(get_kernel(kernel), Engine(config), problem, seed, pattern=pattern, sparsity=sparsity)
+    engine = Engine(config, threads=threads)
+    check = verify_gemm(get_kernel(kernel), engine, problem, seed, pattern=pattern, sparsity=sparsity)
     return RunResult(check, config)
 
 
@@ -118,8 +121,8 @@ def format_result(r: RunResult, all_stats: bool = False) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI: python -m stcsim.harness.run [--kernel K] [--shape MxNxK] [--config C|none] [--pattern P
-    --sparsity S] [--all]. Exit status 0 when the check passes, 1 when it fails, 2 for bad input (unknown
-    kernel or pattern, a pattern no kernel implements, a problem the kernel cannot run)."""
+    --sparsity S] [--threads N] [--all]. Exit status 0 when the check passes, 1 when it fails, 2 for bad
+    input (unknown kernel or pattern, a pattern no kernel implements, a problem the kernel cannot run)."""
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--kernel", default=None, help=f"kernel name (default: {DEFAULT_KERNEL} for dense)")
     ap.add_argument("--shape", default=DEFAULT_SHAPE)
@@ -129,12 +132,15 @@ def main(argv: list[str] | None = None) -> int:
                     help="weights pruned (default: the pattern's own, 1 - N/M for N:M; else 0)")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--all", action="store_true", help="print every statistic")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="host threads of the launch (its SMs split among them; the same stats as one)")
     a = ap.parse_args(argv)
     config = None if a.config == "none" else a.config
     try:
         kernel = a.kernel or default_kernel(a.pattern)
         sparsity = a.sparsity if a.sparsity is not None else fixed_sparsity(get_pattern(a.pattern)) or 0.0
-        r = run_kernel(kernel, a.shape, config, a.seed, pattern=a.pattern, sparsity=sparsity)
+        r = run_kernel(kernel, a.shape, config, a.seed, pattern=a.pattern, sparsity=sparsity,
+                       threads=a.threads)
     except (NoKernelError, KeyError, ValueError) as err:  # no kernel, unknown name, bad shape/pattern/problem
         print(f"error: {err.args[0]}", file=sys.stderr)
         return 2

@@ -55,6 +55,11 @@ class Engine:
     (KeyboardInterrupt); the engine stays usable. A launch still running on another thread when the
     interpreter exits is stopped and raises SystemExit in its thread. See docs/errors.md.
 
+    `threads` > 1 runs each full-detail timing launch on that many host threads: the SMs are split among
+    them, and every stage several SMs share (L2, DRAM, CTA dispatch, instruction fetch past the SM) runs
+    in the one-thread order, so the stats and memory are bit-identical to ``threads=1`` (docs/performance.md).
+    Sampled launches run on one thread.
+
     With `ptxas_facts` (the default) a timing launch takes what ptxas reports of the kernel on the config's
     `gpu.sm_version` (stcsim.sim.ptxas_facts), where ptxas is installed and accepts the PTX: register
     occupancy from the registers ptxas allocates (else, and with False, the engine's liveness estimate; the
@@ -76,7 +81,11 @@ class Engine:
         max_warp_insts: int = DEFAULT_MAX_WARP_INSTS,
         ptxas_facts: bool = True,
         max_ctas: int = DEFAULT_MAX_CTAS,
+        threads: int = 1,
     ) -> None:
+        if isinstance(threads, bool) or not isinstance(threads, int | np.integer) or not 1 <= threads <= 1024:
+            raise LaunchError(f"threads must be an int in [1, 1024], got {threads!r}")
+        self.threads = int(threads)
         self.ptxas_facts = bool(ptxas_facts)
         self._sm_version = 0
         self._kernel_ptx: dict[str, str] = {}
@@ -239,6 +248,7 @@ class Engine:
                 launch_args.sample_tolerance(sample),
                 launch_args.limit(ctas, "max_ctas"),
                 serialized,
+                self.threads,
             )
         )
         if self.config is not None:
