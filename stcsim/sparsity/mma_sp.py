@@ -61,7 +61,26 @@ class MmaSpOperands:
         return self.values[16 * tile_m : 16 * tile_m + 16, 16 * tile_k : 16 * tile_k + 16]
 
     def to_dense(self) -> np.ndarray:
-        """Rebuild the dense fp16 matrix by decoding every tile through the register layout."""
+        """Rebuild the dense fp16 matrix: every kept value added (fp16) at the column its 2-bit index names,
+        the indices read from the metadata words; what decoding every tile through the register layout
+        (``to_dense_by_tiles``) gives, element for element, in array operations."""
+        tiles_m, tiles_k, _ = self.metadata.shape
+        rows, chunks = tiles_m * TILE_M, tiles_k * TILE_K // 4
+        words = np.asarray(self.metadata, dtype=np.uint32).reshape(tiles_m, tiles_k, 8, 2)  # (.., g, j)
+        shifts = (16 * np.arange(2)[:, None] + 4 * np.arange(4)).astype(np.uint32)  # (half, c)
+        nibbles = (words[..., None, None] >> shifts) & 0xF  # (tm, tk, g, j, half, c)
+        nibbles = nibbles.transpose(0, 4, 2, 1, 3, 5).reshape(rows, chunks)  # row 16tm + 8half + g
+        values = np.asarray(self.values, dtype=np.float16).reshape(rows, chunks, 2)
+        out = np.zeros((rows, chunks, 4), dtype=np.float16)
+        r, c = np.indices((rows, chunks))
+        out[r, c, nibbles & 3] += values[..., 0]
+        out[r, c, nibbles >> 2] += values[..., 1]
+        return out.reshape(rows, chunks * 4)[: self.shape[0], : self.shape[1]]
+
+    def to_dense_by_tiles(self) -> np.ndarray:
+        """The dense fp16 matrix decoded tile by tile through the register layout (``lane_a_fragments``,
+        ``lane_metadata``, ``decode_tile``): the instruction's reference semantics, slow on large
+        matrices."""
         tiles_m, tiles_k, _ = self.metadata.shape
         out = np.zeros((tiles_m * TILE_M, tiles_k * TILE_K), dtype=np.float16)
         for tm in range(tiles_m):

@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from stcsim.sparsity.mma_sp import decode_tile, lane_a_fragments, lane_metadata, pack_m16n8k32
+from stcsim.sparsity.mma_sp import (
+    MmaSpOperands,
+    decode_tile,
+    lane_a_fragments,
+    lane_metadata,
+    pack_m16n8k32,
+)
 from stcsim.sparsity.nm import NM
 
 from .strategies import PROPERTY, masked, weight_matrices
@@ -26,6 +32,22 @@ def test_pack_round_trips_through_lane_registers(w: np.ndarray) -> None:
     nibbles = {int(x) >> s & 0xF for x in ops.metadata.ravel() for s in range(0, 32, 4)}
     assert nibbles <= ORDERED_NIBBLES
     assert np.array_equal(ops.to_dense(), masked(w, mask))
+    assert np.array_equal(ops.to_dense_by_tiles(), masked(w, mask))
+
+
+def test_array_decode_is_the_register_decode_bit_for_bit() -> None:
+    """``to_dense`` (array operations) against ``to_dense_by_tiles`` (every tile through the lane registers
+    and ``decode_tile``): the same fp16 bits, -0.0 and chunks keeping fewer than two included, and with
+    arbitrary metadata words (repeated indices add, as the register decode does)."""
+    rng = np.random.default_rng()
+    w = rng.standard_normal((72, 200)).astype(np.float16)
+    w[rng.random(w.shape) < 0.1] = -0.0
+    mask = NM(2, 4).prune(w, 0.5) & (rng.random(w.shape) < 0.8)
+    ops = pack_m16n8k32(w, mask)
+    assert np.array_equal(ops.to_dense().view(np.uint16), ops.to_dense_by_tiles().view(np.uint16))
+    words = rng.integers(0, 2**32, ops.metadata.shape, dtype=np.uint32)
+    scrambled = MmaSpOperands(ops.shape, ops.values, words)
+    assert np.array_equal(scrambled.to_dense().view(np.uint16), scrambled.to_dense_by_tiles().view(np.uint16))
 
 
 def test_known_metadata_words_and_lanes() -> None:
