@@ -43,7 +43,7 @@ def test_names_are_unique_and_kinds_known() -> None:
 
 def test_a_timing_launch_reports_exactly_the_registry() -> None:
     stats = _launch("v100")
-    python_side = {"config", "regs_source", "wgmma_serialized"}
+    python_side = {"config", "regs_source", "wgmma_serialized", "copy_group"}
     assert set(stats) - python_side == {s.name for s in stat_info() if s.group != "sampling"}
     assert stats["gpu_ipc"] == stats["gpu_sim_insn"] / stats["gpu_sim_cycle"]
     assert stats["gpu_sim_insn"] == 32 * stats["warp_insts"] == 32 * 2 * 7
