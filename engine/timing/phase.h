@@ -109,6 +109,9 @@ class PhaseSampler {
     std::vector<double> mix;  // the normalised execution vector of the windows that set the pace
   };
   std::vector<Skip> skips_;
+  // The detailed cycle at which the first fast-forward happened: everything simulated after it starts from a
+  // state the fast-forward carried over approximately (caches, queues, state that moves with time).
+  uint64_t first_skip_t_ = 0;
   // Every pure window closed so far with a measured period: its loop, period and normalised execution vector
   // (a skip is charged with the deviation of those of its loop and code mix, before and after it).
   struct Seen {
