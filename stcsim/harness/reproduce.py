@@ -551,9 +551,13 @@ def format_sampling(check: SamplingCheck) -> str:
             f"{check.layer_runs} layer runs were shortened by the sampler; the others ran in full detail "
             "(their sampling error is 0 by construction).")
     if not check.checked:
-        why = (" No layer run was shortened, so there was nothing to measure against full detail."
-               if not check.sampled_runs else " None of them could be re-run in full detail "
-               f"({check.failed} failed).")
+        if not check.sampled_runs:
+            why = " No layer run was shortened, so there was nothing to measure against full detail."
+        elif check.per_network <= 0:
+            why = (" None was re-run in full detail (--check-layers 0, or the run was interrupted): the "
+                   "sampling error of this run is not measured.")
+        else:
+            why = f" None of them could be re-run in full detail ({check.failed} failed)."
         return head + why
     worst = max(check.checked, key=lambda c: abs(c.error))
     beyond = check.beyond
@@ -623,7 +627,8 @@ def main(argv: list[str] | None = None) -> int:
         out = results_folder(a.out or Path("results") / (figure.name + ("-quick" if layers else "")))
         make = {"kind": a.executor, "workers": a.jobs, "scheduler": a.scheduler}
         summary = run_jobs(plan.jobs, out, progress=not a.no_progress, make=make)
-        check = measure_sampling(plan, summary.frame, out, a.check_layers, not a.no_progress, make)
+        per_network = 0 if summary.interrupted else a.check_layers  # interrupted: no more simulations
+        check = measure_sampling(plan, summary.frame, out, per_network, not a.no_progress, make)
     except OSError as err:
         print(f"error: {os_error(err)}", file=sys.stderr)
         return 2
