@@ -133,15 +133,20 @@ def compare(c, csv=None, baseline="", plot="", metric="", view=""):
           "results/<figure>[-quick])", "jobs": "parallel workers", "executor": "local or dask",
           "scheduler": "dask scheduler address", "no_progress": "no progress bar",
           "fixed": "every bar's kernel by the fixed rule (one tile per family, no split-K), as before the "
-                   "per-shape choice"},
+                   "per-shape choice",
+          "full_detail": "no sampled simulation (full runs sample by default; --quick runs do not)",
+          "sample": "sampling tolerance (default 0.02 for full runs; turns sampling on for --quick)",
+          "check_layers": "sampled layer runs per network re-run in full detail to measure the error"},
 )
 def reproduce(c, figure, quick=False, layers=None, out="", jobs=None, executor="local", scheduler="",
-              no_progress=False, fixed=False):
-    """A paper figure as network runs: CSV, a table next to the paper's numbers, the PNG."""
+              no_progress=False, fixed=False, full_detail=False, sample=None, check_layers=None):
+    """A paper figure as network runs: CSV, a table next to the paper's numbers (with the run's scope and its
+    sampling error measured against full detail), the PNG."""
     options = (("--layers", layers), ("--out", out), ("--jobs", jobs), ("--executor", executor),
-               ("--scheduler", scheduler))
+               ("--scheduler", scheduler), ("--sample", sample), ("--check-layers", check_layers))
     args = [figure, *(["--quick"] if quick else []), *(["--no-progress"] if no_progress else [])]
     args += ["--fixed"] if fixed else []
+    args += ["--full-detail"] if full_detail else []
     args += [a for flag, val in options if val not in ("", None) for a in (flag, str(val))]
     _py("stcsim.harness.reproduce", *args)
 

@@ -960,6 +960,8 @@ void TimingModel::fast_forward(LoopSpan loop, uint64_t t) {
       for (Item* it : advanced) it->ff.undo();
       exec_.restore_stats(counts);
       --rounds;
+    } else if (rounds >= PhaseSampler::kMaxRounds) {
+      end = true;  // a whole round, kept: detail resumes and measures the pace again (phase.h)
     }
   }
   L_.record_accesses = record;

@@ -25,6 +25,10 @@ class PhaseSampler {
   PhaseSampler(double tolerance, size_t code_size, uint64_t warps);
 
   bool enabled() const { return tol_ > 0; }
+  // Rounds one fast-forward may run before detail resumes and the pace is measured again: a loop longer than
+  // that is sampled at several points, so that the pace's variation over the loop (an oscillation slower
+  // than three windows, the transitions where detail resumes) is measured and enters the error estimate.
+  static constexpr uint64_t kMaxRounds = 16;
 
   // A warp instruction at `pc` issued at cycle `t` by warp `warp_key` (its CTA's linear id << 6 | its warp
   // in the CTA); `backedge`: a taken back-edge to `head`.
@@ -57,6 +61,9 @@ class PhaseSampler {
                uint64_t resident_events);
   // Writes the fast-forward stats and the sampling group's mode, skipped cycles and error estimate (this
   // sampler runs only where wave sampling cannot skip); returns the cycles to add to `detailed_cycles`.
+  // The estimate charges each fast-forward's cycles with the largest relative deviation from the period it
+  // was timed at that the loop showed anywhere it was measured in detail (the windows that set the pace,
+  // every pure window of the loop after it, the other fast-forwards' periods), at least the tolerance.
   uint64_t finish(Stats& stats, uint64_t detailed_cycles) const;
   bool skipped() const { return count_ > 0; }
   // A steady loop was left in full detail because the SMs held different numbers of CTAs (gpu.cc): the
@@ -94,6 +101,29 @@ class PhaseSampler {
   uint64_t count_ = 0, warp_insts_ = 0, iterations_ = 0;
   bool uneven_ = false;
   double cycles_ = 0;
+  // Each fast-forward: its loop, the mean iteration period of the windows that set its pace, its cycles, and
+  // the largest relative deviation from that period seen in a detailed window of the loop so far.
+  struct Skip {
+    LoopSpan loop;
+    double period = 0, cycles = 0, deviation = 0;
+    std::vector<double> mix;  // the normalised execution vector of the windows that set the pace
+  };
+  std::vector<Skip> skips_;
+  // The detailed cycle at which the first fast-forward happened: everything simulated after it starts from a
+  // state the fast-forward carried over approximately (caches, queues, state that moves with time).
+  uint64_t first_skip_t_ = 0;
+  // Every pure window closed so far with a measured period: its loop, period and normalised execution vector
+  // (a skip is charged with the deviation of those of its loop and code mix, before and after it).
+  struct Seen {
+    LoopSpan loop;
+    double period = 0;
+    std::vector<double> mix;
+  };
+  std::vector<Seen> seen_;
+  // The deviation of a pure window (loop, period, mix) from `skip`'s period; -1 when it is another loop or
+  // its code mix differs from the skip's by more than the tolerance (another phase of the loop: a pipeline's
+  // last iterations, which run in detail).
+  double skip_deviation(const Skip& skip, const LoopSpan& loop, double period, const std::vector<double>& mix) const;
 };
 
 }  // namespace stc

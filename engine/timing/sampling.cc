@@ -1,5 +1,6 @@
 #include "sampling.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace stc {
@@ -11,7 +12,15 @@ void WaveSampler::on_retire(uint64_t t, uint64_t insts, const Stats& stats) {
   if (!enabled()) return;
   if (retired_ == 0) ref_insts_ = insts;
   else if (insts != ref_insts_) irregular_ = true;
-  if (++retired_ % wave_ != 0 || skipped_) return;
+  if (++retired_ % wave_ != 0) return;
+  if (skipped_) {  // the first wave after the skip: how the detailed tail joined the skipped span
+    if (!after_skip_) {
+      after_skip_ = t;
+      durations_.push_back(t - ends_.back());
+    }
+    return;
+  }
+  if (!ends_.empty()) durations_.push_back(t - ends_.back());  // the second wave on
   ends_.push_back(t);
   snaps_.push_back(stats.v);
   if (snaps_.size() > 2) snaps_.erase(snaps_.begin());
@@ -72,7 +81,14 @@ uint64_t WaveSampler::finish(Stats& stats, uint64_t detailed_cycles) const {
   // The skip needs the last two detailed waves within the tolerance; the estimate assumes every skipped wave
   // is within it of the steady state too (tolerance x the skipped share). Transitions at the edges of the
   // skipped span are not in it: it is an estimate, not a guarantee (docs/performance.md).
-  stats[TStat::SampleErrorEstimate] = total > 0 ? tol_ * static_cast<double>(extra) / total : 0.0;
+  // Since issue 48: the tolerance, or the largest relative deviation from the wave the skip was timed at of
+  // any complete detailed wave after the first, and of the first full wave after the skip, if larger.
+  double worst = tol_;
+  if (wave_cycles_ > 0)
+    for (uint64_t d : durations_)
+      worst = std::max(worst, std::fabs(static_cast<double>(d) - static_cast<double>(wave_cycles_)) /
+                                  static_cast<double>(wave_cycles_));
+  stats[TStat::SampleErrorEstimate] = total > 0 ? worst * static_cast<double>(extra) / total : 0.0;
   stats[TStat::SampleWaveCtas] = static_cast<double>(wave_);
   return extra;
 }

@@ -61,6 +61,11 @@ class WaveSampler {
   std::vector<uint64_t> ends_;   // cycle at which each complete wave ended
   std::vector<std::vector<double>> snaps_;  // the stats at each wave's end (the last two kept)
   std::vector<double> delta_;    // counters of the last detailed wave
+  // Every complete detailed wave's duration after the first (which starts cold), and the first full wave
+  // after the skip (the transition into the detailed tail): the estimate charges the skipped cycles with the
+  // largest relative deviation of any of them from the wave the skip was timed at, at least the tolerance.
+  std::vector<uint64_t> durations_;
+  uint64_t after_skip_ = 0;      // the first wave after the skip ended at this cycle (0: not yet)
   uint64_t wave_cycles_ = 0;    // duration of the last detailed wave
   uint64_t skipped_ctas_ = 0;
   double skipped_cycles_ = 0;

@@ -16,6 +16,13 @@ of each kernel, ``kernel_choice.probe``), is listed as unavailable with the reas
 panel's baseline when no other bar of its panel can run. A figure with ``problems`` (paper 003's 20 SpMM
 problems) runs only those layer shapes of its networks and adds a table per problem (``--quick``: the cheapest
 problems per network).
+
+Full runs simulate with sampling (``launch(..., sample=SAMPLE_TOLERANCE)``, docs/performance.md) unless
+``--full-detail``; ``--sample TOL`` sets the tolerance (and turns sampling on for ``--quick`` runs, which run
+in full detail by default). A sampled run then measures its own error: per network the ``--check-layers``
+cheapest layer runs the sampler actually sampled are simulated again in full detail (into
+``<out>/full_detail/``), and ``table.md`` gives their measured errors next to their stated estimates
+(``sample_error_estimate``), the largest of each, and whether every one is within its estimate.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import re
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -56,6 +63,14 @@ from stcsim.kernels.ptx_info import opcodes
 from stcsim.sparsity import get
 
 QUICK_LAYERS = 2
+SAMPLE_TOLERANCE = 0.02
+"""Sampling tolerance of full runs (``--sample``; 0 / ``--full-detail``: full detail)."""
+CHECK_LAYERS = 3
+"""Sampled layer runs per network re-run in full detail to measure the sampling error (``--check-layers``)."""
+SAMPLED_MODES = (1, 5, 6)
+"""``sample_mode`` values of a launch the sampler shortened (docs/stats.md); every other mode ran in full
+detail, so its error is 0 by construction and re-running it would measure nothing."""
+FULL_DETAIL_FOLDER = "full_detail"
 SECONDS_PER_WORK = {TENSOR_CORE: 1e-8, CUDA_CORE: 5e-8}
 """Host seconds per unit of ``simulation_work`` of a dense kernel (fitted to runs on the development
 machine, one core, v100 config: WMMA 64x3136x64 0.18 s, 2048x1x512 0.73 s, 256x3136x2304 20 s; SIMT
@@ -164,10 +179,10 @@ def _lonely_baselines(figure: Figure, unavailable: dict[str, str]) -> dict[str, 
 
 
 def plan_figure(figure: Figure, layers: int | None = None, check: bool = True,
-                fixed: bool = False) -> FigurePlan:
+                fixed: bool = False, sample: float = 0.0) -> FigurePlan:
     """Every job of the figure: each network (the paper's variant; only the figure's problems where it has
     some) times each available bar (`fixed`: every bar's kernel selector behind ``fixed:``, the fixed
-    rule)."""
+    rule; `sample` > 0: each job simulated with sampling at that tolerance)."""
     variants: dict[str, Variant] = {}
     unavailable: dict[str, str] = {}
     per_network: dict[str, dict[str, Variant]] = {w.label: {} for w in figure.networks}
@@ -212,9 +227,10 @@ def plan_figure(figure: Figure, layers: int | None = None, check: bool = True,
         shapes = figure.shapes(w.label)
         batch = w.batch or figure.batch
         if shapes is None:
-            jobs += plan_network(w.spec, chosen, batch, max_layers=layers, check=check)
+            jobs += plan_network(w.spec, chosen, batch, max_layers=layers, check=check, sample=sample)
         else:
-            jobs += _plan_shapes(w.spec, chosen, batch, shapes, layers, check)
+            planned = _plan_shapes(w.spec, chosen, batch, shapes, layers, check)
+            jobs += [replace(job, sample=sample) for job in planned]
     return FigurePlan(figure, tuple(jobs), variants, unavailable, layers, fixed)
 
 
@@ -379,10 +395,13 @@ def kernel_choices(plan: FigurePlan, frame: pd.DataFrame) -> str:
     return head + "\n" + "\n".join(lines)
 
 
-def report(plan: FigurePlan, summary: RunSummary, seconds: float) -> str:
-    """All panels' tables, the unavailable bars and the fallback reasons, and the wall time."""
+def report(plan: FigurePlan, summary: RunSummary, seconds: float, check: SamplingCheck | None = None) -> str:
+    """All panels' tables, the unavailable bars and the fallback reasons, the sampling and its measured
+    error (`check`), and the wall time."""
     frame = summary.frame
     parts = [f"Scope: {plan.scope()}."]
+    if check is not None:
+        parts.append(format_sampling(check))
     parts += [format_panel(plan, panel, frame) for panel in plan.figure.panels]
     if plan.figure.problems:
         parts += [format_problems(plan, panel, frame) for panel in plan.figure.panels]
@@ -405,6 +424,158 @@ def report(plan: FigurePlan, summary: RunSummary, seconds: float) -> str:
     parts.append(f"{summary.planned} layer runs: {summary.simulated} simulated, {summary.reused} reused, "
                  f"{summary.shared} identical to another (same key); wall time {seconds:.0f} s")
     return "\n\n".join(parts)
+
+
+@dataclass(frozen=True)
+class CheckedRun:
+    """One sampled layer run simulated again in full detail: both cycle counts and the sampler's estimate."""
+
+    network: str
+    layer: str
+    variant: str
+    sampled_cycles: float
+    full_cycles: float
+    estimate: float
+
+    @property
+    def error(self) -> float:
+        """Relative error of the sampled cycles against full detail."""
+        return (self.sampled_cycles - self.full_cycles) / self.full_cycles
+
+    @property
+    def within(self) -> bool:
+        """The measured error is within the stated estimate (half a cycle of rounding allowed)."""
+        return abs(self.sampled_cycles - self.full_cycles) <= self.estimate * self.full_cycles + 0.5
+
+
+@dataclass(frozen=True)
+class SamplingCheck:
+    """A run's sampling and its error measured against full detail on a subset of its sampled layer runs."""
+
+    tolerance: float
+    layer_runs: int = 0
+    sampled_runs: int = 0
+    checked: tuple[CheckedRun, ...] = ()
+    per_network: int = CHECK_LAYERS
+    failed: int = 0
+
+    @property
+    def max_error(self) -> float:
+        """The largest measured |error| (0 without checked runs)."""
+        return max((abs(c.error) for c in self.checked), default=0.0)
+
+    @property
+    def max_estimate(self) -> float:
+        """The largest stated estimate of the checked runs (0 without any)."""
+        return max((c.estimate for c in self.checked), default=0.0)
+
+    @property
+    def beyond(self) -> list[CheckedRun]:
+        """Checked runs whose measured error exceeds their stated estimate."""
+        return [c for c in self.checked if not c.within]
+
+    def title(self) -> str:
+        """The sampling part of the PNG title, one line."""
+        if self.tolerance <= 0:
+            return "full detail (no sampling)"
+        if not self.checked:
+            return (f"sampled (tolerance {self.tolerance:g}), {self.sampled_runs} of {self.layer_runs} runs "
+                    "shortened")
+        return (f"sampled (tolerance {self.tolerance:g}): error vs full detail on {len(self.checked)} runs "
+                f"max {100 * self.max_error:.2f}% (stated estimates max {100 * self.max_estimate:.2f}%)")
+
+
+def _layer_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["row_type"] == "layer"] if len(frame) else frame
+
+
+def _sampled_identities(frame: pd.DataFrame) -> set[tuple[str, int, str, str]]:
+    """(network, batch, layer, variant) of the layer rows whose launch the sampler shortened."""
+    rows = _layer_rows(frame)
+    if not len(rows) or "sample_mode" not in rows:
+        return set()
+    mode = pd.to_numeric(rows["sample_mode"], errors="coerce").fillna(0).astype(int)
+    rows = rows[mode.isin(SAMPLED_MODES)]
+    return {(str(r.network), int(r.batch), str(r.layer), str(r.variant)) for r in rows.itertuples()}
+
+
+def check_jobs(plan: FigurePlan, frame: pd.DataFrame, per_network: int = CHECK_LAYERS) -> list[LayerJob]:
+    """Per network the `per_network` cheapest sampled layer runs (``job_seconds``; rows whose
+    ``sample_mode`` says the sampler shortened the launch), as full-detail jobs (``sample`` 0)."""
+    sampled = _sampled_identities(frame)
+    by_network: dict[str, dict[str, LayerJob]] = {}
+    for job in plan.jobs:
+        if job.sample and job.identity in sampled:
+            by_network.setdefault(job.network, {}).setdefault(job.key(), job)
+    picked = []
+    for jobs in by_network.values():
+        cheapest = sorted(jobs.values(), key=lambda j: (job_seconds(j), j.index, j.variant.label))
+        picked += [replace(job, sample=0.0) for job in cheapest[:per_network]]
+    return picked
+
+
+def measure_sampling(plan: FigurePlan, frame: pd.DataFrame, out: Path, per_network: int = CHECK_LAYERS,
+                     progress: bool = False, make: dict[str, object] | None = None) -> SamplingCheck:
+    """The run's sampling error: the ``check_jobs`` simulated in full detail into ``out/full_detail``
+    (its own results.csv, a cache as the run's), compared with the sampled rows of `frame`."""
+    samples = sorted({job.sample for job in plan.jobs if job.sample})
+    tolerance = samples[-1] if samples else 0.0
+    layers = _layer_rows(frame)
+    runs = len(layers)
+    if tolerance <= 0:
+        return SamplingCheck(0.0, runs, 0, (), per_network)
+    sampled = len(_sampled_identities(frame))
+    jobs = check_jobs(plan, frame, per_network)
+    if not jobs:
+        return SamplingCheck(tolerance, runs, sampled, (), per_network)
+    full = run_jobs(jobs, results_folder(out / FULL_DETAIL_FOLDER), progress=progress, make=make)
+    cycles = {(str(r.network), int(r.batch), str(r.layer), str(r.variant)): float(r.gpu_sim_cycle)
+              for r in _layer_rows(full.frame).itertuples()}
+    rows = {(str(r.network), int(r.batch), str(r.layer), str(r.variant)): r for r in layers.itertuples()}
+    checked = []
+    for job in jobs:
+        row, reference = rows.get(job.identity), cycles.get(job.identity)
+        if row is None or reference is None or not reference > 0:
+            continue
+        checked.append(CheckedRun(job.network, job.layer.name, job.variant.label, float(row.gpu_sim_cycle),
+                                  reference, float(row.sample_error_estimate)))
+    return SamplingCheck(tolerance, runs, sampled, tuple(checked), per_network, len(full.failed))
+
+
+def format_sampling(check: SamplingCheck) -> str:
+    """The sampling paragraph of ``table.md``: on or off, the tolerance, how many runs were shortened, and the
+    error measured against full detail on the checked runs with their stated estimates."""
+    if check.tolerance <= 0:
+        return "Sampling: off (every layer run in full detail, error 0 by construction)."
+    head = (f"Sampling: on, tolerance {check.tolerance:g} (docs/performance.md): {check.sampled_runs} of "
+            f"{check.layer_runs} layer runs were shortened by the sampler; the others ran in full detail "
+            "(their sampling error is 0 by construction).")
+    if not check.checked:
+        if not check.sampled_runs:
+            why = " No layer run was shortened, so there was nothing to measure against full detail."
+        elif check.per_network <= 0:
+            why = (" None was re-run in full detail (--check-layers 0, or the run was interrupted): the "
+                   "sampling error of this run is not measured.")
+        else:
+            why = f" None of them could be re-run in full detail ({check.failed} failed)."
+        return head + why
+    worst = max(check.checked, key=lambda c: abs(c.error))
+    beyond = check.beyond
+    verdict = ("every one within its stated estimate" if not beyond else
+               f"{len(beyond)} beyond its stated estimate: " +
+               ", ".join(f"{c.network} {c.layer} {c.variant}" for c in beyond))
+    lines = [head + f" Sampling error measured against full detail on {len(check.checked)} of them (the "
+             f"{check.per_network} cheapest shortened runs per network, simulated again in full detail): "
+             f"max |error| {100 * check.max_error:.2f}% ({worst.network} {worst.layer}, {worst.variant}), "
+             f"max stated estimate {100 * check.max_estimate:.2f}%; {verdict}.", "",
+             "| network | layer | bar | sampled cycles | full-detail cycles | error | stated estimate "
+             "| within |",
+             "|---|---|---|---|---|---|---|---|"]
+    for c in check.checked:
+        lines.append(f"| {c.network} | {c.layer} | {c.variant} | {c.sampled_cycles:,.0f} | "
+                     f"{c.full_cycles:,.0f} | {100 * c.error:+.2f}% | {100 * c.estimate:.2f}% | "
+                     f"{'yes' if c.within else 'no'} |")
+    return "\n".join(lines)
 
 
 def describe_networks(figure: Figure) -> str:
@@ -430,13 +601,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--fixed", action="store_true",
                     help="every bar on its family's fixed kernel (the rule before the per-shape choice)")
+    ap.add_argument("--full-detail", action="store_true",
+                    help="no sampled simulation (the default for --quick; full runs sample)")
+    ap.add_argument("--sample", type=float, default=None,
+                    help=f"sampling tolerance (default {SAMPLE_TOLERANCE:g} for full runs, off for --quick)")
+    ap.add_argument("--check-layers", type=int, default=CHECK_LAYERS,
+                    help="sampled layer runs per network re-run in full detail to measure the sampling error")
     a = ap.parse_args(argv)
     start = time.perf_counter()
     try:
         figure = get_figure(a.figure)
         layers = a.layers if a.layers is not None else (QUICK_LAYERS if a.quick else None)
         print(describe_networks(figure))
-        plan = plan_figure(figure, layers, fixed=a.fixed)
+        if a.full_detail:
+            sample = 0.0
+        else:
+            sample = a.sample if a.sample is not None else (0.0 if layers else SAMPLE_TOLERANCE)
+        if sample < 0:
+            raise ValueError(f"--sample {sample:g}: a tolerance is >= 0")
+        plan = plan_figure(figure, layers, fixed=a.fixed, sample=sample)
         estimate = _duration(expected_seconds(plan.jobs, a.jobs))
         scope = f"the {layers} cheapest shapes per network" if layers else "every layer"
         print(f"{len(plan.jobs)} layer runs ({scope}), {len(plan.variants)} configurations; expected time "
@@ -444,15 +627,17 @@ def main(argv: list[str] | None = None) -> int:
         out = results_folder(a.out or Path("results") / (figure.name + ("-quick" if layers else "")))
         make = {"kind": a.executor, "workers": a.jobs, "scheduler": a.scheduler}
         summary = run_jobs(plan.jobs, out, progress=not a.no_progress, make=make)
+        per_network = 0 if summary.interrupted else a.check_layers  # interrupted: no more simulations
+        check = measure_sampling(plan, summary.frame, out, per_network, not a.no_progress, make)
     except OSError as err:
         print(f"error: {os_error(err)}", file=sys.stderr)
         return 2
     except (ValueError, KeyError, DaskUnavailable) as err:
         print(f"error: {err.args[0] if err.args else err}", file=sys.stderr)
         return 2
-    text = report(plan, summary, time.perf_counter() - start)
+    text = report(plan, summary, time.perf_counter() - start, check)
     (out / "table.md").write_text(text + "\n")
-    title = f"{figure.title}\n{plan.scope()}"
+    title = f"{figure.title}\n{plan.scope()}\n{check.title()}"
     if figure.problems:
         panels = [(p.name, *problem_tables(plan, p, summary.frame)) for p in figure.panels]
         png = figure_panels(panels, "speedup", out / f"{figure.name}.png", title)
@@ -464,7 +649,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"files: {summary.path}, {out / 'table.md'}, {png}")
     if summary.interrupted:
         return 130
-    return 0 if summary.ok else 1
+    return 0 if summary.ok and not check.failed else 1
 
 
 if __name__ == "__main__":

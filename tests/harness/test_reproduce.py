@@ -207,3 +207,68 @@ def test_a_figure_of_problems_runs_only_their_shapes_and_tables_them(tmp_path, m
     assert "| #12 (64x12544x32) | MobileNet V1 | - (paper 1.40) | - |" in table
     assert re.search(r"\| GeoMean \|  \| \d+\.\d\d \(paper 3\.40, ratio", table)
     assert (out / "paper003-table1.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.fixture
+def sampled_figure(monkeypatch):
+    """One small network and two dense bars: a run cheap enough to sample and check against full detail."""
+    networks = (PaperWorkload("001", "ResNet", "resnet18:image_size=32", 1, "test"),)
+    bars = (Bar("CUDA dense", "dense", 0.0, "v100", "cuda-core", (1.0,), 1.0),
+            Bar("TC dense", "dense", 0.0, "v100", "tensor-core", (2.0,), 2.0))
+    figure = Figure("sampled-fig", "001", "Sampled", "test source", 1, "", networks,
+                    (Panel("", "CUDA dense", bars),))
+    monkeypatch.setattr(paper_figures, "figures", lambda: {"sampled-fig": figure})
+    return figure
+
+
+def test_a_sampled_run_states_its_scope_and_the_error_measured_against_full_detail(dense_only, sampled_figure,
+                                                                                    tmp_path):
+    """Sampling forced on for a --quick run: the table says so with its tolerance, how many layer runs the
+    sampler shortened, and the error of the checked ones against their full-detail re-run (under
+    full_detail/), each within its stated estimate."""
+    out = tmp_path / "out"
+    args = ["sampled-fig", "--quick", "--layers", "2", "--sample", "0.02", "--check-layers", "1", "--out",
+            str(out), "--jobs", "1", "--no-progress"]
+    assert reproduce.main(args) == 0
+    table = (out / "table.md").read_text()
+    assert table.startswith("Scope: quick: the 2 unique layer shapes per network cheapest to simulate; "
+                            "batch 1; sampled simulation (tolerance 0.02);")
+    line = next(line for line in table.splitlines() if line.startswith("Sampling: on, tolerance 0.02"))
+    frame = pd.read_csv(out / "results.csv")
+    shortened = int(frame["sample_mode"].isin(reproduce.SAMPLED_MODES).sum())
+    assert f"{shortened} of {len(frame[frame['row_type'] == 'layer'])} layer runs were shortened" in line
+    assert shortened >= 1, "the test needs a layer the sampler shortens"
+    assert "measured against full detail on 1 of them" in line
+    assert "every one within its stated estimate" in line
+    full = pd.read_csv(out / reproduce.FULL_DETAIL_FOLDER / "results.csv")
+    full = full[full["row_type"] == "layer"]
+    assert len(full) == 1 and ("sample_mode" not in full or full["sample_mode"].isna().all())
+    row = next(line for line in table.splitlines() if line.startswith("| resnet18:image_size=32 |"))
+    assert row.endswith("| yes |")
+
+
+def test_full_runs_sample_by_default_and_full_detail_turns_it_off(monkeypatch, sampled_figure):
+    seen = {}
+
+    def plan(figure, layers=None, check=True, fixed=False, sample=0.0):
+        seen[layers] = sample
+        raise ValueError("stop")
+
+    monkeypatch.setattr(reproduce, "plan_figure", plan)
+    assert reproduce.main(["sampled-fig"]) == 2 and seen[None] == reproduce.SAMPLE_TOLERANCE
+    assert reproduce.main(["sampled-fig", "--full-detail"]) == 2 and seen[None] == 0.0
+    assert reproduce.main(["sampled-fig", "--quick"]) == 2 and seen[reproduce.QUICK_LAYERS] == 0.0
+    assert reproduce.main(["sampled-fig", "--quick", "--sample", "0.05"]) == 2
+    assert seen[reproduce.QUICK_LAYERS] == 0.05
+
+
+def test_the_sampling_paragraph_says_off_and_names_runs_beyond_their_estimate():
+    assert reproduce.format_sampling(reproduce.SamplingCheck(0.0)).startswith("Sampling: off")
+    runs = (reproduce.CheckedRun("net", "l1", "bar", 1010.0, 1000.0, 0.02),
+            reproduce.CheckedRun("net", "l2", "bar", 970.0, 1000.0, 0.01))
+    check = reproduce.SamplingCheck(0.02, 10, 4, runs)
+    text = reproduce.format_sampling(check)
+    assert "4 of 10 layer runs were shortened" in text and "max |error| 3.00% (net l2, bar)" in text
+    assert "max stated estimate 2.00%" in text and "1 beyond its stated estimate: net l2 bar" in text
+    assert "| net | l1 | bar | 1,010 | 1,000 | +1.00% | 2.00% | yes |" in text
+    assert "error vs full detail on 2 runs max 3.00%" in check.title()

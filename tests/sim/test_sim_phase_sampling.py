@@ -37,11 +37,15 @@ def test_a_long_gemm_loop_is_fast_forwarded_within_the_tolerance_with_exact_outp
     np.testing.assert_allclose(out, ref, rtol=2e-2, atol=2e-2 * np.abs(ref).max())
     assert sampled["sample_mode"] == 6 and sampled["sample_ffwd_count"] >= 1
     assert sampled["warp_insts"] == full["warp_insts"]  # the skipped iterations still ran
-    # most of the loop was skipped, and its time estimated within the tolerance
-    assert sampled["sample_ffwd_warp_insts"] > 0.8 * full["warp_insts"]
-    assert sampled["sample_ffwd_cycles"] == sampled["sample_skipped_cycles"] > 0.8 * full["kernel_cycles"]
+    # most of the loop was skipped (at most 16 rounds per fast-forward, each followed by detailed windows that
+    # measure the pace again), and its time estimated within the tolerance and within the stated estimate
+    assert sampled["sample_ffwd_count"] >= 2
+    assert sampled["sample_ffwd_warp_insts"] > 0.7 * full["warp_insts"]
+    assert sampled["sample_ffwd_cycles"] == sampled["sample_skipped_cycles"] > 0.7 * full["kernel_cycles"]
     error = abs(sampled["gpu_sim_cycle"] - full["gpu_sim_cycle"]) / full["gpu_sim_cycle"]
-    assert error <= TOL and 0 < sampled["sample_error_estimate"] <= TOL
+    assert error <= TOL and error <= sampled["sample_error_estimate"]
+    skipped = sampled["sample_skipped_cycles"] / sampled["gpu_sim_cycle"]
+    assert sampled["sample_error_estimate"] >= TOL * skipped
     assert all(name not in full for name in FFWD_STATS)  # the sampling group only when asked for
 
 
@@ -71,7 +75,9 @@ def test_two_ctas_per_sm_are_paced_by_their_age():
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
     assert sampled["grid_ctas"] == 160 and sampled["sample_mode"] == 6  # 80 SMs: two CTAs each
     error = abs(sampled["gpu_sim_cycle"] - full["gpu_sim_cycle"]) / full["gpu_sim_cycle"]
-    assert error <= 0.005
+    # 0.02 % with one fast-forward to the loop's end; 0.73 % since a fast-forward runs at most 16 rounds (more
+    # resumptions, each on caches the skipped iterations did not touch), within the stated 2.1 %
+    assert error <= 0.01 and error <= sampled["sample_error_estimate"]
 
 
 def test_sms_holding_different_numbers_of_ctas_stay_in_full_detail():
