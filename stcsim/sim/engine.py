@@ -161,7 +161,9 @@ class Engine:
         text = data.decode("utf-8", "surrogateescape")
         groups: dict[str, int] = {}
         orders: dict[str, list[str]] = {}
-        if self.ptxas_facts and self.config is not None:  # the schedule follows ptxas's loop order
+        # the schedule follows ptxas's loop order: asked of ptxas at load only where a loop may be (a
+        # branch), so a module loaded and never timed costs no compile (1M straight-line lines: minutes)
+        if self.ptxas_facts and self.config is not None and "bra" in text:
             found = ptxas_facts.facts(text, self._sm_version)
             groups, orders = found.copy_groups, found.loop_orders
         names = list(self._eng.load_ptx(data, where, groups, orders))
