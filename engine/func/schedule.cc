@@ -204,32 +204,20 @@ bool schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Register
       if ((*rank)[i] >= 0) ranked.emplace_back((*rank)[i], static_cast<uint32_t>(i));
     std::sort(ranked.begin(), ranked.end());
     for (size_t q = 1; q < ranked.size(); ++q) edge(ranked[q - 1].second, ranked[q].second);
-    std::vector<uint32_t> left(preds);  // Kahn's pass: does every node become ready?
-    std::vector<uint32_t> todo;
-    for (size_t i = 0; i < succ.size(); ++i)
-      if (left[i] == 0) todo.push_back(static_cast<uint32_t>(i));
-    size_t reached = 0;
-    while (!todo.empty()) {
-      const uint32_t x = todo.back();
-      todo.pop_back();
-      ++reached;
-      for (uint32_t t : succ[x])
-        if (--left[t] == 0) todo.push_back(t);
-    }
-    if (reached != succ.size()) return false;
-    // `seq` (the heights' order) must stay topological: the new edges go forward in ptxas's order, which
-    // need not be the PTX order, so the heights are computed in the order Kahn's pass just found
-    seq.clear();
-    left = preds;
+    // Kahn's pass: a topological order of the graph with the new edges, if every node becomes ready. It
+    // replaces `seq` (the heights' order): the new edges go forward in ptxas's order, not the PTX order.
+    std::vector<uint32_t> left(preds), todo, order;
     for (size_t i = 0; i < succ.size(); ++i)
       if (left[i] == 0) todo.push_back(static_cast<uint32_t>(i));
     while (!todo.empty()) {
       const uint32_t x = todo.back();
       todo.pop_back();
-      seq.push_back(x);
+      order.push_back(x);
       for (uint32_t t : succ[x])
         if (--left[t] == 0) todo.push_back(t);
     }
+    if (order.size() != succ.size()) return false;
+    seq = std::move(order);
   }
   // Priority: the height of each instruction in the dependency graph, a load counting kLoadWeight and any
   // other instruction 1 (a join node 0), so the address arithmetic that feeds a load goes before independent work.

@@ -21,6 +21,7 @@ decoded (their kernels keep the PTX-only schedule).
 
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass
 
@@ -94,19 +95,11 @@ def innermost_loops(instructions: list[SassInstruction]) -> list[tuple[int, int]
 def copy_group(code: bytes) -> int:
     """ptxas's copy grouping of one function: the loads per group of its copy groups (a run of LDGs followed
     by an STS) in its innermost loops, rounded half up; 0 when its loops copy nothing."""
-    instructions = decode(code)
     loads = groups = 0
-    for first, last in innermost_loops(instructions):
-        order = "".join(i.kind for i in instructions if first <= i.offset <= last and i.kind in ("G", "S"))
-        run = 0
-        for kind in order:
-            if kind == "G":
-                run += 1
-                continue
-            if run:
-                loads += run
-                groups += 1
-            run = 0
+    for order in loop_order(code):
+        for run in re.findall(r"G+(?=S)", re.sub("[^GS]", "", order)):
+            loads += len(run)
+            groups += 1
     return (2 * loads + groups) // (2 * groups) if groups else 0
 
 

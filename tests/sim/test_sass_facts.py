@@ -125,15 +125,23 @@ COPIES = """
 """
 
 
-def _cycles(group: int) -> float:
+def _launch(ptx: str, name: str, words: int, read: np.ndarray, copy_groups: dict[str, int],
+            sass_loops: dict[str, list[str]]) -> tuple[Engine, dict]:
+    """One warp of `name` over `words` random words given the schedule facts; its output checked (lane l
+    stores word `read[l]` of the input)."""
     eng = Engine("h100", ptxas_facts=False)
-    eng._eng.load_ptx(COPIES.encode(), "<copies>", {"copies": group} if group else {})
-    src = eng.malloc(2048)
-    dst = eng.malloc(128)
-    data = np.arange(512, dtype=np.uint32)
+    eng._eng.load_ptx(ptx.encode(), f"<{name}>", copy_groups, sass_loops)
+    src, dst = eng.malloc(4 * words), eng.malloc(128)
+    data = np.random.default_rng(1).integers(0, 2**32, words, dtype=np.uint32)
     eng.copy_to(src, data)
-    stats = eng.launch("copies", 1, 32, [src, dst])
-    assert (eng.copy_from(dst, 32, np.uint32) == data[384 + 4 * np.arange(32) + 1]).all()
+    stats = eng.launch(name, 1, 32, [src, dst])
+    assert (eng.copy_from(dst, 32, np.uint32) == data[read]).all()
+    return eng, stats
+
+
+def _cycles(group: int) -> float:
+    groups = {"copies": group} if group else {}
+    _, stats = _launch(COPIES, "copies", 512, 384 + 4 * np.arange(32) + 1, groups, {})
     return float(stats["gpu_sim_cycle"])
 
 
@@ -187,16 +195,11 @@ $L_loop:
 
 
 def _loop(orders: list[str]) -> tuple[str, float]:
-    eng = Engine("h100", ptxas_facts=False)
-    eng._eng.load_ptx(LOOP.encode(), "<loop2>", {}, {"loop2": orders} if orders else {})
+    eng, stats = _launch(LOOP, "loop2", 2048, 7 * 256 + 128 + 4 * np.arange(32) + 1, {},
+                         {"loop2": orders} if orders else {})
     body = [text.split()[0] for text, _, _ in eng._eng.kernel_code("loop2")]
     kinds = "".join("G" if op.startswith("ld.global") else "S" if op.startswith("st.shared") else ""
                     for op in body)
-    src, dst = eng.malloc(8 * 1024), eng.malloc(128)
-    data = np.random.default_rng(1).integers(0, 2**32, 2048, dtype=np.uint32)
-    eng.copy_to(src, data)
-    stats = eng.launch("loop2", 1, 32, [src, dst])
-    assert (eng.copy_from(dst, 32, np.uint32) == data[7 * 256 + 128 + 4 * np.arange(32) + 1]).all()
     return kinds, float(stats["gpu_sim_cycle"])
 
 
