@@ -634,6 +634,9 @@ void decode_wmma(Instr& in) {
   in.traits.sched = kind == W_STORE_D ? SchedKind::Ordered : SchedKind::Load;
   in.traits.writes_dst = kind != W_STORE_D;
   in.traits.fragment_load = ab;  // from shared memory: one ldmatrix-like SASS instruction
+  // from global (or generic) memory one LDG.32 per pair of halves: the SASS of tcs_wmma_sample and
+  // tcs_wmma_gmem_w32 (results/reference/h100_tc_styles_sass_counts.csv: 4 LDGs per fragment)
+  if (ab) in.traits.sass_loads = 4;
   in.traits.fragment_transposed = (kind == W_LOAD_A && in.layout_a == 1) || (kind == W_LOAD_B && in.layout_b == 0);
   // (register compaction gives the registers one instruction names distinct slots, and equal ones one slot)
   in.distinct_vec = kind != W_STORE_D && distinct_regs(in.ops[0].vec, ab ? 8 : is_half(in.type) ? 4 : 8);

@@ -377,7 +377,7 @@ std::pair<char, uint32_t> sass_class(const Instr& in) {
   switch (in.traits.mem) {
     case MemKind::Load:
       if (in.space == Space::Shared) return {in.traits.fragment_load ? 'M' : 'L', 1};
-      if (in.space == Space::Global) return {in.traits.fragment_load ? '?' : 'G', 1};
+      if (in.space == Space::Global) return {'G', in.traits.sass_loads};  // a wmma.load of A or B: 4 LDGs
       return {0, 0};
     case MemKind::Store: return in.space == Space::Shared ? std::pair<char, uint32_t>{'S', 1} : std::pair<char, uint32_t>{0, 0};
     case MemKind::AsyncCopy: return {'C', 1};
@@ -385,11 +385,16 @@ std::pair<char, uint32_t> sass_class(const Instr& in) {
   }
 }
 
-// The rank of each instruction of the single-block loop [b, e) in ptxas's order `sass` (the k-th
-// instruction of a class takes the k-th place of that class), or empty when the loop's instructions are
-// not those of `sass`.
-std::vector<int32_t> sass_ranks(const std::vector<Instr>& code, size_t b, size_t e, const std::string& sass) {
-  std::vector<int32_t> rank(e - b, -1);
+// The places of each instruction of the single-block loop [b, e) in ptxas's order `sass` (the k-th
+// instruction of a class takes the k-th place of that class; one that becomes several SASS instructions
+// the next places): its first place (its rank) and its last, -1 for an instruction of no class; empty when
+// the loop's instructions are not those of `sass`.
+struct SassPlaces {
+  std::vector<int32_t> first, last;
+};
+
+SassPlaces sass_places(const std::vector<Instr>& code, size_t b, size_t e, const std::string& sass) {
+  SassPlaces out{std::vector<int32_t>(e - b, -1), std::vector<int32_t>(e - b, -1)};
   std::map<char, std::vector<int32_t>> places;
   for (size_t q = 0; q < sass.size(); ++q) places[sass[q]].push_back(static_cast<int32_t>(q));
   std::map<char, size_t> used;
@@ -399,12 +404,38 @@ std::vector<int32_t> sass_ranks(const std::vector<Instr>& code, size_t b, size_t
     auto& at = used[c];
     const auto p = places.find(c);
     if (c == '?' || p == places.end() || at + count > p->second.size()) return {};
-    rank[i - b] = p->second[at];
+    out.first[i - b] = p->second[at];
+    out.last[i - b] = p->second[at + count - 1];
     at += count;
   }
   for (const auto& [c, at] : places)
     if (used[c] != at.size()) return {};
-  return rank;
+  return out;
+}
+
+// ptxas may place part of a load's SASS after the first HMMA of the Tensor Core instruction that reads it
+// (tcs_wmma_sample: `GGGGGG H GG H`, two of the B fragment's four LDGs after the first HMMA.16816 of the
+// wmma.mma): those loads issue only once that HMMA has issued, so once the instruction's other operands
+// are ready, and the MMA waits for a second memory latency. In the ranked loop [b, e) (`at`: its places)
+// such a load also waits for those operands (a scoreboard wait, no value is read): the operands the
+// Tensor Core instruction reads that the load does not write and no instruction between them writes.
+void wait_like_split_loads(std::vector<Instr>& code, size_t b, size_t e, const SassPlaces& at) {
+  const auto has = [](const std::vector<int32_t>& v, int32_t r) { return std::find(v.begin(), v.end(), r) != v.end(); };
+  for (size_t x = b; x < e; ++x) {
+    Instr& load = code[x];
+    if (load.traits.mem != MemKind::Load || at.last[x - b] <= at.first[x - b]) continue;
+    for (size_t y = x + 1; y < e; ++y) {
+      const Instr& mma = code[y];
+      if (!mma.traits.tensor_math || at.first[y - b] < 0 || at.first[y - b] > at.last[x - b]) continue;
+      if (std::none_of(load.dsts.begin(), load.dsts.end(), [&](int32_t r) { return has(mma.srcs, r); })) continue;
+      for (int32_t r : mma.srcs) {
+        bool written_between = false;
+        for (size_t q = x + 1; q < y && !written_between; ++q) written_between = has(code[q].dsts, r);
+        if (!written_between && !has(load.dsts, r) && !has(load.srcs, r)) load.srcs.push_back(r);
+      }
+      break;
+    }
+  }
 }
 
 }  // namespace
@@ -533,13 +564,15 @@ void schedule_loads_early(Kernel& k) {
   // ptxas's order for the single-block loops (a block whose last instruction branches back to its first),
   // matched in code order to the SASS's innermost loops with the same memory and Tensor Core instructions.
   std::vector<std::vector<int32_t>> ranks(nb);
+  std::vector<size_t> matched(nb);
   size_t next_loop = 0;
   for (size_t blk = 0; blk < nb && next_loop < k.sass_loops.size(); ++blk) {
     const Instr& last = k.code[first[blk + 1] - 1];
     if (last.op != Op::Bra || static_cast<size_t>(last.target) != first[blk]) continue;
     for (size_t q = next_loop; q < k.sass_loops.size(); ++q) {
-      ranks[blk] = sass_ranks(k.code, first[blk], first[blk + 1], k.sass_loops[q]);
+      ranks[blk] = sass_places(k.code, first[blk], first[blk + 1], k.sass_loops[q]).first;
       if (!ranks[blk].empty()) {
+        matched[blk] = q;
         next_loop = q + 1;
         break;
       }
@@ -548,7 +581,10 @@ void schedule_loads_early(Kernel& k) {
   for (size_t blk = 0; blk < nb; ++blk) {
     regs.live_in = live_in.data() + blk * words;
     live_out_of(blk, regs.live_out);
-    if (ranks[blk].empty() || !schedule_block(k.code, first[blk], first[blk + 1], regs, sc, &ranks[blk]))
+    if (!ranks[blk].empty() && schedule_block(k.code, first[blk], first[blk + 1], regs, sc, &ranks[blk]))
+      wait_like_split_loads(k.code, first[blk], first[blk + 1],
+                            sass_places(k.code, first[blk], first[blk + 1], k.sass_loops[matched[blk]]));
+    else
       schedule_block(k.code, first[blk], first[blk + 1], regs, sc, nullptr);
   }
 }

@@ -7,8 +7,9 @@
 //   - the back-edge tests, with one `setp`, an integer induction register that the block steps once by an
 //     immediate (add/sub) against an immediate or a register the block does not write (a register step,
 //     as in grid-stride loops, or a data-dependent exit: not unrolled);
-//   - the block has at most 48 instructions (probe: 48 unrolled, 56 kept) and at most 16 global loads
-//     (probe: 16 unrolled, 20 kept; mma_frag_global's 24 kept).
+//   - the block has at most 48 instructions (probe: 48 unrolled, 56 kept) and at most 16 global SASS loads
+//     (probe: 16 unrolled, 20 kept; mma_frag_global's 24 kept; a global wmma.load of A or B is 4 LDGs:
+//     tcs_wmma_sample's loop of 8 is kept).
 // The SASS keeps the original loop after the unrolled one for the last iterations; so does this pass.
 #pragma once
 

@@ -148,6 +148,8 @@ struct Traits {
   bool single_ldst = false;      // an ld / ldu / st of at most 16 bytes per lane, or a cp.async: one SASS
                                  // memory instruction whatever its addresses
   uint8_t sass_count = 1;        // SASS instructions it becomes (a 64-bit integer add is a pair, func/decode.cc)
+  uint8_t sass_loads = 1;        // SASS memory instructions a load becomes outside shared memory: a wmma.load
+                                 // of A or B, 8 halves a thread, is four 32-bit LDGs (func/ops_tensor.cc)
   // Timing class: the config group its latency and issue interval come from (see timing/op_class.h);
   // empty: the default class of its unit ("units.int", ...).
   std::string op_class;

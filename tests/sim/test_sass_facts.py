@@ -214,3 +214,68 @@ def test_a_loop_is_scheduled_in_ptxas_order_where_the_sass_loop_matches():
     # loop's: the PTX-only schedule
     assert _loop(["SGSG"]) == (free, free_cycles)
     assert _loop(["GGGSSS"]) == (free, free_cycles)
+
+
+# One warp, 8 k-steps of a WMMA GEMM with both fragments from global memory (A 16 x 128 and B 128 x 16,
+# column-major: every k-step reads fresh sectors), not unrolled; D = A @ B stored row-major.
+WMMA_LOOP = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry wloop(.param .u64 a, .param .u64 b, .param .u64 d)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<24>;
+  .reg .f32 %f<9>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [a];
+  ld.param.u64 %rd2, [b];
+  ld.param.u64 %rd3, [d];
+  mov.u32 %r17, 16;
+  mov.u32 %r18, 128;
+  mov.f32 %f1, 0f00000000; mov.f32 %f2, 0f00000000; mov.f32 %f3, 0f00000000; mov.f32 %f4, 0f00000000;
+  mov.f32 %f5, 0f00000000; mov.f32 %f6, 0f00000000; mov.f32 %f7, 0f00000000; mov.f32 %f8, 0f00000000;
+  mov.u32 %r20, 0;
+$L_loop:
+  .pragma "nounroll";
+  wmma.load.a.sync.aligned.col.m16n16k16.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1], %r17;
+  wmma.load.b.sync.aligned.col.m16n16k16.global.f16 {%r9, %r10, %r11, %r12, %r13, %r14, %r15, %r16},
+      [%rd2], %r18;
+  wmma.mma.sync.aligned.col.col.m16n16k16.f32.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8},
+      {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%r9, %r10, %r11, %r12, %r13, %r14, %r15, %r16},
+      {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8};
+  add.s64 %rd1, %rd1, 512;
+  add.s64 %rd2, %rd2, 32;
+  add.u32 %r20, %r20, 1;
+  setp.lt.u32 %p1, %r20, 8;
+  @%p1 bra $L_loop;
+  wmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd3], {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, %r17;
+  ret;
+}
+"""
+
+
+def _wmma_loop(orders: list[str]) -> float:
+    """Cycles of WMMA_LOOP given ptxas's loop order; its D checked against numpy."""
+    eng = Engine("h100", ptxas_facts=False)
+    eng._eng.load_ptx(WMMA_LOOP.encode(), "<wloop>", {}, {"wloop": orders} if orders else {})
+    rng = np.random.default_rng(2)
+    a, b = rng.uniform(-1, 1, (16, 128)).astype(np.float16), rng.uniform(-1, 1, (128, 16)).astype(np.float16)
+    da, db, dd = eng.malloc(a.nbytes), eng.malloc(b.nbytes), eng.malloc(16 * 16 * 4)
+    eng.copy_to(da, np.ascontiguousarray(a.T))
+    eng.copy_to(db, np.ascontiguousarray(b.T))
+    stats = eng.launch("wloop", 1, 32, [da, db, dd])
+    got = eng.copy_from(dd, 256, np.float32).reshape(16, 16)
+    np.testing.assert_allclose(got, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-3, atol=1e-3)
+    return float(stats["gpu_sim_cycle"])
+
+
+def test_loads_ptxas_splits_around_an_hmma_wait_for_its_other_operands():
+    """tcs_wmma_sample's SASS: two of B's four LDGs after the first HMMA of the wmma.mma (`GGGGGG H GG H`),
+    so each k-step waits a second memory latency; all eight before the HMMAs: one latency, the PTX view."""
+    free = _wmma_loop([])
+    assert _wmma_loop(["GGGGGGGGHH"]) == free
+    split = _wmma_loop(["GGGGGGHGGH"])
+    assert split - free > 8 * 200  # a memory latency more per k-step, not an issue slot
+    # other instructions than the loop's (a wmma.load of A or B is four LDGs): the PTX-only schedule
+    assert _wmma_loop(["GGGGGHGGH"]) == free
