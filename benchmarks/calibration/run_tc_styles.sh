@@ -8,7 +8,7 @@
 #                                   reason), SASS instructions per pipe and memory class, achieved occupancy
 #                                   (calibrate.EXPLAIN_METRICS, those this ncu knows)
 #   tc_cycles.csv                   pass 2: the cycle metrics alone (run-to-run spread)
-#   tc_styles.sass                  cuobjdump -sass of ptxas -arch=sm_90 -O3 of tc_styles.ptx (what the PTX
+#   tc_styles.sass, tc_wgmma.sass   cuobjdump -sass of ptxas -arch=sm_90(a) -O3 of the suite's PTX (what the PTX
 #                                   becomes on the H100: SASS per PTX instruction, registers)
 #   chain_silicon.csv               benchmarks/calibration/tc_chain.py: the chain's parts, cycles per step
 #   library.csv                     benchmarks/gpu/library_baselines.py (issue 44), LIBRARY_BUDGET seconds
@@ -16,6 +16,8 @@
 # ENGINE_SNAPSHOT (optional): a folder holding an engine/ tree to build instead of the working tree's (the
 # GPU runs need the package importable, not a particular engine).
 set -euo pipefail
+KERNEL_ARGS=""  # KERNELS (optional): space-separated kernel names, only their cases are measured
+for k in ${KERNELS:-}; do KERNEL_ARGS+=" --kernel $k"; done
 source "$(dirname "$0")/device_meta.sh"
 start=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - start ))s] $*"; }
@@ -38,7 +40,7 @@ echo "explain metrics: $EXPLAIN"
 measure() {  # $1: name, $2: metrics, $3: seconds
   local name=$1 metrics=$2 limit=$3
   timeout "$limit" ncu --clock-control none --metrics "$metrics" --csv --log-file "$OUT/ncu_$name.csv" \
-    python3 -m stcsim.gpu.calibrate run-suite --group tc-styles --order "$OUT/order_$name.csv" \
+    python3 -m stcsim.gpu.calibrate run-suite --group tc-styles --order "$OUT/order_$name.csv" $KERNEL_ARGS \
     > "$OUT/${name}_stdout.txt" 2>&1 || { echo "ncu $name failed or timed out:"; tail -20 "$OUT/${name}_stdout.txt"; }
   python3 -m stcsim.gpu.calibrate collect --ncu "$OUT/ncu_$name.csv" --order "$OUT/order_$name.csv" \
     --out "$OUT/tc_$name.csv" --meta "date: $(date -u +%Y-%m-%d)" --meta "gpu: $GPU" \
@@ -47,9 +49,11 @@ measure() {  # $1: name, $2: metrics, $3: seconds
     || echo "collect of $name failed"
   stamp "ncu $name collected"
 }
-ptxas -arch=sm_90 -O3 -v benchmarks/calibration/kernels/tc_styles.ptx -o /tmp/tc_styles.cubin \
-  > "$OUT/tc_styles_ptxas.txt" 2>&1 && cuobjdump -sass /tmp/tc_styles.cubin > "$OUT/tc_styles.sass" \
-  || echo "SASS dump failed"
+for mod in tc_styles:sm_90 tc_wgmma:sm_90a; do
+  ptxas -arch=${mod#*:} -O3 -v benchmarks/calibration/kernels/${mod%:*}.ptx -o /tmp/${mod%:*}.cubin \
+    > "$OUT/${mod%:*}_ptxas.txt" 2>&1 && cuobjdump -sass /tmp/${mod%:*}.cubin > "$OUT/${mod%:*}.sass" \
+    || echo "SASS dump of ${mod%:*} failed"
+done
 timeout 60 python3 -m benchmarks.calibration.tc_chain silicon --out "$OUT/chain_silicon.csv" \
   > "$OUT/chain_stdout.txt" 2>&1 || { echo "tc_chain failed:"; tail -5 "$OUT/chain_stdout.txt"; }
 stamp "chain probes done"

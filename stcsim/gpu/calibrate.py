@@ -162,17 +162,17 @@ def run(kernel: str, shape: str, engine: Any, rng: np.random.Generator, launches
     return stats
 
 
-def run_suite(order_path: str, seed: int = 0, group: str = "all") -> None:
-    """Runs every case of `group` on the GPU (a warm-up launch and one measured launch each) and records the
-    launch order, so that ncu's rows can be matched to cases, and whether the output matched numpy. Needs
-    CuPy."""
+def run_suite(order_path: str, seed: int = 0, group: str = "all", kernels: tuple[str, ...] = ()) -> None:
+    """Runs every case of `group` (only those of `kernels` when given) on the GPU (a warm-up launch and one
+    measured launch each) and records the launch order, so that ncu's rows can be matched to cases, and
+    whether the output matched numpy. Needs CuPy."""
     from stcsim.gpu.runner import GpuEngine
 
     eng = GpuEngine(repeats=1)
     with open(order_path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["launch", "kernel", "shape", "role", "check"])
-        for i, (kernel, shape) in enumerate(suite(group)):
+        for i, (kernel, shape) in enumerate(c for c in suite(group) if not kernels or c[0] in kernels):
             try:
                 run(kernel, shape, eng, np.random.default_rng(seed), launches=1 + eng.repeats)
                 check = "ok"
@@ -345,6 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("run-suite")
     p.add_argument("--order", required=True)
     p.add_argument("--group", default="all", choices=GROUPS)
+    p.add_argument("--kernel", action="append", default=[], help="only these kernels (repeatable)")
     p = sub.add_parser("collect")
     p.add_argument("--ncu", required=True)
     p.add_argument("--order", required=True)
@@ -361,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--group", default="all", choices=GROUPS)
     a = ap.parse_args(argv)
     if a.cmd == "run-suite":
-        run_suite(a.order, group=a.group)
+        run_suite(a.order, group=a.group, kernels=tuple(a.kernel))
     elif a.cmd == "collect":
         with open(a.out, "w", newline="") as f:
             f.writelines(f"# {line}\n" for line in a.meta)

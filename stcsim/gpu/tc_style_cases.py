@@ -4,8 +4,10 @@ Styles the project's kernel set does not use: WMMA fragments straight from globa
 style), single-stage shared tiles from 16x16 to 256x128 CTA tiles, one-warp CTAs, mma.sync with and without
 ldmatrix and cp.async, split-K with atomics, 2:4 ``mma.sp`` from global and from shared memory, and the
 latency-bound chains (fragment load -> MMA -> a load whose address depends on the MMA) at 1, 2, 4 and 8 warps
-per SM. Each kernel is a family (a style and tile config): ``benchmarks/calibration/halves.yaml`` puts whole
-families in the tuning or the validation half. Every case checks its output against numpy.
+per SM; and Hopper wgmma with one and two consumer warpgroups fed by plain loads
+(``benchmarks/calibration/kernels/tc_wgmma.cu``). Each kernel is a family (a style and tile config):
+``benchmarks/calibration/halves.yaml`` puts whole families in the tuning or the validation half. Every case
+checks its output against numpy.
 """
 
 from __future__ import annotations
@@ -113,6 +115,17 @@ def _chain(kernel: str, warps: int, iters: int, ctas: int = SMS) -> Callable[[np
     return plan
 
 
+def _wgmma(m: int, n: int, k: int, warpgroups: int) -> Callable[[np.random.Generator], Plan]:
+    """tc_wgmma.cu: A row-major, B transposed (N x K row-major); a CTA of `warpgroups` x 128 threads per
+    (64 * warpgroups) x 64 tile of C."""
+    def plan(rng: np.random.Generator) -> Plan:
+        a, b = _f16(rng, m, k), _f16(rng, k, n)
+        return Plan([a.ravel(), np.ascontiguousarray(b.T).ravel(), poison(m * n)],
+                    [Buf(0), Buf(1), Buf(2), m, n, k], (n // 64, m // (64 * warpgroups), 1),
+                    (128 * warpgroups, 1, 1), 2, lambda _: _product(a, b), rtol=1e-3)
+    return plan
+
+
 def _shape(m: int, n: int, k: int, extra: str = "") -> str:
     return f"{m}x{n}x{k}" + (f",{extra}" if extra else "")
 
@@ -125,6 +138,9 @@ def _smem_case(name: str, tile: int, m: int, n: int, k: int) -> Case:
     (tm, tn), threads = _SMEM_TILES[tile]
     return Case(name, MODULE, _shape(m, n, k), _row_major(m, n, k, (tm, tn), threads))
 
+
+WGMMA_MODULE = "tc_wgmma"
+WGMMA_KERNELS = {"tcs_wgmma_1wg": 1, "tcs_wgmma_2wg": 2}
 
 CHAIN_KERNELS = ("tcs_chain_wmma_gmem", "tcs_chain_wmma_smem", "tcs_chain_mma_ldm", "tcs_chain_mma_gmem")
 
@@ -162,6 +178,9 @@ TC_CASES: tuple[Case, ...] = (
     Case("tcs_mmasp_gmem", MODULE, _shape(256, 256, 256, "w1"), _sparse(256, 256, 256, "tcs_mmasp_gmem", 1)),
     *(Case("tcs_mmasp_ldm_1w", MODULE, _shape(m, n, k), _sparse(m, n, k, "tcs_mmasp_ldm_1w"))
       for m, n, k in ((256, 256, 256), (1024, 1024, 1024), (512, 64, 4608))),
+    *(Case(kernel, WGMMA_MODULE, _shape(m, n, k), _wgmma(m, n, k, wg))
+      for kernel, wg in WGMMA_KERNELS.items()
+      for m, n, k in ((256, 256, 256), (1024, 1024, 1024), (2048, 2048, 512))),
     *(Case(kernel, MODULE, f"warps/SM={w},iters=256", _chain(kernel, w, 256))
       for kernel in CHAIN_KERNELS for w in (1, 2, 4, 8)),
     # twice the steps at one warp per SM: the difference is the chain's cost per step, free of launch costs
@@ -180,4 +199,6 @@ TC_SMOKE: tuple[Case, ...] = (
     Case("tcs_mmasp_gmem", MODULE, _shape(32, 64, 64, "w2"), _sparse(32, 64, 64, "tcs_mmasp_gmem", 2)),
     Case("tcs_mmasp_ldm_1w", MODULE, _shape(64, 32, 128), _sparse(64, 32, 128, "tcs_mmasp_ldm_1w")),
     *(Case(kernel, MODULE, "warps/SM=2,iters=8,ctas=2", _chain(kernel, 2, 8, 2)) for kernel in CHAIN_KERNELS),
+    *(Case(kernel, WGMMA_MODULE, _shape(128, 128, 128), _wgmma(128, 128, 128, wg))
+      for kernel, wg in WGMMA_KERNELS.items()),
 )
