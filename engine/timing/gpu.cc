@@ -22,10 +22,11 @@ void raise_to(std::atomic<uint64_t>& a, uint64_t v) {
 TimingModel::Sleep::Sleep(const SubCore& sub) : reason(sub.warps.empty() ? TStat::StallIdle : TStat::StallBarrier) {}
 
 TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, double sample,
-                         Stats& stats, Watchdog& watchdog, uint32_t threads)
+                         Stats& stats, Watchdog& watchdog, uint32_t threads, bool lockstep)
     : cfg_(cfg), L_(launch), watchdog_(watchdog), exec_(launch), stats_(stats), mem_(cfg, stats_),
       regs_per_thread_(regs_per_thread), sampler_(0, 1, 0), phase_(0, 0, 0) {
   threads_ = std::max(1u, threads);
+  lockstep_ = lockstep;
   warps_per_cta_ = warps_per_cta(L_);
   total_ctas_ = static_cast<uint64_t>(L_.grid[0]) * L_.grid[1] * L_.grid[2];
   L_.num_sms = cfg.num_sms;

@@ -30,9 +30,10 @@ class TimingModel {
   // simulation with that tolerance (waves of CTAs, sampling.h; within a grid of few waves, phase.h). Stats go to `stats`; `watchdog` bounds the simulated
   // cycles and warp instructions of the run.
   // `threads` > 1: a full-detail launch runs its SMs on that many host threads (run_parallel), with the
-  // same results bit for bit.
+  // same results bit for bit. `lockstep`: a full-detail launch runs the lockstep loop on one thread instead
+  // (run_lockstep, as sampled launches do), with the same results bit for bit (the tests compare the loops).
   TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, double sample,
-              Stats& stats, Watchdog& watchdog, uint32_t threads = 1);
+              Stats& stats, Watchdog& watchdog, uint32_t threads = 1, bool lockstep = false);
   ~TimingModel();
   TimingModel(const TimingModel&) = delete;
   TimingModel& operator=(const TimingModel&) = delete;
@@ -192,6 +193,7 @@ class TimingModel {
   // What SMs' steps write beyond their SM, one copy per host thread (one unless run_parallel runs).
   std::vector<std::unique_ptr<Part>> parts_;
   uint32_t threads_ = 1;
+  bool lockstep_ = false;  // run_lockstep whatever the launch (the constructor's `lockstep`)
   std::vector<const OpDesc*> desc_;  // timing class of each instruction, by pc
   // What check() needs of each instruction, by pc, in one small record (the Instr itself, with its
   // vectors on the heap, is cold memory for a warp that only waits): the scoreboard entries of the

@@ -2,7 +2,6 @@
 // which picks one and totals the launch's stats.
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <queue>
@@ -211,9 +210,9 @@ void TimingModel::run() {
     more = false;
     for (auto& sm : sms_) more |= dispatch(*sm, 0);
   }
-  // The samplers observe the whole GPU at each cycle: they run in lockstep. So does a launch with the
-  // environment variable STCSIM_LOCKSTEP set (to anything): the tests compare the two loops.
-  const bool lockstep = sampler_.enabled() || phase_.enabled() || std::getenv("STCSIM_LOCKSTEP");
+  // The samplers observe the whole GPU at each cycle: they run in lockstep. So does a launch that asks for
+  // it (Engine(..., lockstep=True)): the tests compare the loops.
+  const bool lockstep = lockstep_ || sampler_.enabled() || phase_.enabled();
   // More than one thread: each with its own copies of what an SM's steps write beyond the SM (Part; the
   // memory system's too).
   const uint32_t threads = lockstep ? 1 : std::min<uint32_t>(threads_, cfg_.num_sms);
