@@ -8,8 +8,6 @@
 
 namespace stc {
 
-namespace {
-
 // SASS memory instructions a PTX memory instruction becomes: each moves at most 16 bytes per thread, so a
 // thread's accesses, merged where contiguous, need ceil(bytes / 16) of them (the most of any thread).
 // Matrix fragments from shared memory (wmma A/B) load with one ldmatrix-like instruction.
@@ -46,8 +44,6 @@ uint32_t memory_instructions(const Instr& in, WarpRecord& rec) {
   }
   return std::max(most, count + static_cast<uint32_t>((run_bytes + 15) / 16));
 }
-
-}  // namespace
 
 uint64_t TimingModel::complete_time(const Instr& in, WarpRecord& rec, const OpTiming& ot, WarpT& w,
                                     uint32_t sm, uint64_t t, Part& part) {
@@ -118,14 +114,6 @@ uint64_t TimingModel::access_time(const Instr& in, WarpRecord& rec, WarpT& w, ui
     return t + 1;
   }
   return mem_.load(sm, t, rec.acc, !(in.flags & F_CG), rec.shape);
-}
-
-uint32_t TimingModel::memory_instructions_named(const Instr& in, WarpRecord& rec, Part& part) {
-  if (!rec.shape.key) return memory_instructions(in, rec);
-  Part::NamedCount& e =
-      part.mem_insts[(rec.shape.key * 0x9E3779B97F4A7C15ull ^ rec.shape.lanes) >> (64 - Part::kNamedCountBits)];
-  if (!(e.shape == rec.shape)) e = {rec.shape, memory_instructions(in, rec)};
-  return e.count;
 }
 
 }  // namespace stc

@@ -200,6 +200,14 @@ bool TimingModel::held_by_registers_or_unit(WarpT& w, const SubCore& sub, const 
   return false;
 }
 
+uint32_t TimingModel::memory_instructions_named(const Instr& in, WarpRecord& rec, Part& part) {
+  if (!rec.shape.key) return memory_instructions(in, rec);
+  Part::NamedCount& e =
+      part.mem_insts[(rec.shape.key * 0x9E3779B97F4A7C15ull ^ rec.shape.lanes) >> (64 - Part::kNamedCountBits)];
+  if (!(e.shape == rec.shape)) e = {rec.shape, memory_instructions(in, rec)};
+  return e.count;
+}
+
 void TimingModel::wake_subcores(SmT& sm, const SubCore& by, uint64_t t) {
   for (auto& s : sm.subs) {
     s.wake = std::min(s.wake, t + 1);

@@ -21,6 +21,10 @@ inline constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 // The issue units of a sub-core, Unit::NONE included (SubCore::unit_free; WarpT::mshr_unit: a folded one).
 inline constexpr size_t kUnits = static_cast<size_t>(Unit::NONE) + 1;
 
+// The SASS memory instructions a PTX memory instruction becomes (completion_time.cc); issue() asks through
+// TimingModel::memory_instructions_named, which stays in gpu.cc beside it so that the compiler inlines it.
+uint32_t memory_instructions(const Instr& in, WarpRecord& rec);
+
 // What an SM's steps write beyond the SM itself, one copy per host thread (run_parallel); an SM's steps
 // write the copy of the thread that runs them (SmT::part). The first thread's is the model's own (exec_,
 // L_, stats_, rec_): a launch on one thread runs as before.
