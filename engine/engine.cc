@@ -270,7 +270,7 @@ StatMap Engine::launch(const LaunchRequest& req) {
   Watchdog watchdog(req.limits, req.interrupt);
   watchdog.check_grid(L);
   if (timing) {
-    TimingModel tm(cfg_, L, req.regs_per_thread, req.sample, st, watchdog, req.threads);  // sets regs_per_thread to the value occupancy uses
+    TimingModel tm(cfg_, L, req.regs_per_thread, req.sample, st, watchdog, req.threads, req.lockstep);  // sets regs_per_thread to the value occupancy uses
     tm.run();
     if (req.sample > 0)
       watchdog.check_estimate(L, static_cast<uint64_t>(st[TStat::KernelCycles]), static_cast<uint64_t>(st[TStat::WarpInsts]));

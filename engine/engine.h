@@ -38,6 +38,7 @@ struct LaunchRequest {
   double sample = 0;             // > 0: sampled simulation with this wave tolerance (timing/sampling.h)
   bool serialize_wgmma = false;  // ptxas's C7515 for this kernel: its wgmma.mma_async run one at a time
   uint32_t threads = 1;          // host threads of a full-detail timing launch (same stats; timing/gpu.h)
+  bool lockstep = false;         // a full-detail timing launch in the lockstep loop (same stats; timing/gpu.h)
   LaunchLimits limits;           // the watchdog's bounds (func/watchdog.h)
   InterruptPoll interrupt;       // polled every few ms of host time; true stops the launch (Interrupted)
 };

@@ -162,7 +162,7 @@ bool stop_requested(bool& exiting) {
 stc::StatMap launch(stc::Engine& e, const std::string& kernel, const std::vector<int64_t>& grid,
                   const std::vector<int64_t>& block, const nb::list& args, int64_t shared_bytes, bool timing,
                   int64_t regs_per_thread, uint64_t max_cycles, uint64_t max_warp_insts, double sample,
-                  uint64_t max_ctas, bool serialize_wgmma, int64_t threads) {
+                  uint64_t max_ctas, bool serialize_wgmma, int64_t threads, bool lockstep) {
   stc::LaunchRequest r;
   r.kernel = kernel;
   const auto g = dims(grid, "grid"), b = dims(block, "block");
@@ -178,6 +178,7 @@ stc::StatMap launch(stc::Engine& e, const std::string& kernel, const std::vector
   r.serialize_wgmma = serialize_wgmma;
   if (threads < 1 || threads > 1024) throw stc::LaunchError("threads must be in [1, 1024]");
   r.threads = static_cast<uint32_t>(threads);
+  r.lockstep = lockstep;
   bool exiting = false;
   r.interrupt = [&exiting] { return stop_requested(exiting); };
   for (size_t i = 0; i < args.size(); ++i) r.args.push_back(kernel_arg(args[i], i));
@@ -264,11 +265,12 @@ NB_MODULE(_engine, m) {
       .def("launch", &launch, "kernel"_a, "grid"_a, "block"_a, "args"_a, "shared_bytes"_a = 0, "timing"_a = true,
            "regs_per_thread"_a = 0, "max_cycles"_a = stc::kDefaultMaxCycles,
            "max_warp_insts"_a = stc::kDefaultMaxWarpInsts, "sample"_a = 0.0, "max_ctas"_a = stc::kDefaultMaxCtas,
-           "serialize_wgmma"_a = false, "threads"_a = 1,
+           "serialize_wgmma"_a = false, "threads"_a = 1, "lockstep"_a = false,
            "Runs a kernel; returns its stats. max_cycles / max_warp_insts / max_ctas: watchdog limits (0: none); "
            "sample > 0: sampled simulation with that wave tolerance (0: full detail); serialize_wgmma: ptxas "
            "serialized the kernel's wgmma.mma_async (warning C7515), each waits for the warp's earlier groups. threads: host threads of a full-detail timing launch (its "
-           "SMs split among them; the same stats as one thread).");
+           "SMs split among them; the same stats as one thread). lockstep: a full-detail timing launch runs the "
+           "lockstep loop, on one thread (the same stats).");
   m.attr("DEFAULT_MAX_CYCLES") = stc::kDefaultMaxCycles;
   m.attr("DEFAULT_MAX_WARP_INSTS") = stc::kDefaultMaxWarpInsts;
   m.attr("DEFAULT_MAX_CTAS") = stc::kDefaultMaxCtas;

@@ -1,6 +1,11 @@
 // The cycle-level timing model of one kernel launch: CTA dispatcher with occupancy limits, SMs with
 // sub-cores (warp scheduler GTO/LRR, register scoreboard, units with latency and initiation interval),
 // the memory system, barriers, and event-driven fast-forward over cycles in which nothing can issue.
+// Its member functions live in gpu.cc (construction, CTA dispatch, the scheduler's passes and issue),
+// issue_facts.cc (what is known of each instruction before the launch), icache.cc (instruction fetch),
+// completion_time.cc (when an issued instruction's work completes), sampled_run.cc (the samplers' skips and
+// fast-forwards) and run_loops.cc (the loops over SMs and cycles); the records they share (SMs, sub-cores,
+// CTAs, warps) in gpu_internal.h.
 #pragma once
 
 #include <array>
@@ -25,9 +30,10 @@ class TimingModel {
   // simulation with that tolerance (waves of CTAs, sampling.h; within a grid of few waves, phase.h). Stats go to `stats`; `watchdog` bounds the simulated
   // cycles and warp instructions of the run.
   // `threads` > 1: a full-detail launch runs its SMs on that many host threads (run_parallel), with the
-  // same results bit for bit.
+  // same results bit for bit. `lockstep`: a full-detail launch runs the lockstep loop on one thread instead
+  // (run_lockstep, as sampled launches do), with the same results bit for bit (the tests compare the loops).
   TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t regs_per_thread, double sample,
-              Stats& stats, Watchdog& watchdog, uint32_t threads = 1);
+              Stats& stats, Watchdog& watchdog, uint32_t threads = 1, bool lockstep = false);
   ~TimingModel();
   TimingModel(const TimingModel&) = delete;
   TimingModel& operator=(const TimingModel&) = delete;
@@ -139,10 +145,10 @@ class TimingModel {
   // A barrier's release or an extension's wake at t, in sub-core `by`'s issue: every sub-core of the SM
   // passes at t + 1; one the loop visits after `by` whose pass at t sleep_after_issue skipped passes at t.
   void wake_subcores(SmT& sm, const SubCore& by, uint64_t t);
-  // The SASS memory instructions of a memory instruction (gpu.cc: memory_instructions), kept by name for
-  // records that name their shape: the count depends only on the records relative to each other (and on
-  // whether the instruction loads a fragment, which the name's wmma kind fixes), and a global wmma.load
-  // would walk 256 of them.
+  // The SASS memory instructions of a memory instruction (completion_time.cc: memory_instructions), kept by
+  // name for records that name their shape: the count depends only on the records relative to each other
+  // (and on whether the instruction loads a fragment, which the name's wmma kind fixes), and a global
+  // wmma.load would walk 256 of them.
   uint64_t access_time(const Instr& in, WarpRecord& rec, WarpT& w, uint32_t sm, uint64_t t);
   uint32_t memory_instructions_named(const Instr& in, WarpRecord& rec, Part& part);
   uint64_t complete_time(const Instr& in, WarpRecord& rec, const OpTiming& ot, WarpT& w, uint32_t sm,
@@ -187,6 +193,7 @@ class TimingModel {
   // What SMs' steps write beyond their SM, one copy per host thread (one unless run_parallel runs).
   std::vector<std::unique_ptr<Part>> parts_;
   uint32_t threads_ = 1;
+  bool lockstep_ = false;  // run_lockstep whatever the launch (the constructor's `lockstep`)
   std::vector<const OpDesc*> desc_;  // timing class of each instruction, by pc
   // What check() needs of each instruction, by pc, in one small record (the Instr itself, with its
   // vectors on the heap, is cold memory for a warp that only waits): the scoreboard entries of the

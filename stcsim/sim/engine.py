@@ -60,6 +60,11 @@ class Engine:
     in the one-thread order, so the stats and memory are bit-identical to ``threads=1`` (docs/performance.md).
     Sampled launches run on one thread.
 
+    `lockstep` runs each full-detail timing launch in the lockstep loop, on one thread whatever `threads`:
+    every SM's cycle t, in SM order, before any SM's cycle t + 1 (the loop sampled launches run), instead of
+    each SM running ahead while it touches only its own state. The stats and memory are bit-identical, the
+    launch slower; tests/timing/test_run_ahead.py compares the two loops with it.
+
     With `ptxas_facts` (the default) a timing launch takes what ptxas reports of the kernel on the config's
     `gpu.sm_version` (stcsim.sim.ptxas_facts), where ptxas is installed and accepts the PTX: register
     occupancy from the registers ptxas allocates (else, and with False, the engine's liveness estimate; the
@@ -82,10 +87,14 @@ class Engine:
         ptxas_facts: bool = True,
         max_ctas: int = DEFAULT_MAX_CTAS,
         threads: int = 1,
+        lockstep: bool = False,
     ) -> None:
         if isinstance(threads, bool) or not isinstance(threads, int | np.integer) or not 1 <= threads <= 1024:
             raise LaunchError(f"threads must be an int in [1, 1024], got {threads!r}")
+        if not isinstance(lockstep, bool | np.bool_):
+            raise LaunchError(f"lockstep must be True or False, got {lockstep!r}")
         self.threads = int(threads)
+        self.lockstep = bool(lockstep)
         self.ptxas_facts = bool(ptxas_facts)
         self._sm_version = 0
         self._kernel_ptx: dict[str, str] = {}
@@ -251,6 +260,7 @@ class Engine:
                 launch_args.limit(ctas, "max_ctas"),
                 serialized,
                 self.threads,
+                self.lockstep,
             )
         )
         if self.config is not None:

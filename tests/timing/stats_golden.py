@@ -64,8 +64,9 @@ def _stat_values(stats: dict[str, Any]) -> dict[str, float | str]:
     return {k: (v if isinstance(v, str) else float(v)) for k, v in sorted(stats.items())}
 
 
-def kernel_cases() -> Iterator[tuple[str, dict[str, float | str]]]:
-    """(case id, stats) of every kernel of the set on each config its pattern family runs on."""
+def kernel_cases(lockstep: bool = False) -> Iterator[tuple[str, dict[str, float | str]]]:
+    """(case id, stats) of every kernel of the set on each config its pattern family runs on (`lockstep`:
+    every launch in the timing model's lockstep loop, Engine(..., lockstep=True))."""
     for kernel in KERNEL_SET:
         if kernel.pattern_name not in _PATTERNS:
             raise KeyError(f"{kernel.procedural_name}: add its pattern {kernel.pattern_name!r} to _PATTERNS")
@@ -75,7 +76,7 @@ def kernel_cases() -> Iterator[tuple[str, dict[str, float | str]]]:
             for config in _CONFIGS[kernel.pattern_name]:
                 case = f"kernel/{kernel.procedural_name}/{spec}/{config}"
                 try:
-                    eng = Engine(config)
+                    eng = Engine(config, lockstep=lockstep)
                     check = verify_gemm(kernel, eng, PROBLEM, SEED, pattern=spec, sparsity=sparsity)
                 except ValueError as err:  # LaunchError: the config has no timing for one of its instructions
                     yield case, {"error": type(err).__name__}
@@ -85,14 +86,16 @@ def kernel_cases() -> Iterator[tuple[str, dict[str, float | str]]]:
                 yield case, _stat_values(check.stats)
 
 
-def micro_cases() -> Iterator[tuple[str, dict[str, float | str]]]:
-    """(case id, stats) of every launch the microbenchmarks make (the fast ones), in launch order."""
+def micro_cases(lockstep: bool = False) -> Iterator[tuple[str, dict[str, float | str]]]:
+    """(case id, stats) of every launch the microbenchmarks make (the fast ones), in launch order (`lockstep`:
+    each in the lockstep loop; the microbenchmarks make their own engines, which the recording sets to it)."""
     from benchmarks.micro import BENCHES, measure
 
     launches: list[dict[str, Any]] = []
     original = Engine.launch
 
     def recording_launch(self: Engine, *args: Any, **kwargs: Any) -> dict[str, float | str]:
+        self.lockstep = self.lockstep or lockstep
         stats = original(self, *args, **kwargs)
         launches.append(stats)
         return stats
@@ -112,15 +115,15 @@ def micro_cases() -> Iterator[tuple[str, dict[str, float | str]]]:
         Engine.launch = original  # type: ignore[method-assign]
 
 
-def collect() -> dict[str, dict[str, float | str]]:
+def collect(lockstep: bool = False) -> dict[str, dict[str, float | str]]:
     """Every case's statistics by case id, in the PTX-only view (the engine's register estimate, wgmma as the
     PTX pipelines it): ptxas's facts (stcsim.sim.ptxas_facts) depend on whether and which ptxas is installed,
-    the golden file must not."""
+    the golden file must not. `lockstep`: every launch in the timing model's lockstep loop (same stats)."""
     np.seterr(all="ignore")
     original = ptxas_facts.facts
     ptxas_facts.facts = lambda ptx, sm_version: ptxas_facts.PtxasFacts()  # type: ignore[assignment]
     try:
-        return dict([*kernel_cases(), *micro_cases()])
+        return dict([*kernel_cases(lockstep), *micro_cases(lockstep)])
     finally:
         ptxas_facts.facts = original  # type: ignore[assignment]
 

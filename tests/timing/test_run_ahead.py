@@ -1,9 +1,9 @@
 """The run-ahead loop (full detail: each SM runs on while it touches only its own state) against the lockstep
-loop (every SM's cycle t before any SM's cycle t + 1), which STCSIM_LOCKSTEP selects: every statistic and
-every output bit-identical, on grids that fill the GPU with CTAs contending for L2 and DRAM, with more
-CTAs than fit at once (dispatch in the lockstep order), irregular CTAs, extensions' instructions (TMA,
-ordered; wgmma, mbarrier, SHMMA and wmma.smma.L, SM-local), a chain of atomic exchanges whose result is the
-GPU-wide order of its atomics, and the whole stats-golden collection."""
+loop (every SM's cycle t before any SM's cycle t + 1), which `Engine(..., lockstep=True)` selects: every
+statistic and every output bit-identical, on grids that fill the GPU with CTAs contending for L2 and DRAM,
+with more CTAs than fit at once (dispatch in the lockstep order), irregular CTAs, extensions' instructions
+(TMA, ordered; wgmma, mbarrier, SHMMA and wmma.smma.L, SM-local), a chain of atomic exchanges whose result is
+the GPU-wide order of its atomics, and the whole stats-golden collection."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from stcsim.harness.kernel_choice import num_sms
 from stcsim.kernels import GemmProblem, get_kernel, run_gemm
 from stcsim.kernels.verify import random_operands
-from stcsim.sim import Engine
+from stcsim.sim import Engine, LaunchError
 from tests.timing import stats_golden
 
 # (kernel, pattern, sparsity, config, problem): on each, more CTAs than the GPU holds at once
@@ -30,14 +30,6 @@ CASES = (
     ("spmm_extensor_l32_f16_f32_tile32x32_warp16x16", "extensor", 0.75, "titanv+extensor",
      GemmProblem(1024, 768, 64)),
 )
-
-
-def _select_loop(lockstep: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The timing model's loop for the launches that follow: lockstep (STCSIM_LOCKSTEP set) or run-ahead."""
-    if lockstep:
-        monkeypatch.setenv("STCSIM_LOCKSTEP", "1")
-    else:
-        monkeypatch.delenv("STCSIM_LOCKSTEP", raising=False)
 
 
 # Every thread swaps its global id into one cell after a CTA-dependent delay and keeps what it took out: the
@@ -73,10 +65,9 @@ SWAP:
 """
 
 
-def _exchange(config: str, lockstep: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[np.ndarray, dict]:
-    _select_loop(lockstep, monkeypatch)
+def _exchange(config: str, lockstep: bool) -> tuple[np.ndarray, dict]:
     ctas, threads = 600, 64
-    e = Engine(config)
+    e = Engine(config, lockstep=lockstep)
     e.load_ptx(EXCHANGE_PTX)
     cell, out = e.malloc(4), e.malloc(4 * ctas * threads)
     e.copy_to(cell, np.array([0xFFFFFFFF], np.uint32))
@@ -86,9 +77,9 @@ def _exchange(config: str, lockstep: bool, monkeypatch: pytest.MonkeyPatch) -> t
 
 
 @pytest.mark.parametrize("config", ["v100", "h100"])
-def test_atomics_reach_memory_in_the_lockstep_order(config, monkeypatch):
-    got_ahead, stats_ahead = _exchange(config, False, monkeypatch)
-    got_lock, stats_lock = _exchange(config, True, monkeypatch)
+def test_atomics_reach_memory_in_the_lockstep_order(config):
+    got_ahead, stats_ahead = _exchange(config, False)
+    got_lock, stats_lock = _exchange(config, True)
     # a chain: every id and the cell's first value exactly once (what each swap took out, and the last in)
     ids = np.append(np.arange(got_ahead.size - 1), 0xFFFFFFFF).astype(np.uint32)
     assert np.array_equal(np.sort(got_ahead), ids)
@@ -96,23 +87,29 @@ def test_atomics_reach_memory_in_the_lockstep_order(config, monkeypatch):
     assert stats_ahead == stats_lock
 
 
-def _run(case: tuple, lockstep: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[np.ndarray, dict]:
+def _run(case: tuple, lockstep: bool) -> tuple[np.ndarray, dict]:
     kernel, pattern, sparsity, config, p = case
-    _select_loop(lockstep, monkeypatch)
     a, b = random_operands(p, np.random.default_rng(5))
-    return run_gemm(get_kernel(kernel), Engine(config), a, b, pattern=pattern, sparsity=sparsity)
+    engine = Engine(config, lockstep=lockstep)
+    return run_gemm(get_kernel(kernel), engine, a, b, pattern=pattern, sparsity=sparsity)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0].split('_f')[0]}-{c[3]}" for c in CASES])
-def test_run_ahead_matches_lockstep(case, monkeypatch):
-    out_ahead, stats_ahead = _run(case, False, monkeypatch)
-    out_lock, stats_lock = _run(case, True, monkeypatch)
+def test_run_ahead_matches_lockstep(case):
+    out_ahead, stats_ahead = _run(case, False)
+    out_lock, stats_lock = _run(case, True)
     assert stats_ahead["grid_ctas"] > stats_ahead["max_ctas_per_sm"] * num_sms(case[3])  # CTAs wait for room
     assert np.array_equal(out_ahead.view(np.uint32), out_lock.view(np.uint32))
     assert stats_ahead == stats_lock
 
 
-def test_lockstep_matches_the_golden_stats(monkeypatch):
-    monkeypatch.setenv("STCSIM_LOCKSTEP", "1")
-    diff = stats_golden.differences(json.loads(stats_golden.GOLDEN.read_text()), stats_golden.collect())
+def test_lockstep_matches_the_golden_stats():
+    now = stats_golden.collect(lockstep=True)
+    diff = stats_golden.differences(json.loads(stats_golden.GOLDEN.read_text()), now)
     assert not diff, "\n".join(diff[:20])
+
+
+@pytest.mark.parametrize("bad", [1, 0, "yes", None])
+def test_lockstep_must_be_a_bool(bad):
+    with pytest.raises(LaunchError, match="lockstep"):
+        Engine("h100", lockstep=bad)
