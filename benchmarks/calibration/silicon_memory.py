@@ -51,12 +51,22 @@ def parse_sass(text: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+SM90A_MODULES = ("tc_wgmma",)
+"""Kernel sources that need sm_90a (wgmma): compiled for it instead of sm_80 (PTX) / sm_90 (SASS)."""
+
+
+def arch_of(cu: Path, default: str) -> str:
+    """The -arch nvcc compiles kernels/<cu> for: sm_90a for the wgmma modules, else `default`."""
+    return "sm_90a" if cu.stem in SM90A_MODULES else default
+
+
 def sass_table(tmp: Path) -> pd.DataFrame:
     """Compiles every kernels/*.cu to an sm_90 cubin and tabulates its SASS (empty without cuobjdump)."""
     frames = []
     for cu in sorted(KERNELS.glob("*.cu")):
         cubin = tmp / f"{cu.stem}.cubin"
-        subprocess.run(["nvcc", "-arch=sm_90", "-O3", "-cubin", str(cu), "-o", str(cubin)], check=True)
+        subprocess.run(["nvcc", f"-arch={arch_of(cu, 'sm_90')}", "-O3", "-cubin", str(cu), "-o", str(cubin)],
+                       check=True)
         if shutil.which("cuobjdump"):
             dump = ["cuobjdump", "-sass", str(cubin)]
             text = subprocess.run(dump, capture_output=True, text=True, check=True).stdout

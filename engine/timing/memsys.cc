@@ -154,28 +154,42 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
 }
 
 uint64_t MemorySystem::load(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, bool l1_allocate,
-                           const AccessShape& shape) {
+                           const AccessShape& shape, uint32_t passes) {
   sectors_of(acc, shape, scratch_);
-  return load_sectors(sm, t, l1_allocate);
+  return load_sectors(sm, t, l1_allocate, passes);
 }
 
 bool MemorySystem::load_named(uint32_t sm, uint64_t t, uint64_t first_addr, const AccessShape& shape,
-                              bool l1_allocate, uint64_t& done) {
+                              bool l1_allocate, uint32_t passes, uint64_t& done) {
   const std::vector<uint64_t>* rel = sector_memo_.find(shape, first_addr);
   if (!rel) return false;
   const uint64_t base = sector_memo_.base(first_addr);
   scratch_.clear();
   for (uint64_t r : *rel) scratch_.push_back(base + r);
-  done = load_sectors(sm, t, l1_allocate);
+  done = load_sectors(sm, t, l1_allocate, passes);
   return true;
 }
 
-uint64_t MemorySystem::load_sectors(uint32_t sm, uint64_t t, bool l1_allocate) {
+// The L1's data stage reads one sector of each of a line's sector slots per wavefront (a 128-byte line,
+// four 32-byte slots): sectors of different lines in the same slot take a wavefront each. Measured with
+// ncu (l1tex__data_pipe_lsu_wavefronts per request, benchmarks/calibration/run_l1_metrics.sh,
+// results/reference/h100_l1_metrics.csv): a warp's 32 lanes 128 bytes apart (one slot, 32 lines) 35 per
+// request, a coalesced 512 bytes 4, 8 rows of 16 bytes 512 bytes apart (tcs_mmasp_gmem) 7.9, 8 rows 32
+// bytes apart (two lines, every slot twice; tcs_chain_wmma_gmem) 2.5, random lanes (gather) 8.6.
+uint32_t MemorySystem::data_wavefronts() const {
+  const TimingConfig& c = cfg_;
+  const uint32_t slots = std::max(1u, c.l1_line / c.l1_sector);
+  uint32_t in_slot[16] = {}, most = 0;
+  for (uint64_t sec : scratch_) most = std::max(most, ++in_slot[(sec / c.l1_sector) % slots % 16]);
+  const double per_wave = static_cast<double>(c.smem_banks * c.smem_bank_bytes) / c.l1_sector;  // sectors/cycle
+  return std::max(most, static_cast<uint32_t>(std::ceil(static_cast<double>(scratch_.size()) / per_wave)));
+}
+
+uint64_t MemorySystem::load_sectors(uint32_t sm, uint64_t t, bool l1_allocate, uint32_t passes) {
   const TimingConfig& c = cfg_;
   Sm& s = sms_[sm];
   st_[TStat::GlobalLoadSectors] += static_cast<double>(scratch_.size());
-  const double per_wave = static_cast<double>(c.smem_banks * c.smem_bank_bytes) / c.l1_sector;  // sectors/cycle
-  const double waves = std::ceil(static_cast<double>(scratch_.size()) / per_wave);
+  const double waves = static_cast<double>(data_wavefronts()) * passes;
   const double start = s.l1_port.reserve(static_cast<double>(t), waves * c.smem_cycles_per_wavefront, local(sm).now);
   const uint64_t t0 = static_cast<uint64_t>(std::ceil(start));
   uint64_t done = t0 + c.l1_latency;
@@ -347,10 +361,9 @@ uint64_t MemorySystem::shared_cas_loop(uint32_t sm, uint64_t t, const std::vecto
   return done;
 }
 
-uint64_t MemorySystem::shared(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, const AccessShape& shape) {
-  const TimingConfig& c = cfg_;
+uint64_t MemorySystem::shared(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, const AccessShape& shape,
+                              bool matrix_rows) {
   Local& lc = local(sm);
-  // Wavefronts = the largest number of distinct bank-width words any bank must deliver.
   uint32_t distinct = 0, waves = 0;
   // Banks repeat every banks x width bytes: the same shape at another such base conflicts alike.
   const bool memo = bank_shift_ >= 0 && !acc.empty();
@@ -359,19 +372,78 @@ uint64_t MemorySystem::shared(uint32_t sm, uint64_t t, const std::vector<MemAcce
   if (hit) {
     distinct = hit->distinct;
     waves = hit->waves;
-  } else if (!shared_banks_fast(lc, acc, distinct, waves)) {  // a bank with more distinct words than the fast path holds
-    lc.distinct.clear();
-    uint32_t per_bank[256] = {};
-    waves = 0;
-    for (const auto& a : acc) {
-      if (a.space != Space::Shared) continue;
-      for (uint64_t w = a.addr / c.smem_bank_bytes; w <= (a.addr + a.size - 1) / c.smem_bank_bytes; ++w)
-        if (lc.distinct.insert(w)) waves = std::max(waves, ++per_bank[w % c.smem_banks]);
+  } else if (!(matrix_rows && matrix_waves(acc, distinct, waves))) {
+    // A warp's 64-bit accesses are served half a warp at a time, its 128-bit ones (and ldmatrix's row
+    // addresses, 16 bytes a lane) a quarter warp at a time, lanes that share an address in different quarters
+    // too: the phases' wavefronts add up (ncu l1tex__data_pipe_lsu_wavefronts, results/reference/
+    // h100_l1_metrics.csv: tcs_wgmma_1wg's STS.128 of 8 lanes 128 bytes apart conflict 8 ways in each quarter;
+    // the SIMT GEMM's broadcast LDS.128 of its A and B fragments take 4 wavefronts each: silicon 330 K in all
+    // at 256^3, this rule 336 K shared + 16 K global, merging addresses across quarters 139 K + 16 K).
+    uint32_t widest = 0;
+    for (const auto& a : acc) widest = std::max<uint32_t>(widest, a.size);
+    const uint32_t phase_lanes = widest > 8 ? 8 : widest > 4 ? 16 : 32;
+    const MemAccess* end = acc.data() + acc.size();
+    for (const MemAccess* first = acc.data(); first != end;) {
+      const MemAccess* last = first;
+      while (last != end && last->lane / phase_lanes == first->lane / phase_lanes) ++last;
+      uint32_t d = 0, w = 0;
+      bank_waves(lc, first, last, d, w);
+      distinct += d;
+      waves += w;
+      first = last;
     }
-    distinct = lc.distinct.size();
   }
   if (memo && !hit) lc.bank_memo.store(acc, base, {distinct, waves});
   return shared_wavefronts(sm, t, distinct, waves);
+}
+
+// The fragment's 16 rows lie in memory as 16 runs of 32 bytes (its 32 distinct 16-byte halves in address
+// order: row i / 2, half i % 2, whatever its layout and leading dimension); LDSM.x4 reads rows 0-7 and 8-15
+// of each half as one matrix, 8 row addresses per phase (tcs_chain_wmma_smem: 16 wavefronts per k-step of
+// two fragments with rows 32 bytes apart, ncu, results/reference/h100_l1_metrics.csv).
+bool MemorySystem::matrix_waves(const std::vector<MemAccess>& acc, uint32_t& distinct, uint32_t& waves) const {
+  const TimingConfig& c = cfg_;
+  uint64_t halves[32];
+  size_t n = 0;
+  for (const auto& a : acc) {
+    if (a.space != Space::Shared) continue;
+    for (uint64_t h = a.addr / 16; h <= (a.addr + a.size - 1) / 16; ++h) {
+      if (std::find(halves, halves + n, h) != halves + n) continue;
+      if (n == 32) return false;
+      halves[n++] = h;
+    }
+  }
+  if (n != 32) return false;
+  std::sort(halves, halves + n);
+  distinct = 0;
+  waves = 0;
+  for (uint32_t m = 0; m < 4; ++m) {  // matrix m: rows 8 (m / 2) .. + 7, half m % 2
+    uint32_t per_bank[64] = {}, most = 0;
+    for (uint32_t r = 8 * (m / 2); r < 8 * (m / 2) + 8; ++r) {
+      const uint64_t h = halves[2 * r + m % 2];
+      for (uint64_t w = h * 16 / c.smem_bank_bytes; w < (h + 1) * 16 / c.smem_bank_bytes; ++w)
+        most = std::max(most, ++per_bank[w % c.smem_banks % 64]);
+    }
+    distinct += 16 / c.smem_bank_bytes * 8;
+    waves += most;
+  }
+  return true;
+}
+
+void MemorySystem::bank_waves(Local& lc, const MemAccess* first, const MemAccess* last, uint32_t& distinct,
+                              uint32_t& waves) {
+  if (shared_banks_fast(lc, first, last, distinct, waves)) return;
+  // a bank with more distinct words than the fast path holds
+  const TimingConfig& c = cfg_;
+  lc.distinct.clear();
+  uint32_t per_bank[256] = {};
+  waves = 0;
+  for (const MemAccess* a = first; a != last; ++a) {
+    if (a->space != Space::Shared) continue;
+    for (uint64_t w = a->addr / c.smem_bank_bytes; w <= (a->addr + a->size - 1) / c.smem_bank_bytes; ++w)
+      if (lc.distinct.insert(w)) waves = std::max(waves, ++per_bank[w % c.smem_banks]);
+  }
+  distinct = lc.distinct.size();
 }
 
 bool MemorySystem::shared_named(uint32_t sm, uint64_t t, uint64_t first_addr, const AccessShape& shape,
@@ -396,17 +468,18 @@ uint64_t MemorySystem::shared_wavefronts(uint32_t sm, uint64_t t, uint32_t disti
   return static_cast<uint64_t>(std::ceil(start)) + c.smem_latency + (waves - 1) * c.smem_wavefront_latency;
 }
 
-bool MemorySystem::shared_banks_fast(Local& lc, const std::vector<MemAccess>& acc, uint32_t& distinct, uint32_t& waves) {
+bool MemorySystem::shared_banks_fast(Local& lc, const MemAccess* first, const MemAccess* last, uint32_t& distinct,
+                                     uint32_t& waves) {
   const TimingConfig& c = cfg_;
   if (bank_shift_ < 0) return false;  // bank count or width not a power of two
   const uint32_t mask = c.smem_banks - 1;
   std::fill(lc.bank_count.begin(), lc.bank_count.end(), uint8_t{0});
   distinct = 0;
   waves = 0;
-  for (const auto& a : acc) {
-    if (a.space != Space::Shared) continue;
-    const uint64_t last = (a.addr + a.size - 1) >> bank_shift_;
-    for (uint64_t w = a.addr >> bank_shift_; w <= last; ++w) {
+  for (const MemAccess* a = first; a != last; ++a) {
+    if (a->space != Space::Shared) continue;
+    const uint64_t end = (a->addr + a->size - 1) >> bank_shift_;
+    for (uint64_t w = a->addr >> bank_shift_; w <= end; ++w) {
       const uint32_t b = static_cast<uint32_t>(w) & mask;
       uint64_t* words = &lc.bank_words[static_cast<size_t>(b) * kBankSlots];
       uint8_t& n = lc.bank_count[b];

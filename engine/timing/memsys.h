@@ -27,12 +27,14 @@ class MemorySystem {
   // Cycle at which the data of a global/local load issued at `t` on `sm` is back. `l1_allocate` false
   // bypasses L1 (ld.cg-like paths: cp.async.cg, atomics at L2). `shape`: the records' named pattern, if any
   // (WarpRecord::shape; here and below).
+  // `passes`: how many times the L1's data stage reads the sectors (the SASS loads of a 16x16 wmma
+  // fragment from global memory read each of its sectors twice).
   uint64_t load(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, bool l1_allocate,
-                const AccessShape& shape = {});
+                const AccessShape& shape = {}, uint32_t passes = 1);
   // load() for a named shape from its first access's address alone, where the memo holds the shape's
   // sectors: true and `done` set; false, nothing done, on a miss (the caller then gives load() the records).
   bool load_named(uint32_t sm, uint64_t t, uint64_t first_addr, const AccessShape& shape, bool l1_allocate,
-                  uint64_t& done);
+                  uint32_t passes, uint64_t& done);
   // Cycle at which a global/local store issued at `t` has reached L2. Its sectors leave the SM through its
   // store path one after another: l1d.store_sector_cycles per sector, times the 16-byte halves of the sector
   // it writes only in part (at least one).
@@ -50,7 +52,10 @@ class MemorySystem {
   uint64_t shared_cas_loop(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, uint64_t cta,
                            uint32_t round_trip);
   // Shared-memory access at `t`: returns the completion cycle; counts wavefronts and conflicts.
-  uint64_t shared(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, const AccessShape& shape = {});
+  // `matrix_rows`: a 16x16 wmma fragment of 16-bit elements, which ptxas loads with one LDSM.x4: its 16
+  // rows of two 16-byte halves are read as four 8 x 16-byte matrices, one phase each.
+  uint64_t shared(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, const AccessShape& shape = {},
+                  bool matrix_rows = false);
   // shared() for a named shape from its first access's address alone, where the memo holds the shape's
   // wavefronts: true and `done` set; false, nothing done, on a miss (the caller then gives shared() the records).
   // `shape` is named (a non-zero key).
@@ -100,7 +105,9 @@ class MemorySystem {
     std::unordered_map<uint64_t, uint64_t> cas_free;  // (CTA, shared address) -> when its last CAS update ends
   };
   // load() once its sectors are in scratch_ (address order).
-  uint64_t load_sectors(uint32_t sm, uint64_t t, bool l1_allocate);
+  uint64_t load_sectors(uint32_t sm, uint64_t t, bool l1_allocate, uint32_t passes);
+  // Wavefronts of the L1's data stage for the sectors in scratch_ (address order), read once.
+  uint32_t data_wavefronts() const;
   // Store-path cycles of a store's sectors (l1d.store_sector_cycles each, per partly written 16-byte half).
   double store_path_cycles(const std::vector<MemAccess>& acc);
   // `request_extra`: slice port cycles a read request for a line costs beyond its sectors' bytes (charged
@@ -108,9 +115,16 @@ class MemorySystem {
   uint64_t l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write, double request_extra = 0);
   uint32_t slice_of(uint64_t sector_addr);
   uint32_t dram_channel(uint64_t addr) const;
-  // The bank conflicts of a shared-memory access with up to kBankSlots distinct words per bank, by a scan of
-  // each bank's words (no hashing): the distinct words and the wavefronts. False when a bank needs more.
-  bool shared_banks_fast(Local& lc, const std::vector<MemAccess>& acc, uint32_t& distinct, uint32_t& waves);
+  // The bank conflicts of the records [first, last) of a shared-memory access (one phase of it) with up to
+  // kBankSlots distinct words per bank, by a scan of each bank's words (no hashing): the distinct words and
+  // the wavefronts. False when a bank needs more.
+  bool shared_banks_fast(Local& lc, const MemAccess* first, const MemAccess* last, uint32_t& distinct,
+                         uint32_t& waves);
+  // The distinct words and wavefronts of the records [first, last): the fast scan, else a distinct set.
+  void bank_waves(Local& lc, const MemAccess* first, const MemAccess* last, uint32_t& distinct, uint32_t& waves);
+  // The wavefronts of a 16x16 fragment's four 8-row matrices (shared(), `matrix_rows`); false when its
+  // records are not 32 distinct 16-byte row halves.
+  bool matrix_waves(const std::vector<MemAccess>& acc, uint32_t& distinct, uint32_t& waves) const;
   // The shared access's bank-pipe time and latency for its wavefronts (and the counts of its stats).
   uint64_t shared_wavefronts(uint32_t sm, uint64_t t, uint32_t distinct, uint32_t waves);
   // The distinct L1 sectors of a warp's global/local accesses, in address order.
