@@ -6,6 +6,7 @@ import json
 import pytest
 
 import stcsim.harness.kernel_choice as kc
+from stcsim.harness.executor import InlineExecutor
 from stcsim.harness.kernel_choice import (
     CUDA_CORE,
     TENSOR_CORE,
@@ -117,6 +118,27 @@ def test_candidate_cycles_come_from_the_disk_cache(candidate_cache, monkeypatch)
     monkeypatch.setattr(kc, "_simulated", {})
     monkeypatch.setattr(kc, "Engine", None)  # a simulation now would fail
     assert simulate_cycles(kernel, p, DENSE, 0.0, "v100") == cycles
+
+
+def test_collected_candidates_simulated_elsewhere_give_the_same_choice(candidate_cache, monkeypatch):
+    """``collecting`` lists the launches a choice needs without simulating any; ``simulate_all`` runs them
+    (here in this process: an executor's ``map_unordered``); the choice made again simulates nothing and is
+    the one made without the detour."""
+    p = GemmProblem(64, 40, 512)
+    with kc.collecting() as wanted:
+        placeholder = choose_kernel(p, DENSE, 0.0, "v100")
+    assert placeholder.how == TUNED and len(wanted) >= len(placeholder.candidates) > 1
+    assert not list(candidate_cache.glob("*.json")) and not kc._simulated  # nothing simulated
+    kc.simulate_all(wanted, InlineExecutor())
+    assert len(list(candidate_cache.glob("*.json"))) == len(wanted)
+    engine = kc.Engine
+    monkeypatch.setattr(kc, "Engine", None)  # a candidate simulation now would fail (the probes are cached)
+    choice = choose_kernel(p, DENSE, 0.0, "v100")
+    monkeypatch.setattr(kc, "Engine", engine)
+    monkeypatch.setattr(kc, "_simulated", {})
+    for entry in candidate_cache.glob("*.json"):
+        entry.unlink()
+    assert choose_kernel(p, DENSE, 0.0, "v100") == choice
 
 
 def test_a_large_layer_s_estimate_is_within_five_percent_of_its_simulation(monkeypatch):
