@@ -17,6 +17,7 @@ so the metadata stays valid for ``mma.sp`` (see :mod:`stcsim.sparsity.mma_sp` fo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import ClassVar
 
 import numpy as np
@@ -88,12 +89,35 @@ def group_positions(mask: np.ndarray, N: int, M: int) -> tuple[np.ndarray, np.nd
     ValueError if a group keeps more than ``N``.
     """
     groups = pad_to(mask, 1, M).reshape(mask.shape[0], -1, M)
-    most = int(groups.sum(axis=-1).max())
+    most = int(groups.sum(axis=-1).max()) if groups.size else 0
     if most > N:
         raise ValueError(f"nm:N={N},M={M}: a group of {M} keeps {most} weights, more than N={N}")
+    if M <= SMALL_GROUP:  # every group's answer looked up by its bits (2:4: 16 masks)
+        code = np.zeros(groups.shape[:-1], dtype=np.intp)
+        for j in range(M):
+            code |= groups[..., j].astype(np.intp) << j
+        positions, kept = _position_table(N, M)
+        return positions[code], kept[code]
+    return _group_positions(groups, N)
+
+
+SMALL_GROUP = 8
+"""Groups of at most this many elements take ``group_positions`` from a table of every mask of a group."""
+
+
+def _group_positions(groups: np.ndarray, N: int) -> tuple[np.ndarray, np.ndarray]:
+    """``group_positions`` of ``(..., M)`` boolean groups: the first ``N`` kept positions, then the lowest
+    unused ones, in ascending order, and whether each is kept."""
     chosen, kept = compact_positions(groups, N)
     order = np.argsort(chosen, axis=-1, kind="stable")
     return np.take_along_axis(chosen, order, axis=-1), np.take_along_axis(kept, order, axis=-1)
+
+
+@cache
+def _position_table(N: int, M: int) -> tuple[np.ndarray, np.ndarray]:
+    """``_group_positions`` of each of the 2^M masks of a group (mask bit j: element j kept), by mask."""
+    masks = (np.arange(1 << M)[:, None] >> np.arange(M)) & 1 == 1
+    return _group_positions(masks, N)
 
 
 @dataclass(frozen=True)

@@ -61,3 +61,18 @@ def test_bad_parameters() -> None:
         NM(2, 4).prune(np.ones((2, 8)), 0.3)
     with pytest.raises(ValueError, match="more than N=2"):
         NM(2, 4).encode(np.ones((1, 4)), np.array([[True, True, True, False]]))
+
+
+def test_group_positions_by_table_equal_the_sorted_ones() -> None:
+    """Groups of up to SMALL_GROUP elements take their positions from a table of every mask: the same
+    positions, flags and dtypes as sorting each group (``_group_positions``)."""
+    from stcsim.sparsity import nm
+
+    rng = np.random.default_rng(3)
+    for n, m in ((2, 4), (1, 4), (2, 8), (4, 8), (1, 2), (3, 5)):
+        for shape in ((37, 61), (16, 64), (1, 3)):
+            mask = nm.top_n_per_group(rng.standard_normal(shape), n, m) & (rng.uniform(size=shape) < 0.8)
+            table = nm.group_positions(mask, n, m)
+            sorted_ = nm._group_positions(pad_to(mask, 1, m).reshape(shape[0], -1, m), n)
+            for a, b in zip(table, sorted_, strict=True):
+                assert a.dtype == b.dtype and (a == b).all(), (n, m, shape)
