@@ -201,15 +201,18 @@ void ex_mma_async(ExecCtx& c, const Instr& in) {
   // of a row is a vector loop (the same operations in the same order per element as one element at a time).
   const size_t cols = static_cast<size_t>(n_cols);
   std::vector<float> D(64 * cols);
+  // Accumulator register i of lane l holds D element d_elem(l, i) of its warp's 16 rows: register by register,
+  // each a column of 32 lanes.
+  const auto at = [&](uint32_t w, int lane, int i) {
+    const RC p = d_elem(lane, i);
+    return (16 * w + static_cast<size_t>(p.r)) * cols + static_cast<size_t>(p.c);
+  };
   for (uint32_t w = 0; w < 4; ++w) {
     const WarpState& ws = c.cta.warps[first + w];
-    for (int lane = 0; lane < 32; ++lane)
-      for (int i = 0; i < n_cols / 2; ++i) {
-        const RC p = d_elem(lane, i);
-        const int32_t r = d_regs[static_cast<size_t>(i)];
-        D[(16 * w + static_cast<size_t>(p.r)) * cols + static_cast<size_t>(p.c)] =
-            scale_d ? f32_from_bits(ws.reg(r, lane)) : 0.0f;
-      }
+    for (int i = 0; i < n_cols / 2; ++i) {
+      const int32_t r = d_regs[static_cast<size_t>(i)];
+      for (int lane = 0; lane < 32; ++lane) D[at(w, lane, i)] = scale_d ? f32_from_bits(ws.reg(r, lane)) : 0.0f;
+    }
   }
   using V8 = float __attribute__((vector_size(32)));
   for (size_t m = 0; m < 64; ++m) {
@@ -236,13 +239,14 @@ void ex_mma_async(ExecCtx& c, const Instr& in) {
     WarpWgmma& wm = st.warps[first + w];
     wm.d_regs = d_regs;
     wm.d_vals.assign(d_regs.size() * 32, 0);
-    for (int lane = 0; lane < 32; ++lane)
-      for (int i = 0; i < n_cols / 2; ++i) {
-        const RC p = d_elem(lane, i);
-        const int32_t r = d_regs[static_cast<size_t>(i)];
-        ws.set_reg(r, lane, bits_from_f32(D[(16 * w + static_cast<size_t>(p.r)) * cols + static_cast<size_t>(p.c)]));
-        wm.d_vals[static_cast<size_t>(i) * 32 + static_cast<size_t>(lane)] = ws.reg(r, lane);
+    for (int i = 0; i < n_cols / 2; ++i) {
+      const int32_t r = d_regs[static_cast<size_t>(i)];
+      uint64_t* vals = wm.d_vals.data() + static_cast<size_t>(i) * 32;
+      for (int lane = 0; lane < 32; ++lane) {
+        ws.set_reg(r, lane, bits_from_f32(D[at(w, lane, i)]));
+        vals[lane] = ws.reg(r, lane);
       }
+    }
   }
   release(c, st);
 }
