@@ -64,7 +64,7 @@ class OutputError(ValueError):
 class RunSummary:
     """What a run did: jobs planned; rows reused from the results file; simulations; rows that share the
     result of an identical computation (same key, another label); failures; the results; the run's wall
-    time and the CPU time of this process and its workers."""
+    time and the CPU time of this process and its workers (``main``: from the kernel choice on)."""
 
     path: Path
     planned: int = 0
@@ -427,6 +427,7 @@ def main(argv: list[str] | None = None) -> int:
 
         make = {"kind": a.executor, "workers": a.jobs, "scheduler": a.scheduler}
         out = results_folder(a.out or default_out(a.workload))
+        start, cpu = time.perf_counter(), _cpu_seconds()
         runner, interrupted = presimulate(plan, make), True
         try:
             jobs = plan()
@@ -435,6 +436,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             if runner is not None:
                 runner.close(interrupted=interrupted)
+        # the whole run: kernel choice included, and the workers' CPU once they have exited
+        summary.wall_seconds, summary.cpu_seconds = time.perf_counter() - start, _cpu_seconds() - cpu
     except KeyboardInterrupt:  # while planning (run_jobs handles it while the layers run)
         print("interrupted before any layer ran", file=sys.stderr)
         return 130

@@ -154,6 +154,16 @@ def test_a_large_layer_s_estimate_is_within_five_percent_of_its_simulation(monke
         assert abs(estimate / whole - 1) < 0.05, (name, estimate, whole)
 
 
+def test_a_kernel_without_a_block_tile_is_padded_by_its_estimate_tile(monkeypatch):
+    """The wgmma GEMMs have no ``block_tile`` (they are not in the tile shortlist) but pad N = 1 to a whole
+    128-column tile: Llama's 32000 x 1 x 4096 lm_head is estimated from two short-K launches, not whole."""
+    seen = []
+    monkeypatch.setattr(kc, "simulate_cycles", lambda k, p, *_: seen.append(p) or float(p.k))
+    kernel = get_kernel("gemm_wgmma_sp_f16_f32_tile128x128x64_stage5")
+    assert estimate_cycles(kernel, GemmProblem(32000, 1, 4096), get("nm:N=2,M=4"), 0.5, "h100") == 4096
+    assert seen == [GemmProblem(32000, 1, 512), GemmProblem(32000, 1, 1024)]
+
+
 def test_sm90_configs_run_the_hopper_gemms():
     """The wgmma GEMMs are registered last: h100 takes them (dense and 2:4); a100 refuses their probe."""
     p = GemmProblem(256, 196, 2304)
