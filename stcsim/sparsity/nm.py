@@ -68,16 +68,25 @@ def top_n_per_group(weights: np.ndarray, N: int, M: int) -> np.ndarray:
 
     A zero-padded last group keeps ``min(N, real elements)``; ties keep the lower index.
     """
-    return top_n_scores_per_group(magnitude(weights), N, M)
+    w = np.asarray(weights)
+    if w.dtype in (np.float16, np.float32):  # |w| exact in float32: the order and ties of float64's
+        return top_n_scores_per_group(np.abs(w.astype(np.float32)), N, M)
+    return top_n_scores_per_group(magnitude(w), N, M)
 
 
 def top_n_scores_per_group(scores: np.ndarray, N: int, M: int) -> np.ndarray:
     """Mask keeping the ``N`` highest of the non-negative ``scores`` in every group of ``M`` along K.
 
-    A zero-padded last group keeps ``min(N, real elements)``; ties keep the lower index.
+    A zero-padded last group keeps ``min(N, real elements)``; ties keep the lower index. Float32 scores are
+    ranked as they are (each converts to float64 exactly), others in float64.
     """
-    real = pad_to(np.ones(scores.shape, dtype=bool), 1, M)
-    padded = np.where(real, pad_to(np.asarray(scores, dtype=np.float64), 1, M), -1.0)
+    scores = np.asarray(scores)
+    dtype = np.float32 if scores.dtype == np.float32 else np.float64
+    if scores.ndim == 2 and scores.shape[1] % M == 0:  # whole groups: no padding
+        padded = np.ascontiguousarray(scores, dtype=dtype)
+    else:
+        real = pad_to(np.ones(scores.shape, dtype=bool), 1, M)
+        padded = np.where(real, pad_to(np.asarray(scores, dtype=dtype), 1, M), dtype(-1.0))
     keep = top_k_per_row(padded.reshape(-1, M), N).reshape(padded.shape)
     return keep[:, : scores.shape[1]]
 

@@ -48,7 +48,7 @@ def top_k_per_row(scores: np.ndarray, k: int) -> np.ndarray:
         return keep
     width = scores.shape[1] if scores.ndim == 2 else 0
     if 0 < width <= SHORT_ROW and not np.isnan(scores).any():
-        columns = [np.ascontiguousarray(scores[:, j]) for j in range(width)]
+        columns = [scores[:, j] for j in range(width)]
         for j, column in enumerate(columns):
             rank = np.zeros(len(column), dtype=np.uint8)
             for i, other in enumerate(columns):

@@ -76,3 +76,27 @@ def test_group_positions_by_table_equal_the_sorted_ones() -> None:
             sorted_ = nm._group_positions(pad_to(mask, 1, m).reshape(shape[0], -1, m), n)
             for a, b in zip(table, sorted_, strict=True):
                 assert a.dtype == b.dtype and (a == b).all(), (n, m, shape)
+
+
+def test_top_n_per_group_ranks_as_the_float64_sort() -> None:
+    """The N:M mask equals a stable float64 sort of every group's magnitudes, whatever the weights' dtype
+    (float16/32 rank in float32, exactly), with ties, signed zeros, NaN and a padded last group."""
+    from stcsim.sparsity import nm
+
+    def sorted_mask(w: np.ndarray, n: int, m: int) -> np.ndarray:
+        scores = np.abs(np.asarray(w, dtype=np.float64))
+        padded = np.where(pad_to(np.ones(scores.shape, dtype=bool), 1, m), pad_to(scores, 1, m), -1.0)
+        order = np.argsort(-padded.reshape(-1, m), axis=1, kind="stable")[:, :n]
+        keep = np.zeros(padded.reshape(-1, m).shape, dtype=bool)
+        np.put_along_axis(keep, order, True, axis=1)
+        return keep.reshape(padded.shape)[:, : w.shape[1]]
+
+    rng = np.random.default_rng(5)
+    for dtype in (np.float16, np.float32, np.float64):
+        for shape in ((33, 70), (16, 64), (5, 3)):
+            for w in (rng.standard_normal(shape), rng.integers(-2, 3, shape).astype(float)):
+                w = w.astype(dtype)
+                w[0, :2] = (0.0, -0.0)
+                w[-1, -1] = np.nan
+                for n, m in ((2, 4), (1, 4), (3, 5), (4, 16)):
+                    assert (nm.top_n_per_group(w, n, m) == sorted_mask(w, n, m)).all(), (dtype, shape, n, m)
