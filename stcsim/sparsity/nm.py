@@ -98,16 +98,22 @@ def group_positions(mask: np.ndarray, N: int, M: int) -> tuple[np.ndarray, np.nd
     ValueError if a group keeps more than ``N``.
     """
     groups = pad_to(mask, 1, M).reshape(mask.shape[0], -1, M)
-    most = int(groups.sum(axis=-1).max()) if groups.size else 0
+    if M > SMALL_GROUP:
+        _check_kept(int(groups.sum(axis=-1).max()) if groups.size else 0, N, M)
+        return _group_positions(groups, N)
+    code = np.zeros(groups.shape[:-1], dtype=np.uint8)  # each group's mask bits (2:4: 16 masks)
+    for j in range(M):
+        code |= groups[..., j].view(np.uint8) << np.uint8(j)
+    present = np.flatnonzero(np.bincount(code.ravel(), minlength=1 << M))
+    _check_kept(max((bin(c).count("1") for c in present), default=0), N, M)
+    positions, kept = _position_table(N, M)
+    return positions[code], kept[code]
+
+
+def _check_kept(most: int, N: int, M: int) -> None:
+    """ValueError when a group keeps ``most`` > ``N`` weights."""
     if most > N:
         raise ValueError(f"nm:N={N},M={M}: a group of {M} keeps {most} weights, more than N={N}")
-    if M <= SMALL_GROUP:  # every group's answer looked up by its bits (2:4: 16 masks)
-        code = np.zeros(groups.shape[:-1], dtype=np.intp)
-        for j in range(M):
-            code |= groups[..., j].astype(np.intp) << j
-        positions, kept = _position_table(N, M)
-        return positions[code], kept[code]
-    return _group_positions(groups, N)
 
 
 SMALL_GROUP = 8

@@ -76,6 +76,10 @@ def test_group_positions_by_table_equal_the_sorted_ones() -> None:
             sorted_ = nm._group_positions(pad_to(mask, 1, m).reshape(shape[0], -1, m), n)
             for a, b in zip(table, sorted_, strict=True):
                 assert a.dtype == b.dtype and (a == b).all(), (n, m, shape)
+    over = np.zeros((2, 8), dtype=bool)
+    over[1, 4:7] = True
+    with pytest.raises(ValueError, match="a group of 4 keeps 3 weights, more than N=2"):
+        nm.group_positions(over, 2, 4)
 
 
 def test_top_n_per_group_ranks_as_the_float64_sort() -> None:
