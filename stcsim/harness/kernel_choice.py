@@ -37,6 +37,8 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from functools import cache
@@ -337,12 +339,77 @@ def _cache_key(kernel: Kernel, problem: GemmProblem, pattern: Pattern, sparsity:
 
 
 _simulated: dict[str, float] = {}
+_wanted: list[Simulation] | None = None
+"""While ``collecting``: the candidate launches a choice asked for that no cache holds yet."""
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """One candidate launch of ``simulate_cycles``, by name (picklable: it runs in a worker process)."""
+
+    kernel: str
+    problem: GemmProblem
+    pattern: str
+    sparsity: float
+    config: str
+
+    def cost(self) -> int:
+        """What simulating it costs, roughly: threads launched times the K each thread block reduces (padded
+        tiles included: a 32000 x 1 x 4096 layer runs 250 whole 128-row tiles)."""
+        kernel = get_kernel(self.kernel)
+        grid, block, _ = kernel.launch_geometry(self.problem)
+        return prod(grid) * prod(block) * ceil_div(self.problem.k, getattr(kernel, "splits", 1))
+
+    def cycles(self) -> float:
+        """``simulate_cycles`` of this launch (from the caches when they hold it)."""
+        return simulate_cycles(get_kernel(self.kernel), self.problem, get(self.pattern), self.sparsity,
+                               self.config)
+
+
+@contextmanager
+def collecting() -> Iterator[list[Simulation]]:
+    """Within the block, ``simulate_cycles`` simulates nothing: each launch that no cache holds is added to
+    the yielded list (once) and stands as NaN cycles, so a choice made in the block lists the launches it
+    needs without running them (``simulate_all`` runs them on several workers; the choice made again after
+    that finds every one cached). Choices made in the block are placeholders: discard them."""
+    global _wanted
+    _wanted, outer = [], _wanted
+    try:
+        yield _wanted
+    finally:
+        _wanted = outer
+
+
+def remember(simulation: Simulation, cycles: float) -> None:
+    """Keep the cycles a worker simulated (it wrote them to the disk cache too) in this process's cache."""
+    s = simulation
+    _simulated[_cache_key(get_kernel(s.kernel), s.problem, get(s.pattern), s.sparsity, s.config)] = cycles
+
+
+def simulate_item(item: tuple[int, Simulation]) -> tuple[int, float | None]:
+    """An executor's function (picklable): the cycles of one listed launch, None when it raised (the choice
+    then simulates it again in its own process and raises there, as without ``presimulate``)."""
+    index, simulation = item
+    try:
+        return index, simulation.cycles()
+    except Exception:  # noqa: BLE001 - reported where the choice runs it again
+        return index, None
+
+
+def simulate_all(wanted: list[Simulation], runner: object) -> None:
+    """Simulate the listed launches on an executor's workers (``map_unordered``), the costliest first, and
+    keep their cycles here: the launches of a whole plan's kernel choices at once, in parallel."""
+    order = sorted(range(len(wanted)), key=lambda i: -wanted[i].cost())
+    for index, cycles in runner.map_unordered(simulate_item, ((i, wanted[i]) for i in order)):  # type: ignore[attr-defined]
+        if cycles is not None:
+            remember(wanted[index], cycles)
 
 
 def simulate_cycles(kernel: Kernel, problem: GemmProblem, pattern: Pattern, sparsity: float,
                     config: str) -> float:
     """Simulated cycles (``gpu_sim_cycle``) of one launch of `kernel` on `problem` with seeded random
-    operands (weights pruned to `sparsity` in `pattern` by the kernel), cached in memory and on disk."""
+    operands (weights pruned to `sparsity` in `pattern` by the kernel), cached in memory and on disk
+    (``collecting``: NaN for a launch neither cache holds, which is listed instead of simulated)."""
     key = _cache_key(kernel, problem, pattern, sparsity, config)
     if key in _simulated:
         return _simulated[key]
@@ -350,6 +417,11 @@ def simulate_cycles(kernel: Kernel, problem: GemmProblem, pattern: Pattern, spar
     try:
         cycles = float(json.loads(path.read_text())["cycles"])
     except (OSError, ValueError, KeyError):
+        if _wanted is not None:
+            wanted = Simulation(kernel.procedural_name, problem, pattern.spec(), sparsity, config)
+            if wanted not in _wanted:
+                _wanted.append(wanted)
+            return float("nan")
         lead = (problem.batch,) if problem.batch > 1 else ()
         rng = np.random.default_rng([problem.m, problem.n, problem.k, *lead])
         weights = rng.uniform(-1.0, 1.0, (*lead, problem.m, problem.k)).astype(np.float32)
@@ -376,7 +448,9 @@ def estimate_cycles(kernel: Kernel, problem: GemmProblem, pattern: Pattern, spar
     epilogue, split-K's atomic adds included, are simulated; only the main loop's length is scaled). A step
     is ``estimate_depth`` columns of K where the kernel says (a sparse kernel whose k step covers more or
     other columns than its tile's k: vector-wise BK / K vectors of 16, the CSR SpMM's non-zeros), else its
-    block tile's k. A batched problem whose batch elements fill more than 2 x BATCH_PROBE_WAVES waves of the
+    block tile's k. The padding is that of the kernel's ``block_tile``, or of its ``estimate_tile`` where it
+    has no block tile (the wgmma GEMMs: a 32000 x 1 x 4096 layer runs 128 x 128 tiles, 16.8 G MACs). A
+    batched problem whose batch elements fill more than 2 x BATCH_PROBE_WAVES waves of the
     SMs is estimated from two batches (the fewest that fill BATCH_PROBE_WAVES waves, and twice as many)
     extrapolated linearly in waves (thread blocks / SMs, rounded up) to its batch."""
     if problem.batch > 1:
@@ -391,7 +465,7 @@ def estimate_cycles(kernel: Kernel, problem: GemmProblem, pattern: Pattern, spar
                   for b in (few, 2 * few)]
             steps = (waves(problem.batch) - waves(few)) / (waves(2 * few) - waves(few))
             return at[0] + (at[1] - at[0]) * steps
-    tile = getattr(kernel, "block_tile", None)
+    tile = getattr(kernel, "block_tile", None) or getattr(kernel, "estimate_tile", None)
     depth = getattr(kernel, "estimate_depth", None) or (tile.k if tile is not None else 64)
     splits = getattr(kernel, "splits", 1)
     rows = ceil_div(problem.m, tile.m) * tile.m if tile is not None else problem.m

@@ -65,11 +65,15 @@ def activations(job: LayerJob) -> np.ndarray:
     return layer_rng(job, "activations").uniform(-1.0, 1.0, shape).astype(np.float32)
 
 
-def prepared(job: LayerJob, kernel: Kernel, weights: np.ndarray, x: np.ndarray) -> tuple[Operands, float]:
-    """The kernel's operands and the kept fraction of the weights (1.0 for a layer that is not pruned)."""
+def prepared(job: LayerJob, kernel: Kernel, weights: np.ndarray, x: np.ndarray,
+             density: bool = True) -> tuple[Operands, float]:
+    """The kernel's operands and the kept fraction of the weights (1.0 for a layer that is not pruned; NaN
+    without `density` where only the kernel's own pruning is needed: the check's sample of columns)."""
     pattern = get(job.variant.pattern)
     if job.prune_action == "dense":
         return kernel.prepare(weights, x, get("dense"), 0.0), 1.0
+    if job.choice.pattern != "dense" and not density:
+        return kernel.prepare(weights, x, pattern, job.variant.sparsity), float("nan")
     pruned = prune_gemm(weights, pattern, job.variant.sparsity, DEFAULT_POLICY, encode=False)
     if job.choice.pattern == "dense":
         masked = np.where(pruned.mask, weights, np.float32(0))
@@ -88,7 +92,7 @@ def check_output(job: LayerJob, kernel: Kernel, operands: Operands, weights: np.
         how = "full"
     else:  # the same columns of every batch element
         cols = np.sort(layer_rng(job, "check").choice(p.n, CHECK_SAMPLE_COLUMNS, replace=False))
-        sample = prepared(job, kernel, weights, np.ascontiguousarray(x[..., cols]))[0]
+        sample = prepared(job, kernel, weights, np.ascontiguousarray(x[..., cols]), density=False)[0]
         err = relative_error(result[..., cols], kernel.reference(sample))
         how = f"sampled: {CHECK_SAMPLE_COLUMNS} of {p.n} columns"
     ok = bool(err < kernel.tolerance)

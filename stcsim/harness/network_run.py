@@ -15,7 +15,7 @@ import itertools
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +31,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from stcsim.harness import units
+from stcsim.harness import kernel_choice, units
 from stcsim.harness.executor import EXECUTORS, DaskUnavailable, Executor, JobError, attempt, make_executor
 from stcsim.harness.jobs import (
     DEFAULT_CHECK_LIMIT,
@@ -64,7 +64,7 @@ class OutputError(ValueError):
 class RunSummary:
     """What a run did: jobs planned; rows reused from the results file; simulations; rows that share the
     result of an identical computation (same key, another label); failures; the results; the run's wall
-    time and the CPU time of this process and its workers."""
+    time and the CPU time of this process and its workers (``main``: from the kernel choice on)."""
 
     path: Path
     planned: int = 0
@@ -139,6 +139,27 @@ def run_jobs(
     summary.frame = store.frame()
     summary.wall_seconds, summary.cpu_seconds = time.perf_counter() - start, _cpu_seconds() - cpu
     return summary
+
+
+def presimulate(plan: Callable[[], object], make: dict[str, object]) -> Executor | None:
+    """Run the kernel-choice simulations that `plan` needs (``kernel_choice.collecting``: the candidates of
+    every per-shape choice whose cycles no cache holds) on the workers of an executor made from `make`, and
+    return that executor for the layer jobs (None when there is nothing to simulate or one worker: the choice
+    then simulates its candidates itself, one after another). Planning afterwards finds every candidate
+    cached."""
+    if int(make.get("workers", 1) or 1) <= 1:  # type: ignore[call-overload]
+        return None
+    with kernel_choice.collecting() as wanted:
+        plan()
+    if not wanted:
+        return None
+    runner = make_executor(**make)  # type: ignore[arg-type]
+    try:
+        kernel_choice.simulate_all(wanted, runner)
+    except BaseException:
+        runner.close(interrupted=True)
+        raise
+    return runner
 
 
 def _cpu_seconds() -> float:
@@ -398,12 +419,25 @@ def main(argv: list[str] | None = None) -> int:
         weights = WeightSource.from_file(a.weights, a.weights_prefix) if a.weights else WeightSource(a.seed)
         a.workload = [with_params(w, phase=a.phase, seq_len=a.seq, kv_len=a.kv_len, launch=a.launch)
                       for w in a.workload]
-        jobs = [job for net in a.workload for job in plan_network(
-            net, variants, a.batch, weights, max_layers=a.layers, check=not a.no_check,
-            check_limit=a.check_limit, sample=a.sample)]
+
+        def plan() -> list[LayerJob]:
+            return [job for net in a.workload for job in plan_network(
+                net, variants, a.batch, weights, max_layers=a.layers, check=not a.no_check,
+                check_limit=a.check_limit, sample=a.sample)]
+
         make = {"kind": a.executor, "workers": a.jobs, "scheduler": a.scheduler}
         out = results_folder(a.out or default_out(a.workload))
-        summary = run_jobs(jobs, out, progress=not a.no_progress, make=make)
+        start, cpu = time.perf_counter(), _cpu_seconds()
+        runner, interrupted = presimulate(plan, make), True
+        try:
+            jobs = plan()
+            summary = run_jobs(jobs, out, runner, progress=not a.no_progress, make=make)
+            interrupted = summary.interrupted
+        finally:
+            if runner is not None:
+                runner.close(interrupted=interrupted)
+        # the whole run: kernel choice included, and the workers' CPU once they have exited
+        summary.wall_seconds, summary.cpu_seconds = time.perf_counter() - start, _cpu_seconds() - cpu
     except KeyboardInterrupt:  # while planning (run_jobs handles it while the layers run)
         print("interrupted before any layer ran", file=sys.stderr)
         return 130

@@ -55,7 +55,7 @@ from stcsim.harness.kernel_choice import (
     parse_selector,
     probe,
 )
-from stcsim.harness.network_run import RunSummary, os_error, results_folder, run_jobs
+from stcsim.harness.network_run import RunSummary, os_error, presimulate, results_folder, run_jobs
 from stcsim.harness.paper_figures import Bar, Figure, Panel, figures, get_figure
 from stcsim.harness.plots import figure_panels
 from stcsim.kernels import NoKernelError, get_kernel, kernels_for
@@ -619,14 +619,22 @@ def main(argv: list[str] | None = None) -> int:
             sample = a.sample if a.sample is not None else (0.0 if layers else SAMPLE_TOLERANCE)
         if sample < 0:
             raise ValueError(f"--sample {sample:g}: a tolerance is >= 0")
-        plan = plan_figure(figure, layers, fixed=a.fixed, sample=sample)
-        estimate = _duration(expected_seconds(plan.jobs, a.jobs))
-        scope = f"the {layers} cheapest shapes per network" if layers else "every layer"
-        print(f"{len(plan.jobs)} layer runs ({scope}), {len(plan.variants)} configurations; expected time "
-              f"about {estimate} on {a.jobs} worker(s) (fewer if results.csv already has rows)", flush=True)
-        out = results_folder(a.out or Path("results") / (figure.name + ("-quick" if layers else "")))
         make = {"kind": a.executor, "workers": a.jobs, "scheduler": a.scheduler}
-        summary = run_jobs(plan.jobs, out, progress=not a.no_progress, make=make)
+        runner, interrupted = presimulate(lambda: plan_figure(figure, layers, fixed=a.fixed, sample=sample),
+                                          make), True
+        try:
+            plan = plan_figure(figure, layers, fixed=a.fixed, sample=sample)
+            estimate = _duration(expected_seconds(plan.jobs, a.jobs))
+            scope = f"the {layers} cheapest shapes per network" if layers else "every layer"
+            print(f"{len(plan.jobs)} layer runs ({scope}), {len(plan.variants)} configurations; expected "
+                  f"time about {estimate} on {a.jobs} worker(s) (fewer if results.csv already has rows)",
+                  flush=True)
+            out = results_folder(a.out or Path("results") / (figure.name + ("-quick" if layers else "")))
+            summary = run_jobs(plan.jobs, out, runner, progress=not a.no_progress, make=make)
+            interrupted = summary.interrupted
+        finally:
+            if runner is not None:
+                runner.close(interrupted=interrupted)
         per_network = 0 if summary.interrupted else a.check_layers  # interrupted: no more simulations
         check = measure_sampling(plan, summary.frame, out, per_network, not a.no_progress, make)
     except OSError as err:

@@ -31,7 +31,7 @@ import numpy as np
 from stcsim.kernels.limits import check_launch
 from stcsim.kernels.operands import OperandArray, Operands, poisoned
 from stcsim.kernels.paths import CommittedPtx
-from stcsim.kernels.problem import GemmProblem, ceil_div
+from stcsim.kernels.problem import GemmProblem, TileShape, ceil_div
 from stcsim.kernels.protocol import Dim3, require
 from stcsim.sim.tensor_map import TensorMap
 from stcsim.sparsity.base import Pattern
@@ -102,6 +102,13 @@ class WgmmaGemmKernel(CommittedPtx):
         """e.g. gemm_wgmma_sp_f16_f32_tile128x128x64_stage5."""
         kind = "gemm_wgmma_sp" if self.sparse else "gemm_wgmma"
         return f"{kind}_f16_f32_tile{BM}x{self.block_n}x{BK}_stage{self.stages}"
+
+    @property
+    def estimate_tile(self) -> TileShape:
+        """The C tile of one thread block and its k step: what the kernel choice pads a problem to when it
+        weighs a whole launch against short-K ones (``kernel_choice.estimate_cycles``; these kernels have no
+        ``block_tile``, which would put them in the shape rule's tile shortlist)."""
+        return TileShape(BM, self.block_n, BK)
 
     def stage_bytes(self) -> int:
         """Shared memory of one pipeline stage: A (compressed for the sparse kernels), Bt, metadata."""
@@ -215,6 +222,11 @@ class WgmmaBatchedGemmKernel(CommittedPtx):
     def procedural_name(self) -> str:
         """e.g. gemm_wgmma_batched_f16_f32_tile128x128x64_stage4."""
         return f"gemm_wgmma_batched_f16_f32_tile{BM}x{self.block_n}x{BK}_stage{self.stages}"
+
+    @property
+    def estimate_tile(self) -> TileShape:
+        """The C tile of one thread block and its k step (``WgmmaGemmKernel.estimate_tile``)."""
+        return TileShape(BM, self.block_n, BK)
 
     def stage_bytes(self) -> int:
         """Shared memory of one pipeline stage: the A and Bt tiles."""

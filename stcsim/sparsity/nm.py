@@ -17,6 +17,7 @@ so the metadata stays valid for ``mma.sp`` (see :mod:`stcsim.sparsity.mma_sp` fo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import ClassVar
 
 import numpy as np
@@ -67,16 +68,25 @@ def top_n_per_group(weights: np.ndarray, N: int, M: int) -> np.ndarray:
 
     A zero-padded last group keeps ``min(N, real elements)``; ties keep the lower index.
     """
-    return top_n_scores_per_group(magnitude(weights), N, M)
+    w = np.asarray(weights)
+    if w.dtype in (np.float16, np.float32):  # |w| exact in float32: the order and ties of float64's
+        return top_n_scores_per_group(np.abs(w.astype(np.float32)), N, M)
+    return top_n_scores_per_group(magnitude(w), N, M)
 
 
 def top_n_scores_per_group(scores: np.ndarray, N: int, M: int) -> np.ndarray:
     """Mask keeping the ``N`` highest of the non-negative ``scores`` in every group of ``M`` along K.
 
-    A zero-padded last group keeps ``min(N, real elements)``; ties keep the lower index.
+    A zero-padded last group keeps ``min(N, real elements)``; ties keep the lower index. Float32 scores are
+    ranked as they are (each converts to float64 exactly), others in float64.
     """
-    real = pad_to(np.ones(scores.shape, dtype=bool), 1, M)
-    padded = np.where(real, pad_to(np.asarray(scores, dtype=np.float64), 1, M), -1.0)
+    scores = np.asarray(scores)
+    dtype = np.float32 if scores.dtype == np.float32 else np.float64
+    if scores.ndim == 2 and scores.shape[1] % M == 0:  # whole groups: no padding
+        padded = np.ascontiguousarray(scores, dtype=dtype)
+    else:
+        real = pad_to(np.ones(scores.shape, dtype=bool), 1, M)
+        padded = np.where(real, pad_to(np.asarray(scores, dtype=dtype), 1, M), dtype(-1.0))
     keep = top_k_per_row(padded.reshape(-1, M), N).reshape(padded.shape)
     return keep[:, : scores.shape[1]]
 
@@ -88,12 +98,41 @@ def group_positions(mask: np.ndarray, N: int, M: int) -> tuple[np.ndarray, np.nd
     ValueError if a group keeps more than ``N``.
     """
     groups = pad_to(mask, 1, M).reshape(mask.shape[0], -1, M)
-    most = int(groups.sum(axis=-1).max())
+    if M > SMALL_GROUP:
+        _check_kept(int(groups.sum(axis=-1).max()) if groups.size else 0, N, M)
+        return _group_positions(groups, N)
+    code = np.zeros(groups.shape[:-1], dtype=np.uint8)  # each group's mask bits (2:4: 16 masks)
+    for j in range(M):
+        code |= groups[..., j].view(np.uint8) << np.uint8(j)
+    present = np.flatnonzero(np.bincount(code.ravel(), minlength=1 << M))
+    _check_kept(max((bin(c).count("1") for c in present), default=0), N, M)
+    positions, kept = _position_table(N, M)
+    return positions[code], kept[code]
+
+
+def _check_kept(most: int, N: int, M: int) -> None:
+    """ValueError when a group keeps ``most`` > ``N`` weights."""
     if most > N:
         raise ValueError(f"nm:N={N},M={M}: a group of {M} keeps {most} weights, more than N={N}")
+
+
+SMALL_GROUP = 8
+"""Groups of at most this many elements take ``group_positions`` from a table of every mask of a group."""
+
+
+def _group_positions(groups: np.ndarray, N: int) -> tuple[np.ndarray, np.ndarray]:
+    """``group_positions`` of ``(..., M)`` boolean groups: the first ``N`` kept positions, then the lowest
+    unused ones, in ascending order, and whether each is kept."""
     chosen, kept = compact_positions(groups, N)
     order = np.argsort(chosen, axis=-1, kind="stable")
     return np.take_along_axis(chosen, order, axis=-1), np.take_along_axis(kept, order, axis=-1)
+
+
+@cache
+def _position_table(N: int, M: int) -> tuple[np.ndarray, np.ndarray]:
+    """``_group_positions`` of each of the 2^M masks of a group (mask bit j: element j kept), by mask."""
+    masks = (np.arange(1 << M)[:, None] >> np.arange(M)) & 1 == 1
+    return _group_positions(masks, N)
 
 
 @dataclass(frozen=True)

@@ -30,12 +30,34 @@ def top_k_flat(scores: np.ndarray, k: int) -> np.ndarray:
     return keep.reshape(scores.shape)
 
 
+SHORT_ROW = 8
+"""Rows of at most this many scores (N:M groups) are ranked by pairwise comparison instead of a sort."""
+
+
 def top_k_per_row(scores: np.ndarray, k: int) -> np.ndarray:
-    """Boolean mask keeping the ``k`` highest scores in every row of a 2-D score array."""
+    """Boolean mask keeping the ``k`` highest scores in every row of a 2-D score array.
+
+    Ties keep the lower index (as a stable sort of the negated scores). Short rows without NaN (the groups
+    of N:M pruning: millions of rows of 4) count for each element the elements ranked before it - higher,
+    or equal at a lower index - and keep those with fewer than ``k``: the same mask as the sort, without
+    sorting every row.
+    """
+    scores = np.asarray(scores)
     keep = np.zeros(scores.shape, dtype=bool)
-    if k > 0:
-        order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-        np.put_along_axis(keep, order, True, axis=1)
+    if k <= 0:
+        return keep
+    width = scores.shape[1] if scores.ndim == 2 else 0
+    if 0 < width <= SHORT_ROW and not np.isnan(scores).any():
+        columns = [scores[:, j] for j in range(width)]
+        for j, column in enumerate(columns):
+            rank = np.zeros(len(column), dtype=np.uint8)
+            for i, other in enumerate(columns):
+                if i != j:
+                    rank += (other >= column) if i < j else (other > column)
+            keep[:, j] = rank < k
+        return keep
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    np.put_along_axis(keep, order, True, axis=1)
     return keep
 
 

@@ -6,6 +6,7 @@ import json
 import pytest
 
 import stcsim.harness.kernel_choice as kc
+from stcsim.harness.executor import InlineExecutor
 from stcsim.harness.kernel_choice import (
     CUDA_CORE,
     TENSOR_CORE,
@@ -119,6 +120,27 @@ def test_candidate_cycles_come_from_the_disk_cache(candidate_cache, monkeypatch)
     assert simulate_cycles(kernel, p, DENSE, 0.0, "v100") == cycles
 
 
+def test_collected_candidates_simulated_elsewhere_give_the_same_choice(candidate_cache, monkeypatch):
+    """``collecting`` lists the launches a choice needs without simulating any; ``simulate_all`` runs them
+    (here in this process: an executor's ``map_unordered``); the choice made again simulates nothing and is
+    the one made without the detour."""
+    p = GemmProblem(64, 40, 512)
+    with kc.collecting() as wanted:
+        placeholder = choose_kernel(p, DENSE, 0.0, "v100")
+    assert placeholder.how == TUNED and len(wanted) >= len(placeholder.candidates) > 1
+    assert not list(candidate_cache.glob("*.json")) and not kc._simulated  # nothing simulated
+    kc.simulate_all(wanted, InlineExecutor())
+    assert len(list(candidate_cache.glob("*.json"))) == len(wanted)
+    engine = kc.Engine
+    monkeypatch.setattr(kc, "Engine", None)  # a candidate simulation now would fail (the probes are cached)
+    choice = choose_kernel(p, DENSE, 0.0, "v100")
+    monkeypatch.setattr(kc, "Engine", engine)
+    monkeypatch.setattr(kc, "_simulated", {})
+    for entry in candidate_cache.glob("*.json"):
+        entry.unlink()
+    assert choose_kernel(p, DENSE, 0.0, "v100") == choice
+
+
 def test_a_large_layer_s_estimate_is_within_five_percent_of_its_simulation(monkeypatch):
     """Two short-K launches of the same grid, extrapolated to K, against the whole launch."""
     p = GemmProblem(128, 96, 1536)
@@ -130,6 +152,16 @@ def test_a_large_layer_s_estimate_is_within_five_percent_of_its_simulation(monke
         estimate = estimate_cycles(kernel, p, DENSE, 0.0, "v100")
         monkeypatch.undo()
         assert abs(estimate / whole - 1) < 0.05, (name, estimate, whole)
+
+
+def test_a_kernel_without_a_block_tile_is_padded_by_its_estimate_tile(monkeypatch):
+    """The wgmma GEMMs have no ``block_tile`` (they are not in the tile shortlist) but pad N = 1 to a whole
+    128-column tile: Llama's 32000 x 1 x 4096 lm_head is estimated from two short-K launches, not whole."""
+    seen = []
+    monkeypatch.setattr(kc, "simulate_cycles", lambda k, p, *_: seen.append(p) or float(p.k))
+    kernel = get_kernel("gemm_wgmma_sp_f16_f32_tile128x128x64_stage5")
+    assert estimate_cycles(kernel, GemmProblem(32000, 1, 4096), get("nm:N=2,M=4"), 0.5, "h100") == 4096
+    assert seen == [GemmProblem(32000, 1, 512), GemmProblem(32000, 1, 1024)]
 
 
 def test_sm90_configs_run_the_hopper_gemms():

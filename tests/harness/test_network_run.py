@@ -142,3 +142,23 @@ def test_a_sweep_on_a_dask_local_cluster_matches_the_local_run(tmp_path, seed):
         dask.close()
     assert local.simulated == remote.simulated == 4 and remote.ok
     pd.testing.assert_frame_equal(_frame(tmp_path / "local"), _frame(tmp_path / "dask"))
+
+
+def test_kernel_choices_simulated_on_the_workers_give_the_same_rows(tmp_path, monkeypatch):
+    """With several workers the per-shape choices' candidate launches are simulated on the pool first
+    (``presimulate``); the rows equal those of one worker choosing in the planning process."""
+    from stcsim.harness import kernel_choice
+
+    rows, listed, simulate_all = {}, [], kernel_choice.simulate_all
+    monkeypatch.setattr(kernel_choice, "simulate_all", lambda wanted, runner: (listed.append(len(wanted)),
+                                                                               simulate_all(wanted, runner)))
+    for jobs in (1, 2):
+        monkeypatch.setenv("STCSIM_CACHE", str(tmp_path / f"cache{jobs}"))
+        monkeypatch.setattr("stcsim.harness.kernel_choice._simulated", {})
+        out = tmp_path / f"jobs{jobs}"
+        assert main(["--workload", RESNET, "--layers", "2", "--config", "v100", "--jobs", str(jobs),
+                     "--out", str(out), "--no-progress"]) == 0
+        rows[jobs] = _frame(out)
+        assert list((tmp_path / f"cache{jobs}" / "kernel_choice").glob("*.json"))
+    assert "per-shape" in set(rows[2]["kernel_choice"]) and len(listed) == 1 and listed[0] > 1
+    pd.testing.assert_frame_equal(rows[1], rows[2])

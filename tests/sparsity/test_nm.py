@@ -61,3 +61,46 @@ def test_bad_parameters() -> None:
         NM(2, 4).prune(np.ones((2, 8)), 0.3)
     with pytest.raises(ValueError, match="more than N=2"):
         NM(2, 4).encode(np.ones((1, 4)), np.array([[True, True, True, False]]))
+
+
+def test_group_positions_by_table_equal_the_sorted_ones() -> None:
+    """Groups of up to SMALL_GROUP elements take their positions from a table of every mask: the same
+    positions, flags and dtypes as sorting each group (``_group_positions``)."""
+    from stcsim.sparsity import nm
+
+    rng = np.random.default_rng(3)
+    for n, m in ((2, 4), (1, 4), (2, 8), (4, 8), (1, 2), (3, 5)):
+        for shape in ((37, 61), (16, 64), (1, 3)):
+            mask = nm.top_n_per_group(rng.standard_normal(shape), n, m) & (rng.uniform(size=shape) < 0.8)
+            table = nm.group_positions(mask, n, m)
+            sorted_ = nm._group_positions(pad_to(mask, 1, m).reshape(shape[0], -1, m), n)
+            for a, b in zip(table, sorted_, strict=True):
+                assert a.dtype == b.dtype and (a == b).all(), (n, m, shape)
+    over = np.zeros((2, 8), dtype=bool)
+    over[1, 4:7] = True
+    with pytest.raises(ValueError, match="a group of 4 keeps 3 weights, more than N=2"):
+        nm.group_positions(over, 2, 4)
+
+
+def test_top_n_per_group_ranks_as_the_float64_sort() -> None:
+    """The N:M mask equals a stable float64 sort of every group's magnitudes, whatever the weights' dtype
+    (float16/32 rank in float32, exactly), with ties, signed zeros, NaN and a padded last group."""
+    from stcsim.sparsity import nm
+
+    def sorted_mask(w: np.ndarray, n: int, m: int) -> np.ndarray:
+        scores = np.abs(np.asarray(w, dtype=np.float64))
+        padded = np.where(pad_to(np.ones(scores.shape, dtype=bool), 1, m), pad_to(scores, 1, m), -1.0)
+        order = np.argsort(-padded.reshape(-1, m), axis=1, kind="stable")[:, :n]
+        keep = np.zeros(padded.reshape(-1, m).shape, dtype=bool)
+        np.put_along_axis(keep, order, True, axis=1)
+        return keep.reshape(padded.shape)[:, : w.shape[1]]
+
+    rng = np.random.default_rng(5)
+    for dtype in (np.float16, np.float32, np.float64):
+        for shape in ((33, 70), (16, 64), (5, 3)):
+            for w in (rng.standard_normal(shape), rng.integers(-2, 3, shape).astype(float)):
+                w = w.astype(dtype)
+                w[0, :2] = (0.0, -0.0)
+                w[-1, -1] = np.nan
+                for n, m in ((2, 4), (1, 4), (3, 5), (4, 16)):
+                    assert (nm.top_n_per_group(w, n, m) == sorted_mask(w, n, m)).all(), (dtype, shape, n, m)

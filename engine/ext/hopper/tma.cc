@@ -85,25 +85,34 @@ void ex_tensor_copy(ExecCtx& c, const Instr& in) {
       total *= count[d];
     }
     const uint32_t eb = m.elem_bytes;
-    for (uint64_t e = 0; e < total; ++e) {
-      uint64_t rest = e, off = 0;
-      bool inside = true;
-      for (uint32_t d = 0; d < 5; ++d) {
+    // Box element e = i0 + count0 (i1 + count1 (...)): rows of count[0] elements along dimension 0; a row's
+    // offset and whether it lies inside the tensor along dimensions 1..4 are found once per row.
+    const uint64_t rows = total / count[0];
+    uint64_t e = 0;
+    for (uint64_t row = 0; row < rows; ++row) {
+      uint64_t rest = row, row_off = 0;
+      bool row_inside = true;
+      for (uint32_t d = 1; d < 5; ++d) {
         const int64_t i = static_cast<int64_t>(rest % count[d]);
         rest /= count[d];
         const int64_t g = coord[d] + i * m.estride[d];
-        if (g < 0 || g >= static_cast<int64_t>(m.dims[d])) inside = false;
-        else off += static_cast<uint64_t>(g) * m.strides[d];
+        if (g < 0 || g >= static_cast<int64_t>(m.dims[d])) row_inside = false;
+        else row_off += static_cast<uint64_t>(g) * m.strides[d];
       }
-      const uint32_t s = swizzle_shared(m.swizzle, static_cast<uint32_t>(dst + e * eb));
-      uint8_t* to = mem_access(c, Space::Shared, s, eb, lane, true, 1);
-      if (inside) {
-        std::memcpy(to, mem_access(c, Space::Global, m.address + off, eb, lane, false, 1), eb);
-      } else if (m.oob_nan && m.is_float) {
-        const uint64_t nan = eb == 2 ? 0x7fffu : eb == 4 ? 0x7fffffffu : 0x7fffffffffffffffull;
-        store_bits(to, nan, eb);
-      } else {
-        std::memset(to, 0, eb);
+      for (uint32_t i0 = 0; i0 < count[0]; ++i0, ++e) {
+        const int64_t g = coord[0] + static_cast<int64_t>(i0) * m.estride[0];
+        const bool inside = row_inside && g >= 0 && g < static_cast<int64_t>(m.dims[0]);
+        const uint32_t s = swizzle_shared(m.swizzle, static_cast<uint32_t>(dst + e * eb));
+        uint8_t* to = mem_access(c, Space::Shared, s, eb, lane, true, 1);
+        if (inside) {
+          const uint64_t off = row_off + static_cast<uint64_t>(g) * m.strides[0];
+          std::memcpy(to, mem_access(c, Space::Global, m.address + off, eb, lane, false, 1), eb);
+        } else if (m.oob_nan && m.is_float) {
+          const uint64_t nan = eb == 2 ? 0x7fffu : eb == 4 ? 0x7fffffffu : 0x7fffffffffffffffull;
+          store_bits(to, nan, eb);
+        } else {
+          std::memset(to, 0, eb);
+        }
       }
     }
     const uint64_t bar_addr = mem_addr(c, in.ops[2], lane);

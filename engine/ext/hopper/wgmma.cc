@@ -12,6 +12,7 @@
 // descriptors, operands that differ between the threads of the warpgroup.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "../../func/decode.h"
@@ -80,6 +81,46 @@ float smem_elem(const ExecCtx& c, const Instr& in, DType t, uint32_t addr, const
   return elem_value(t, static_cast<uint32_t>(p[0] | (p[1] << 8)));
 }
 
+// The mn x k tile of an operand in shared memory as floats times `scale`: element (mn, k) to
+// out[mn * mn_stride + k * k_stride]. Every layout keeps 8 f16/bf16 elements of a 16-byte line contiguous
+// along its leading index (k for K-major, mn for MN-major; descriptor.h), and the swizzle moves whole 16-byte
+// lines: a line is read with one address. Where a line is not whole in the shared memory (or the tile is no
+// whole number of lines), every element is read on its own in the order `mn_outer` says (A: m then k; B: k
+// then n), so a fault names the same first element out of range as before.
+void read_tile(const ExecCtx& c, const Instr& in, DType t, const MatrixDesc& d, bool mn_major, uint32_t mns,
+               uint32_t ks, float scale, float* out, size_t mn_stride, size_t k_stride, bool mn_outer,
+               const char* what) {
+  const uint8_t* base = c.cta.shared.data();
+  const uint64_t size = c.cta.shared.size();
+  const uint32_t outer = mn_major ? ks : mns, inner = mn_major ? mns : ks;
+  bool lines = inner % 8 == 0;
+  std::vector<uint32_t> addr;
+  addr.reserve(static_cast<size_t>(outer) * (inner / 8));
+  for (uint32_t o = 0; o < outer && lines; ++o)
+    for (uint32_t i = 0; i < inner && lines; i += 8) {
+      const uint32_t a = element_address(d, mn_major, 2, mn_major ? i : o, mn_major ? o : i);
+      lines = a % 16 == 0 && static_cast<uint64_t>(a) + 16 <= size;
+      addr.push_back(a);
+    }
+  if (!lines) {
+    for (uint32_t x = 0; x < (mn_outer ? mns : ks); ++x)
+      for (uint32_t y = 0; y < (mn_outer ? ks : mns); ++y) {
+        const uint32_t mn = mn_outer ? x : y, k = mn_outer ? y : x;
+        out[mn * mn_stride + k * k_stride] = scale * smem_elem(c, in, t, element_address(d, mn_major, 2, mn, k), what);
+      }
+    return;
+  }
+  size_t line = 0;
+  for (uint32_t o = 0; o < outer; ++o)
+    for (uint32_t i = 0; i < inner; i += 8) {
+      const uint8_t* p = base + addr[line++];
+      for (uint32_t j = 0; j < 8; ++j) {
+        const uint32_t mn = mn_major ? i + j : o, k = mn_major ? o : i + j;
+        out[mn * mn_stride + k * k_stride] = scale * elem_value(t, static_cast<uint32_t>(p[2 * j] | (p[2 * j + 1] << 8)));
+      }
+    }
+}
+
 // Accumulator element i of a lane: row lane/4 (+8), column 8(i/4) + 2(lane%4) + i%2 of the warp's 16 rows.
 RC d_elem(int lane, int i) { return {lane / 4 + 8 * ((i / 2) % 2), 8 * (i / 4) + 2 * (lane % 4) + i % 2}; }
 
@@ -129,16 +170,13 @@ void ex_mma_async(ExecCtx& c, const Instr& in) {
     }
   } else {
     const MatrixDesc da = desc_of(c, in, uniform(c, in, in.ops[1], first, "the A descriptor"), "A");
-    for (uint32_t m = 0; m < 64; ++m)
-      for (uint32_t k = 0; k < 16; ++k)
-        A[m * 16 + k] = sa * smem_elem(c, in, ta, element_address(da, mn_a, 2, m, k), "matrix A");
+    read_tile(c, in, ta, da, mn_a, 64, 16, sa, A.data(), 16, 1, true, "matrix A");
   }
   // B: kd x N from shared memory.
   const MatrixDesc db = desc_of(c, in, uniform(c, in, in.ops[2], first, "the B descriptor"), "B");
   std::vector<float> B(static_cast<size_t>(kd) * static_cast<size_t>(n_cols));
-  for (uint32_t k = 0; k < static_cast<uint32_t>(kd); ++k)
-    for (uint32_t n = 0; n < static_cast<uint32_t>(n_cols); ++n)
-      B[k * static_cast<uint32_t>(n_cols) + n] = sb * smem_elem(c, in, tb, element_address(db, mn_b, 2, n, k), "matrix B");
+  read_tile(c, in, tb, db, mn_b, static_cast<uint32_t>(n_cols), static_cast<uint32_t>(kd), sb, B.data(), 1,
+            static_cast<size_t>(n_cols), false, "matrix B");
   // The dense column of each kept element of A: the metadata of rows 16w + g (+8) comes from lanes
   // 4g + 2 sel + j of warp w (j = 0, 1: chunks 4j..4j+3), as in mma.sp m16n8k32.
   std::vector<int> col(64 * 16);
@@ -157,25 +195,58 @@ void ex_mma_async(ExecCtx& c, const Instr& in) {
       }
     }
   }
-  // D = A B + (scale-d ? D : 0), in fp32 in order of k (f16 x f16 products are exact in fp32).
+  // D = A B + (scale-d ? D : 0), in fp32 in order of k (f16 x f16 products are exact in fp32): each element
+  // starts from its accumulator (or 0) and adds A[m][k] x B[col][n] for k = 0..15 in turn, a product rounded
+  // and then added (no fused multiply-add); the whole 64 x N tile row by row, so the loop over the N columns
+  // of a row is a vector loop (the same operations in the same order per element as one element at a time).
+  const size_t cols = static_cast<size_t>(n_cols);
+  std::vector<float> D(64 * cols);
+  // Accumulator register i of lane l holds D element d_elem(l, i) of its warp's 16 rows: register by register,
+  // each a column of 32 lanes.
+  const auto at = [&](uint32_t w, int lane, int i) {
+    const RC p = d_elem(lane, i);
+    return (16 * w + static_cast<size_t>(p.r)) * cols + static_cast<size_t>(p.c);
+  };
+  for (uint32_t w = 0; w < 4; ++w) {
+    const WarpState& ws = c.cta.warps[first + w];
+    for (int i = 0; i < n_cols / 2; ++i) {
+      const int32_t r = d_regs[static_cast<size_t>(i)];
+      for (int lane = 0; lane < 32; ++lane) D[at(w, lane, i)] = scale_d ? f32_from_bits(ws.reg(r, lane)) : 0.0f;
+    }
+  }
+  using V8 = float __attribute__((vector_size(32)));
+  for (size_t m = 0; m < 64; ++m) {
+    float* drow = D.data() + m * cols;
+    const float* brow[16];
+    for (size_t k = 0; k < 16; ++k) brow[k] = B.data() + static_cast<size_t>(col[m * 16 + k]) * cols;
+    const float* arow = A.data() + m * 16;
+    size_t n = 0;
+    for (; n + 8 <= cols; n += 8) {  // eight columns to a vector, the 16 products added in order of k
+      V8 acc;
+      std::memcpy(&acc, drow + n, sizeof acc);
+      for (size_t k = 0; k < 16; ++k) {
+        V8 b;
+        std::memcpy(&b, brow[k] + n, sizeof b);
+        acc = acc + arow[k] * b;
+      }
+      std::memcpy(drow + n, &acc, sizeof acc);
+    }
+    for (; n < cols; ++n)
+      for (size_t k = 0; k < 16; ++k) drow[n] += arow[k] * brow[k][n];
+  }
   for (uint32_t w = 0; w < 4; ++w) {
     WarpState& ws = c.cta.warps[first + w];
     WarpWgmma& wm = st.warps[first + w];
     wm.d_regs = d_regs;
     wm.d_vals.assign(d_regs.size() * 32, 0);
-    for (int lane = 0; lane < 32; ++lane)
-      for (int i = 0; i < n_cols / 2; ++i) {
-        const RC p = d_elem(lane, i);
-        const size_t m = 16 * w + static_cast<size_t>(p.r);
-        const int32_t r = d_regs[static_cast<size_t>(i)];
-        float acc = scale_d ? f32_from_bits(ws.reg(r, lane)) : 0.0f;
-        for (int k = 0; k < 16; ++k)
-          acc += A[m * 16 + static_cast<size_t>(k)] *
-                 B[static_cast<size_t>(col[m * 16 + static_cast<size_t>(k)]) * static_cast<size_t>(n_cols) +
-                   static_cast<size_t>(p.c)];
-        ws.set_reg(r, lane, bits_from_f32(acc));
-        wm.d_vals[static_cast<size_t>(i) * 32 + static_cast<size_t>(lane)] = ws.reg(r, lane);
+    for (int i = 0; i < n_cols / 2; ++i) {
+      const int32_t r = d_regs[static_cast<size_t>(i)];
+      uint64_t* vals = wm.d_vals.data() + static_cast<size_t>(i) * 32;
+      for (int lane = 0; lane < 32; ++lane) {
+        ws.set_reg(r, lane, bits_from_f32(D[at(w, lane, i)]));
+        vals[lane] = ws.reg(r, lane);
       }
+    }
   }
   release(c, st);
 }
