@@ -66,6 +66,8 @@ class PhaseSampler {
   // every pure window of the loop after it, the other fast-forwards' periods), at least the tolerance.
   uint64_t finish(Stats& stats, uint64_t detailed_cycles) const;
   bool skipped() const { return count_ > 0; }
+  // Cycles the fast-forwards so far stand for (the launch's clock runs behind its estimate by them).
+  uint64_t skipped_cycles() const { return static_cast<uint64_t>(cycles_); }
   // A steady loop was left in full detail because the SMs held different numbers of CTAs (sampled_run.cc):
   // the mode says so when no fast-forward happened.
   void refuse_uneven() { uneven_ = true; }

@@ -33,7 +33,9 @@ uint64_t TimingModel::run_lockstep() {
   for (auto& sm : sms_) live.push_back(sm.get());
   const auto dead = [this](const SmT* sm) { return sm->ctas.empty() && sm->wake == kNever && next_cta_ >= total_ctas_; };
   while (resident_ctas_ > 0) {
-    watchdog_.check(L_, exec_.stats().warp_insts, t, [this] { return live_warps(); }, next_cta_ - resident_ctas_);
+    // (past the fast-forwards' cycles: the cycle the launch's estimate has reached)
+    watchdog_.check(L_, exec_.stats().warp_insts, t + phase_.skipped_cycles(), [this] { return live_warps(); },
+                    next_cta_ - resident_ctas_);
     if (phase_.enabled() && phase_.window_full()) phase_window(t);
     uint64_t next = kNever;
     bool any_dead = false;

@@ -113,15 +113,18 @@ void TimingModel::fast_forward(LoopSpan loop, uint64_t t) {
   L_.record_accesses = false;  // nothing times them
   L_.clock = t;
   const uint64_t before = exec_.stats().warp_insts;
+  uint64_t rounds = 0;
+  // The watchdog sees the cycle the launch's estimate has reached (the earlier fast-forwards' cycles and this
+  // one's rounds so far at the fastest class's period past t): a launch past max_cycles stops there.
   const auto tick = [&] {
-    watchdog_.check(L_, exec_.stats().warp_insts, t, [this] { return live_warps(); }, next_cta_ - resident_ctas_);
+    const auto reached = t + phase_.skipped_cycles() + static_cast<uint64_t>(static_cast<double>(rounds) * fastest);
+    watchdog_.check(L_, exec_.stats().warp_insts, reached, [this] { return live_warps(); }, next_cta_ - resident_ctas_);
   };
   // Rounds of one iteration of the fastest class, until the first warp leaves the loop, or a CTA's round
   // executes a number of instructions that differs (beyond the tolerance) from its first round, or a code
   // mix unlike the measured windows' (a pipeline's last iterations, which issue no loads), or the
   // warps of a loop without a barrier differ among themselves: the phase ended. That round is undone where it can be (every CTA
   // that advanced in it can undo), so what follows runs in detail.
-  uint64_t rounds = 0;
   std::vector<Item*> advanced;
   for (bool end = false; !end;) {
     ++rounds;

@@ -61,3 +61,21 @@ def test_a_sampled_launch_past_max_cycles_stops_during_its_fast_forward():
     assert stopped < full / 2, (stopped, full)
     # the limit exactly at the estimate still runs to the end, with the same cycles
     assert e.launch("work", GRID, 32, [ITERS], sample=0.02, max_cycles=estimate)["kernel_cycles"] == estimate
+
+
+def test_a_phase_sampled_launch_past_max_cycles_stops_in_its_fast_forwards():
+    """Two waves of CTAs (sampled in time, not by waves): the loop is fast-forwarded in rounds, and the
+    watchdog sees the cycle the estimate has reached (the fast-forwards' cycles counted), so a limit at a
+    tenth of the estimate stops the launch about a tenth of the way (it ran 4.2 s of the 8.7 s launch
+    before: the detailed clock alone lagged the estimate by the skipped cycles)."""
+    e = Engine("v100")
+    e.load_ptx(PTX)
+    start = time.perf_counter()
+    stats = e.launch("work", 160, 32, [200000], sample=0.02)
+    full = time.perf_counter() - start
+    assert stats["sample_mode"] == 6 and stats["sample_skipped_cycles"] > stats["kernel_cycles"] / 2
+    limit = int(stats["kernel_cycles"]) // 10
+    start = time.perf_counter()
+    with pytest.raises(WatchdogError, match=rf"exceeded max_cycles = {limit} after (\d+) simulated cycles"):
+        e.launch("work", 160, 32, [200000], sample=0.02, max_cycles=limit)
+    assert time.perf_counter() - start < full / 4
