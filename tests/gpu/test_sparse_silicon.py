@@ -15,6 +15,7 @@ from stcsim.gpu.sparse_silicon import (
     kernel_pattern,
     layer_shapes,
     read_meta,
+    run_case,
     simulate,
     sparsert_cases,
     speedup_table,
@@ -158,3 +159,32 @@ def test_simulation_side_on_tiny_shapes(tmp_path):
     back = pd.read_csv(tmp_path / "t.csv", comment="#")
     assert back["speedup_silicon"].tolist() == [1.0, 1.0]
     assert back.loc[0, "speedup_sim"] == pytest.approx(cycles[1] / cycles[0], rel=1e-5)
+
+
+class _RepeatingEngine:
+    """The simulator launched as the CuPy runner launches: a warm-up and `repeats` timed launches."""
+
+    def __init__(self, repeats: int) -> None:
+        from stcsim.sim import Engine
+
+        self.repeats = repeats
+        self._engine = Engine("v100")
+
+    def __getattr__(self, name: str):
+        return getattr(self._engine, name)
+
+    def launch(self, *args, **kwargs):
+        for _ in range(self.repeats):
+            self._engine.launch(*args, **kwargs)
+        return self._engine.launch(*args, **kwargs)
+
+
+@pytest.mark.parametrize("repeats", [0, 1, 3])
+def test_a_split_k_case_checks_against_every_launch_the_runner_made(repeats):
+    # split-K adds its slices into C; the runner launched it 1 + repeats times (silicon reported 1.0 before)
+    kernel = "gemm_simt_vw_l16k8_f32_f32_tile64x64x8_warp32x16_thread4x4_splitk2"
+    assert get_kernel(kernel).splits == 2
+    case = Case("test", "split", kernel, "vw:L=16,K=8,axis=row", 0.75, 64, 32, 256)
+    err, _ = run_case(case, _RepeatingEngine(repeats), seed=3)
+    assert err < 1e-5
+
