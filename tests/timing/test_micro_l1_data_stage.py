@@ -17,16 +17,19 @@ from stcsim.sim import Engine
 WARPS = 32
 
 
-def _ptx(loads: int, body: str, regs: str) -> str:
+def _ptx(accesses: int, body: str) -> str:
+    """One warp-strided kernel: %rd3 = src + lane * stride (global), %r4 = tile + lane * stride (shared),
+    %r5 = tile; `body` repeated `accesses` times; %f0 stored per thread."""
     return f"""
 .version 8.0
 .target sm_80
 .address_size 64
-.visible .entry ld_l1(.param .u64 src, .param .u64 dst, .param .u32 stride)
+.visible .entry l1(.param .u64 src, .param .u64 dst, .param .u32 stride)
 {{
-  .reg .b32 %r<8>;
+  .reg .b32 %r<16>;
   .reg .b64 %rd<8>;
-  {regs}
+  .reg .f32 %f<4>;
+  .shared .align 16 .b8 tile[8192];
   ld.param.u64 %rd1, [src];
   ld.param.u64 %rd6, [dst];
   ld.param.u32 %r3, [stride];
@@ -34,7 +37,12 @@ def _ptx(loads: int, body: str, regs: str) -> str:
   and.b32 %r2, %r1, 31;
   mul.wide.u32 %rd2, %r2, %r3;
   add.s64 %rd3, %rd1, %rd2;
-{body * loads}
+  mul.lo.u32 %r14, %r2, %r3;
+  mov.u32 %r5, tile;
+  add.u32 %r4, %r5, %r14;
+  mov.f32 %f0, 0f3F800000;
+  mov.f32 %f1, %f0; mov.f32 %f2, %f0; mov.f32 %f3, %f0;
+{body * accesses}
   mul.wide.u32 %rd4, %r1, 4;
   add.s64 %rd5, %rd6, %rd4;
   st.global.f32 [%rd5], %f0;
@@ -43,21 +51,22 @@ def _ptx(loads: int, body: str, regs: str) -> str:
 """
 
 
-STRIDED = ("  ld.global.f32 %f0, [%rd3];\n", ".reg .f32 %f<2>;")
+STRIDED = "  ld.global.f32 %f0, [%rd3];\n"
 # A 16 x 16 column-major A fragment, lda = 256 halves (512 bytes): 16 lines, every sector in one slot.
-FRAGMENT = ("  wmma.load.a.sync.aligned.col.m16n16k16.global.f16 {%r4, %r5, %r6, %r7, %r4, %r5, %r6, %r7}, "
-            "[%rd1], 256;\n  mov.b32 %f0, %r4;\n", ".reg .f32 %f<2>;")
+FRAGMENT = ("  wmma.load.a.sync.aligned.col.m16n16k16.global.f16 {%r6, %r7, %r8, %r9, %r6, %r7, %r8, %r9}, "
+            "[%rd1], 256;\n  mov.b32 %f0, %r6;\n")
 
 
-def _per_load(kind: tuple[str, str], stride: int) -> float:
-    """Cycles per extra warp load: 64 vs 128 loads per thread, the data L1-resident after the first."""
+def _per_access(body: str, stride: int) -> float:
+    """Cycles per extra warp access of `body`: 64 vs 128 per thread by 32 warps of one CTA, the global data
+    L1-resident after the first."""
     cycles = []
-    for loads in (64, 128):
+    for accesses in (64, 128):
         e = Engine("h100")
-        e.load_ptx(_ptx(loads, *kind))
+        e.load_ptx(_ptx(accesses, body))
         src, dst = e.malloc(256 * 512), e.malloc(WARPS * 32 * 4)
         e.copy_to(src, np.random.default_rng(0).uniform(-1, 1, 256 * 128).astype(np.float32))
-        cycles.append(e.launch("ld_l1", 1, 32 * WARPS, [src, dst, stride])["gpu_sim_cycle"])
+        cycles.append(e.launch("l1", 1, 32 * WARPS, [src, dst, stride])["gpu_sim_cycle"])
     return (cycles[1] - cycles[0]) / (64 * WARPS)
 
 
@@ -65,49 +74,12 @@ def _per_load(kind: tuple[str, str], stride: int) -> float:
 def test_sectors_in_one_slot_of_different_lines_take_a_wavefront_each(stride, wavefronts):
     # 4: one line; 16: 16 sectors in 4 lines, 4 per slot; 64: 32 sectors in 16 lines, two slots; 128: 32
     # lines, one slot (ceil(sectors / 4), the conflict-free count, would say 1, 4, 8 and 8)
-    assert _per_load(STRIDED, stride) == pytest.approx(wavefronts, rel=0.02)
+    assert _per_access(STRIDED, stride) == pytest.approx(wavefronts, rel=0.02)
 
 
 def test_a_wmma_fragment_from_global_passes_its_sectors_twice():
     # 16 sectors in one slot, read by two of its four LDG.32 each
-    assert _per_load(FRAGMENT, 0) == pytest.approx(2 * 16, rel=0.02)
-
-
-def _shared_per_access(body: str, lanes_stride: int, loads: int = 64) -> float:
-    """Cycles per extra warp access of `body` (64 vs 128 per thread) by 32 warps of one CTA; %r4 holds the
-    lane's shared address (lane * `lanes_stride` bytes)."""
-    cycles = []
-    for n in (loads, 2 * loads):
-        ptx = f"""
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry sh(.param .u64 dst)
-{{
-  .reg .b32 %r<16>;
-  .reg .b64 %rd<4>;
-  .reg .f32 %f<8>;
-  .shared .align 16 .b8 tile[8192];
-  ld.param.u64 %rd1, [dst];
-  mov.u32 %r1, %tid.x;
-  and.b32 %r2, %r1, 31;
-  mul.lo.u32 %r3, %r2, {lanes_stride};
-  mov.u32 %r5, tile;
-  add.u32 %r4, %r5, %r3;
-  mov.f32 %f0, 0f3F800000;
-  mov.f32 %f1, %f0; mov.f32 %f2, %f0; mov.f32 %f3, %f0;
-{body * n}
-  mul.wide.u32 %rd2, %r1, 4;
-  add.s64 %rd3, %rd1, %rd2;
-  st.global.f32 [%rd3], %f0;
-  ret;
-}}
-"""
-        e = Engine("h100")
-        e.load_ptx(ptx)
-        dst = e.malloc(WARPS * 32 * 4)
-        cycles.append(e.launch("sh", 1, 32 * WARPS, [dst])["gpu_sim_cycle"])
-    return (cycles[1] - cycles[0]) / (loads * WARPS)
+    assert _per_access(FRAGMENT, 0) == pytest.approx(2 * 16, rel=0.02)
 
 
 def test_a_128_bit_shared_access_conflicts_within_quarter_warps():
@@ -115,8 +87,8 @@ def test_a_128_bit_shared_access_conflicts_within_quarter_warps():
     # the four quarters one after another: 32 wavefronts (a whole-warp count would say 8); lanes 16 bytes
     # apart: 4, conflict-free
     store = "  st.shared.v4.f32 [%r4], {%f0, %f1, %f2, %f3};\n"
-    assert _shared_per_access(store, 128) == pytest.approx(32, rel=0.02)
-    assert _shared_per_access(store, 16) == pytest.approx(4, rel=0.02)
+    assert _per_access(store, 128) == pytest.approx(32, rel=0.02)
+    assert _per_access(store, 16) == pytest.approx(4, rel=0.02)
 
 
 def test_a_wmma_fragment_from_shared_is_read_as_four_8_row_matrices():
@@ -125,5 +97,5 @@ def test_a_wmma_fragment_from_shared_is_read_as_four_8_row_matrices():
     # rows 16 halves + 8 apart (48 bytes): conflict-free matrices, 4
     frag = ("  wmma.load.a.sync.aligned.row.m16n16k16.shared.f16 "
             "{%r6, %r7, %r8, %r9, %r10, %r11, %r12, %r13}, [%r5], LD;\n  mov.b32 %f0, %r6;\n")
-    assert _shared_per_access(frag.replace("LD", "16"), 0) == pytest.approx(8, rel=0.02)
-    assert _shared_per_access(frag.replace("LD", "24"), 0) == pytest.approx(4, rel=0.02)
+    assert _per_access(frag.replace("LD", "16"), 0) == pytest.approx(8, rel=0.02)
+    assert _per_access(frag.replace("LD", "24"), 0) == pytest.approx(4, rel=0.02)
