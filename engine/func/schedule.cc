@@ -564,7 +564,7 @@ void schedule_loads_early(Kernel& k) {
   // ptxas's order for the single-block loops (a block whose last instruction branches back to its first),
   // matched in code order to the SASS's innermost loops with the same memory and Tensor Core instructions.
   std::vector<std::vector<int32_t>> ranks(nb);
-  std::vector<size_t> matched(nb);
+  std::vector<const std::string*> order_of(nb, nullptr);  // the SASS order a block was matched to
   size_t next_loop = 0;
   for (size_t blk = 0; blk < nb && next_loop < k.sass_loops.size(); ++blk) {
     const Instr& last = k.code[first[blk + 1] - 1];
@@ -572,8 +572,32 @@ void schedule_loads_early(Kernel& k) {
     for (size_t q = next_loop; q < k.sass_loops.size(); ++q) {
       ranks[blk] = sass_places(k.code, first[blk], first[blk + 1], k.sass_loops[q]).first;
       if (!ranks[blk].empty()) {
-        matched[blk] = q;
+        order_of[blk] = &k.sass_loops[q];
         next_loop = q + 1;
+        break;
+      }
+    }
+  }
+  // ptxas's order for the straight-line copy blocks (a block of no loop whose classed instructions are
+  // global loads and shared stores, at least one of each: a loop's peeled iterations), matched in code
+  // order to the SASS's copy blocks outside its innermost loops with the same copies.
+  size_t next_copy = 0;
+  for (size_t blk = 0; blk < nb && next_copy < k.sass_copy_blocks.size(); ++blk) {
+    const Instr& last = k.code[first[blk + 1] - 1];
+    if (!ranks[blk].empty() || (last.op == Op::Bra && static_cast<size_t>(last.target) == first[blk])) continue;
+    bool load = false, store = false, other = false;
+    for (size_t pc = first[blk]; pc < first[blk + 1]; ++pc) {
+      const char c = sass_class(k.code[pc]).first;
+      load |= c == 'G';
+      store |= c == 'S';
+      other |= c && c != 'G' && c != 'S';
+    }
+    if (!load || !store || other) continue;
+    for (size_t q = next_copy; q < k.sass_copy_blocks.size(); ++q) {
+      ranks[blk] = sass_places(k.code, first[blk], first[blk + 1], k.sass_copy_blocks[q]).first;
+      if (!ranks[blk].empty()) {
+        order_of[blk] = &k.sass_copy_blocks[q];
+        next_copy = q + 1;
         break;
       }
     }
@@ -583,7 +607,7 @@ void schedule_loads_early(Kernel& k) {
     live_out_of(blk, regs.live_out);
     if (!ranks[blk].empty() && schedule_block(k.code, first[blk], first[blk + 1], regs, sc, &ranks[blk]))
       wait_like_split_loads(k.code, first[blk], first[blk + 1],
-                            sass_places(k.code, first[blk], first[blk + 1], k.sass_loops[matched[blk]]));
+                            sass_places(k.code, first[blk], first[blk + 1], *order_of[blk]));
     else
       schedule_block(k.code, first[blk], first[blk + 1], regs, sc, nullptr);
   }

@@ -253,6 +253,10 @@ struct Kernel {
   // order (stcsim.sim.sass_facts.loop_orders: G LDG, S STS, L LDS, M LDSM, H HMMA, C LDGSTS; empty: unknown).
   // A single-block loop of the PTX with the same instructions is scheduled in that order (func/schedule.cc).
   std::vector<std::string> sass_loops;
+  // ptxas's order of the loads and stores of each straight-line copy block outside the SASS's innermost loops
+  // (a loop's peeled iterations), in code order (stcsim.sim.sass_facts.block_orders: G LDG, S STS). A PTX
+  // block that is no loop, with the same copies, is scheduled in that order (func/schedule.cc).
+  std::vector<std::string> sass_copy_blocks;
   int32_t carry_reg = -1;             // hidden register of the carry flag CC.CF (-1: no carry instruction)
   uint16_t sm = 0;                    // the module's .target sm_XX (0: unknown)
   bool arch_specific = false;         // the target is architecture-specific (sm_90a: wgmma needs it)

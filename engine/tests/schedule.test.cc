@@ -545,6 +545,38 @@ TEST(schedule_keeps_a_loop_in_ptxas_order_from_the_sass) {
   CHECK_EQ(copy_order({"H", "GSGS"}), std::string("GSGS"));  // matched to the next loop with its instructions
 }
 
+// The same copies as straight-line code (a loop's peeled iterations): the SASS's copy blocks outside its
+// loops (Kernel::sass_copy_blocks) give their order; a loop order never applies to a block of no loop.
+namespace {
+const char* kCopyBlock = R"(
+  ld.param.u64 %rd1, [a];
+  mov.u32 %r1, smem;
+  ld.global.v4.u32 {%r2, %r3, %r4, %r5}, [%rd1];
+  st.shared.v4.u32 [%r1], {%r2, %r3, %r4, %r5};
+  ld.global.v4.u32 {%r6, %r7, %r8, %r9}, [%rd1+512];
+  st.shared.v4.u32 [%r1+512], {%r6, %r7, %r8, %r9};
+  ret;)";
+
+std::string copy_block_order(const std::vector<std::string>& copy_blocks, const std::vector<std::string>& loops = {}) {
+  PtxKernel pk = parse_kernel(kCopyBlock, "sm_90");
+  pk.kernel().sass_copy_blocks = copy_blocks;
+  pk.kernel().sass_loops = loops;
+  schedule_loads_early(pk.kernel());
+  std::string order;
+  for (const Instr& in : pk.kernel().code)
+    order += in.text.rfind("ld.global", 0) == 0 ? "G" : in.text.rfind("st.shared", 0) == 0 ? "S" : "";
+  return order;
+}
+}  // namespace
+
+TEST(schedule_keeps_a_straight_line_copy_block_in_ptxas_order) {
+  CHECK_EQ(copy_block_order({}), std::string("GGSS"));
+  CHECK_EQ(copy_block_order({"GSGS"}), std::string("GSGS"));
+  CHECK_EQ(copy_block_order({"GS", "GSGS"}), std::string("GSGS"));  // the next block with its copies
+  CHECK_EQ(copy_block_order({"SGSG"}), std::string("GGSS"));         // a store before its load: not ptxas's
+  CHECK_EQ(copy_block_order({}, {"GSGS"}), std::string("GGSS"));     // a loop's order: not for this block
+}
+
 TEST(schedule_groups_copies_by_the_copy_group) {
   CHECK_EQ(copy_order({}, 1), std::string("GSGS"));
   CHECK_EQ(copy_order({}, 2), std::string("GGSS"));

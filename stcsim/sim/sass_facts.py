@@ -12,6 +12,12 @@ they issue. `loop_orders` gives, per innermost loop, the order of its LDG / STS 
 LDGSTS; the engine schedules a PTX loop with the same instructions in that order (the copy grouping then
 only serves the loops it cannot match).
 
+A loop whose trip count ptxas cannot see (``for (i = threadIdx.x; i < n; i += blockDim.x)``) is unrolled with
+its first iterations peeled into straight-line blocks before the unrolled loop, and a short trip count runs
+only those: `tcs_mma_lds`'s two copies per k-step run peeled blocks ``G S G S`` (each load waits for the store
+before it, four memory latencies a k-step), never its unrolled ``GGSS`` loop. `copy_block_orders` gives the
+order of those straight-line copy blocks; the engine schedules a PTX block of the same copies in it.
+
 `copy_groups` reads a cubin (the ELF ptxas writes) without a disassembler: each function's ``.text.<name>``
 section holds 16-byte instructions whose low 9 bits are the opcode (LDG, STS and BRA are all this needs) and
 whose branch offset is split over two fields. The encoding was read off ``cuobjdump -sass`` of sm_90 cubins
@@ -106,13 +112,53 @@ def copy_group(code: bytes) -> int:
 def loop_order(code: bytes) -> list[str]:
     """ptxas's order of the memory and Tensor Core instructions in each innermost loop of one function, in
     code order: 'G' LDG, 'S' STS, 'L' LDS, 'M' LDSM, 'H' HMMA, 'C' LDGSTS (loops with none left out)."""
-    classes = [_LOOP_CLASSES.get(struct.unpack_from("<Q", code, at)[0] & 0x1FF, "")
-               for at in range(0, len(code) - _INSTRUCTION_BYTES + 1, _INSTRUCTION_BYTES)]
+    classes = _classes(code)
     out = []
     for first, last in innermost_loops(decode(code)):
         order = "".join(classes[first // _INSTRUCTION_BYTES:last // _INSTRUCTION_BYTES + 1])
         if order:
             out.append(order)
+    return out
+
+
+def _classes(code: bytes) -> list[str]:
+    """The loop-order class of every instruction of one function ('' for one of no class)."""
+    return [_LOOP_CLASSES.get(struct.unpack_from("<Q", code, at)[0] & 0x1FF, "")
+            for at in range(0, len(code) - _INSTRUCTION_BYTES + 1, _INSTRUCTION_BYTES)]
+
+
+def copy_block_orders(code: bytes) -> list[str]:
+    """ptxas's order of the LDGs and STSs of each straight-line copy block of one function outside its
+    innermost loops, in code order: a basic block (cut after every branch and at every branch target) whose
+    memory and Tensor Core instructions are LDGs and STSs only, at least one of each."""
+    instructions = decode(code)
+    classes = _classes(code)
+    loops = innermost_loops(instructions)
+    cuts = {0, len(code)}
+    for i in instructions:
+        if i.kind == "B":
+            cuts.add(i.offset + _INSTRUCTION_BYTES)
+            if 0 <= i.target <= len(code):
+                cuts.add(i.target)
+    edges = sorted(cuts)
+    out = []
+    for first, end in zip(edges, edges[1:], strict=False):
+        if any(a <= first and end - _INSTRUCTION_BYTES <= b for a, b in loops):
+            continue
+        order = "".join(classes[first // _INSTRUCTION_BYTES:end // _INSTRUCTION_BYTES])
+        if order and set(order) == {"G", "S"}:
+            out.append(order)
+    return out
+
+
+def block_orders(cubin: bytes) -> dict[str, list[str]]:
+    """Every function of an sm_90 cubin with a straight-line copy block outside its innermost loops -> ptxas's
+    order of the blocks' loads and stores (`copy_block_orders`)."""
+    out = {}
+    for name, code in text_sections(cubin).items():
+        order = copy_block_orders(code)
+        if order:
+            out[name] = order
     return out
 
 

@@ -49,6 +49,17 @@ def test_copy_group_counts_loads_per_group_in_innermost_loops():
     assert sass_facts.copy_group(_code(body)) == 0  # no loop: no grouping
 
 
+def test_copy_blocks_are_the_straight_line_copies_outside_innermost_loops():
+    # G S G S, then a loop G G S S branching back to its first instruction (0x40), then G S alone
+    body = [(LDG, 0), (STS, 0), (LDG, 0), (STS, 0), (LDG, 0), (LDG, 0), (STS, 0), (STS, 0)]
+    back = (0xFFFFFFFC00000947 | ((-20 & 0xFF) << 16), 0x3FFFF)  # BRA at 0x80 to 0x40: (0x40 - 0x90) / 4
+    code = _code(body + [back, (LDG, 0), (OTHER, 0), (STS, 0)])
+    assert sass_facts.decode(code)[8].target == 0x40
+    assert sass_facts.loop_order(code) == ["GGSS"]
+    assert sass_facts.copy_block_orders(code) == ["GSGS", "GS"]  # the branch target cuts the first block
+    assert sass_facts.copy_block_orders(_code([(LDG, 0), (OTHER, 0)])) == []  # loads only: no copy
+
+
 def test_a_file_that_is_not_a_cubin_is_a_value_error():
     with pytest.raises(ValueError, match="ELF64"):
         sass_facts.text_sections(b"not an elf file at all")
@@ -81,6 +92,8 @@ def test_decoder_reads_the_suite_as_cuobjdump_did(tmp_path):
     groups = sass_facts.copy_groups(cubin.read_bytes())
     assert groups["tcs_mma_ldm_1w"] == 3  # GG SS GGG SSS GGG SSS: 8 loads in 3 groups
     assert groups["tcs_wmma_smem_128x128"] == 4 and "tcs_mma_ldm_cpasync" not in groups
+    # tcs_mma_lds's copy loop (two 16-byte copies a thread, trip count 2) runs its peeled iterations only
+    assert sass_facts.block_orders(cubin.read_bytes())["tcs_mma_lds"] == ["GSGS", "GSGS", "GGSS"]
     orders = sass_facts.loop_orders(cubin.read_bytes())
     assert orders["tcs_mma_ldm_1w"] == ["GGSSGGGSSSGGGSSS"]
     # the 2:4 GEMM from global: 15 of a k-step's 21 loads before its first HMMA (two k-steps per iteration)
@@ -126,11 +139,12 @@ COPIES = """
 
 
 def _launch(ptx: str, name: str, words: int, read: np.ndarray, copy_groups: dict[str, int],
-            sass_loops: dict[str, list[str]]) -> tuple[Engine, dict]:
+            sass_loops: dict[str, list[str]],
+            copy_blocks: dict[str, list[str]] | None = None) -> tuple[Engine, dict]:
     """One warp of `name` over `words` random words given the schedule facts; its output checked (lane l
     stores word `read[l]` of the input)."""
     eng = Engine("h100", ptxas_facts=False)
-    eng._eng.load_ptx(ptx.encode(), f"<{name}>", copy_groups, sass_loops)
+    eng._eng.load_ptx(ptx.encode(), f"<{name}>", copy_groups, sass_loops, copy_blocks or {})
     src, dst = eng.malloc(4 * words), eng.malloc(128)
     data = np.random.default_rng(1).integers(0, 2**32, words, dtype=np.uint32)
     eng.copy_to(src, data)
@@ -151,6 +165,27 @@ def test_the_copy_grouping_puts_one_memory_latency_per_group_on_the_path():
     step = (one - free) / 3  # each further group adds one load latency
     assert step > 200  # a DRAM latency on the h100 config, not an issue slot
     assert two - free == pytest.approx(step, rel=0.15)
+
+
+# COPIES with its copies a block of their own (a branch ends it), as a loop's peeled iterations are.
+COPY_BLOCK = COPIES.replace("  bar.sync 0;", "  bra.uni $L_read;\n$L_read:\n  bar.sync 0;")
+
+
+def test_a_straight_line_copy_block_takes_ptxas_order_from_the_sass():
+    """tcs_mma_lds's peeled copy iterations (`G S G S`): each load waits for the store before it."""
+    read = 384 + 4 * np.arange(32) + 1
+    _, free = _launch(COPY_BLOCK, "copies", 512, read, {}, {})
+    _, same = _launch(COPY_BLOCK, "copies", 512, read, {}, {}, {"copies": ["GGGGSSSS"]})
+    _, serial = _launch(COPY_BLOCK, "copies", 512, read, {}, {}, {"copies": ["GSGSGSGS"]})
+    _, grouped = _launch(COPY_BLOCK, "copies", 512, read, {"copies": 1}, {})
+    assert same["gpu_sim_cycle"] == free["gpu_sim_cycle"]
+    assert serial["gpu_sim_cycle"] == grouped["gpu_sim_cycle"]  # four memory latencies, as a group of 1
+    assert serial["gpu_sim_cycle"] - free["gpu_sim_cycle"] > 3 * 200
+    # a loop's order is no order for a straight-line block; nor is a copy block's for a block with more
+    _, loop = _launch(COPY_BLOCK, "copies", 512, read, {}, {"copies": ["GSGSGSGS"]})
+    assert loop["gpu_sim_cycle"] == free["gpu_sim_cycle"]
+    _, mixed = _launch(COPIES, "copies", 512, read, {}, {}, {"copies": ["GSGSGSGS"]})
+    assert mixed["gpu_sim_cycle"] == _launch(COPIES, "copies", 512, read, {}, {})[1]["gpu_sim_cycle"]
 
 
 # A loop of two copies global -> shared (a warp's 32 lanes, 16 bytes each), 8 iterations, not unrolled.
