@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -125,7 +126,10 @@ def run(out: Path) -> None:
     src = cp.random.default_rng(0).random(most // 4, dtype=cp.float32)
     out_buf = cp.zeros(1024, cp.float32)
     clk = cp.zeros(1, cp.int64)
-    fn = cp.RawModule(code=probe_ptx()).get_function("l1_sweep")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp, "l1_sweep.ptx")
+        path.write_text(probe_ptx())
+        fn = cp.RawModule(path=str(path)).get_function("l1_sweep")
     fn.max_dynamic_shared_size_bytes = max(s for _, s in SETUPS)
 
     def launch(threads: int, shared: int, footprint: int) -> int:

@@ -22,10 +22,12 @@ timeout 300 ncu --clock-control none --metrics "$PROBE_METRICS,$LAUNCH_METRICS" 
   python3 -m benchmarks.calibration.l1_carveout_probe run --out "$W/ncu" > "$W/ncu_probe_stdout.txt" 2>&1 \
   || { echo "ncu probe failed:"; tail -20 "$W/ncu_probe_stdout.txt"; }
 stamp "ncu probe done"
-timeout 300 ncu --clock-control none --metrics "$LAUNCH_METRICS" --csv --log-file "$W/ncu_suite.csv" \
-  python3 -m stcsim.gpu.calibrate run-suite --group all --order "$W/order_suite.csv" > "$W/suite_stdout.txt" 2>&1 \
-  || { echo "ncu suite failed:"; tail -20 "$W/suite_stdout.txt"; }
-stamp "ncu suite done"
+if [ "${SUITE:-1}" = 1 ]; then  # SUITE=0: the probe only
+  timeout 300 ncu --clock-control none --metrics "$LAUNCH_METRICS" --csv --log-file "$W/ncu_suite.csv" \
+    python3 -m stcsim.gpu.calibrate run-suite --group all --order "$W/order_suite.csv" > "$W/suite_stdout.txt" 2>&1 \
+    || { echo "ncu suite failed:"; tail -20 "$W/suite_stdout.txt"; }
+  stamp "ncu suite done"
+fi
 mkdir -p "$OUT_FINAL"
 tar -czf "$OUT_FINAL/l1_carveout.tgz" -C "$W" .
 stamp done
