@@ -12,6 +12,8 @@ Thread 0 reads clock64 around passes 2..PASSES (`cycles`); under Nsight Compute 
 of global loads give the hit rate (`run_l1_carveout.sh`). `simulate` runs the same PTX on the engine.
 
     python -m benchmarks.calibration.l1_carveout_probe run --out DIR        # GPU machine (CuPy)
+    python -m benchmarks.calibration.l1_carveout_probe collect --plain DIR/l1_carveout.csv --ncu NCU.csv \
+        --out FILE --meta "date: ..."                                       # one table of both
     python -m benchmarks.calibration.l1_carveout_probe simulate --out FILE [--config h100]
 """
 
@@ -143,6 +145,24 @@ def run(out: Path) -> None:
     pd.DataFrame(rows).to_csv(out / "l1_carveout.csv", index=False)
 
 
+def collect(plain_csv: Path, ncu_csv: Path) -> pd.DataFrame:
+    """The plain run's cycles beside ncu's L1 hit rate and the carve-out the driver chose, per case (ncu's
+    launches of `l1_sweep` in `cases` order; CuPy's own kernels left out)."""
+    from stcsim.gpu.calibrate import read_ncu_csv
+
+    plain = pd.read_csv(plain_csv)
+    ncu = read_ncu_csv(ncu_csv.read_text())
+    ncu = ncu[ncu["kernel_name"] == "l1_sweep"].reset_index(drop=True)
+    if len(ncu) != len(plain):
+        raise ValueError(f"{ncu_csv}: {len(ncu)} l1_sweep launches, {plain_csv}: {len(plain)} cases")
+    hit = ncu["l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum"]
+    miss = ncu["l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum"]
+    plain["carveout_bytes"] = ncu["launch__shared_mem_config_size"].astype(int)
+    plain["l1_bytes"] = 256 * KB - plain["carveout_bytes"]
+    plain["l1_hit_rate"] = (hit / (hit + miss)).round(4)
+    return plain
+
+
 def simulate(config: str = "h100") -> pd.DataFrame:
     """The same launches on the engine, with its L1 hits and misses."""
     from stcsim.sim import Engine
@@ -173,12 +193,22 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run")
     r.add_argument("--out", type=Path, required=True)
+    c = sub.add_parser("collect")
+    c.add_argument("--plain", type=Path, required=True)
+    c.add_argument("--ncu", type=Path, required=True)
+    c.add_argument("--out", type=Path, required=True)
+    c.add_argument("--meta", action="append", default=[], help="a '# ' header line (repeatable)")
     s = sub.add_parser("simulate")
     s.add_argument("--out", type=Path, required=True)
     s.add_argument("--config", default="h100")
     a = ap.parse_args(argv)
     if a.cmd == "run":
         run(a.out)
+    elif a.cmd == "collect":
+        frame = collect(a.plain, a.ncu)
+        with open(a.out, "w") as f:
+            f.writelines(f"# {m}\n" for m in a.meta)
+            frame.to_csv(f, index=False)
     else:
         frame = simulate(a.config)
         frame.to_csv(a.out, index=False)

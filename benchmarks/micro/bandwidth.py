@@ -216,7 +216,7 @@ def _icnt(config: str) -> Result:
     """One CTA (one SM) re-reads a footprint of 4 x L1: LRU misses L1 on every line, L2 hits."""
     cfg = flat(config)
     block = 1024
-    per_pass = 4 * int(cfg["l1d.size_bytes"]) // (block * 16)
+    per_pass = 4 * int(cfg["l1d.max_bytes"]) // (block * 16)
 
     def launch(passes: int) -> Run:
         return run(

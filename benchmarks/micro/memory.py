@@ -62,7 +62,7 @@ def _chase(level: str, cop: str = "") -> Callable[[str], Result]:
             nodes, stride, warm = 2 * k, line, 2 * k
             expected, stats = cfg["l1d.hit_latency"], {"l1d_hits": 1.0, "l2_hits": 0.0}
         elif level == "l2":  # 4x the L1 capacity: cyclic LRU misses L1 on every load; fits easily in L2
-            nodes, stride = 4 * int(cfg["l1d.size_bytes"]) // line, line
+            nodes, stride = 4 * int(cfg["l1d.max_bytes"]) // line, line
             warm = nodes
             expected, stats = cfg["l2.hit_latency"], {"l1d_hits": 0.0, "l2_hits": 1.0}
         else:  # dram: cold caches at launch, every node on its own line (and DRAM page)
@@ -182,8 +182,8 @@ def _cases() -> Iterator[Bench]:
     yield case(
         "chase.l2",
         "memory",
-        "L2 hit latency: pointer chase over a ring of 4 x L1 size (LRU misses L1), second pass",
-        ("l2.hit_latency", "l1d.size_bytes"),
+        "L2 hit latency: pointer chase over a ring of 4 x the largest L1 (LRU misses L1), second pass",
+        ("l2.hit_latency", "l1d.max_bytes"),
         "chase",
         _chase("l2"),
     )

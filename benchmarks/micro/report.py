@@ -44,9 +44,9 @@ How the values are measured:
   divided by k, from the `%clock64` deltas the kernel stores (the `gpu_sim_cycle` difference is checked to
   agree). Launch, set-up and final clock read cancel out.
 - Memory latencies chase pointers in one thread. L1: a ring that fits in L1, chased a second time. L2: a ring
-  of 4 x `l1d.size_bytes` in 128-byte steps; with LRU every line misses L1 on the second pass (`chase.l1.cg`
-  checks separately that `ld.global.cg` bypasses L1). DRAM: any first touch (caches are cold at every
-  launch), lines 4 KB + 128 B apart.
+  of 4 x `l1d.max_bytes` (the largest L1 a launch gets) in 128-byte steps; with LRU every line misses L1 on
+  the second pass (`chase.l1.cg` checks separately that `ld.global.cg` bypasses L1). DRAM: any first touch
+  (caches are cold at every launch), lines 4 KB + 128 B apart.
 - Bandwidths are differences of two sizes (or pass counts) of a streaming kernel, in bytes per core cycle,
   with a 10% tolerance: DRAM = `dram.sustained_bandwidth_gbps` x 1000 / `gpu.core_clock_mhz`
   (and a copy never above the peak, `dram.bandwidth_gbps`); L2 = the least of

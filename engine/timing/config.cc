@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -40,6 +41,21 @@ std::string ConfigReader::str(const std::string& key) {
   return std::get<std::string>(v);
 }
 
+std::vector<uint64_t> ConfigReader::ints(const std::string& key) {
+  const std::string text = str(key);
+  std::vector<uint64_t> out;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t end = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, end - at);
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 12)
+      throw std::invalid_argument("GPU config key '" + key + "' must be a list of integers (\"0,8,16\"), got '" + text + "'");
+    out.push_back(std::stoull(item));
+    at = end + 1;
+  }
+  return out;
+}
+
 bool ConfigReader::flag(const std::string& key) {
   const double v = num(key);
   if (v != 0 && v != 1) throw std::invalid_argument("GPU config key '" + key + "' must be true or false");
@@ -66,6 +82,8 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   c.max_shared_per_cta = r.u64("sm.max_shared_per_cta_bytes");
   c.shared_alloc_unit = r.u64("sm.shared_alloc_unit_bytes");
   c.shared_reserved_per_cta = r.u64("sm.shared_reserved_per_cta_bytes");
+  for (uint64_t kb : r.ints("sm.shared_carveouts_kb")) c.shared_carveouts.push_back(kb * 1024);
+  c.unified_l1_shared = r.u64("sm.unified_l1_shared_bytes");
   for (const OpClassDef& def : op_classes()) {
     std::string why;
     // A later class of the same name (an extension's) replaces an earlier one where it has a timing.

@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "../ptx/ir.h"
 #include "l2_slice_map.h"
@@ -30,6 +31,8 @@ class ConfigReader {
   uint64_t u64(const std::string& key);
   std::string str(const std::string& key);
   bool flag(const std::string& key);
+  // A list of non-negative integers, written "0,8,16" (stcsim.config's `ints` kind); empty for "".
+  std::vector<uint64_t> ints(const std::string& key);
   // Whether the config has the key (keys of features a GPU lacks are absent, e.g. sm_80+ ones on v100).
   bool has(const std::string& key) const { return f_.count(key) != 0; }
   const FlatConfig& read() const { return read_; }
@@ -50,6 +53,11 @@ struct TimingConfig {
   // occupancy
   uint32_t max_warps = 0, max_ctas = 0, registers = 0, reg_alloc_unit = 0, max_regs_per_thread = 0;
   uint64_t shared_per_sm = 0, max_shared_per_cta = 0, shared_alloc_unit = 0, shared_reserved_per_cta = 0;
+  // The shared-memory carve-outs the driver may pick per kernel (bytes, ascending; sm.shared_carveouts_kb)
+  // and the unified L1 + shared SRAM: a launch's L1 is what its carve-out leaves (empty: a fixed L1 of
+  // l1d.size_bytes).
+  std::vector<uint64_t> shared_carveouts;
+  uint64_t unified_l1_shared = 0;
   // every timing class this config has (units, tensor shapes, extensions), by name; and why the others
   // are missing (shown when a kernel uses one)
   std::map<std::string, OpDesc> classes;

@@ -38,6 +38,7 @@ TimingModel::TimingModel(const TimingConfig& cfg, LaunchState& launch, uint32_t 
     throw LaunchError("kernel '" + L_.kernel->name + "' cannot run on " + cfg.name + ": one block of " +
                       std::to_string(warps_per_cta_ * 32) + " threads, " + std::to_string(regs_per_thread_) +
                       " registers/thread and " + std::to_string(L_.shared_bytes) + " bytes of shared memory exceeds an SM");
+  if (!cfg.shared_carveouts.empty()) mem_.set_l1_bytes(l1_bytes());
   sampler_ = WaveSampler(sample, static_cast<uint64_t>(max_ctas_per_sm_) * cfg.num_sms, total_ctas_);
   if (sampler_.enabled() && sampler_.too_few_waves()) {
     const uint64_t first = std::min<uint64_t>(total_ctas_, static_cast<uint64_t>(max_ctas_per_sm_) * cfg.num_sms);
@@ -72,6 +73,26 @@ uint32_t TimingModel::ctas_per_sm() const {
   if (L_.shared_bytes > c.max_shared_per_cta) return 0;
   if (smem) n = std::min<uint64_t>(n, c.shared_per_sm / smem);
   return static_cast<uint32_t>(n);
+}
+
+// CUDA's driver configures the shared capacity of each kernel "to avoid shared memory occupancy
+// bottlenecks" (CUDA Programming Guide, compute capability 7.x-9.0), as GPGPU-Sim/Accel-Sim's adaptive L1
+// does: the smallest carve-out holding the resident CTAs' shared memory with the system's reserve per CTA.
+// H100 silicon (results/reference/h100_l1_carveout.csv): the L1 holds exactly what that carve-out leaves.
+uint64_t TimingModel::shared_carveout() const {
+  const TimingConfig& c = cfg_;
+  if (c.shared_carveouts.empty()) return 0;
+  const uint64_t per_cta = round_up(L_.shared_bytes + c.shared_reserved_per_cta, std::max<uint64_t>(1, c.shared_alloc_unit));
+  const uint64_t demand = per_cta * max_ctas_per_sm_;
+  for (uint64_t option : c.shared_carveouts)
+    if (option >= demand) return option;
+  return c.shared_carveouts.back();
+}
+
+uint64_t TimingModel::l1_bytes() const {
+  const TimingConfig& c = cfg_;
+  if (c.shared_carveouts.empty()) return static_cast<uint64_t>(c.l1_sets) * c.l1_assoc * c.l1_line;
+  return c.unified_l1_shared - std::min(c.unified_l1_shared, shared_carveout());
 }
 
 void TimingModel::occupancy_tick(SmT& sm, uint64_t t) {

@@ -179,6 +179,12 @@ class TimingModel {
   uint32_t regs_per_thread_;
   uint32_t warps_per_cta_;
   uint32_t max_ctas_per_sm_ = 0;
+  // The shared carve-out the driver picks for the launch (bytes; 0 where the config lists none): the
+  // smallest of cfg.shared_carveouts that holds max_ctas_per_sm_ CTAs' shared memory and reserve.
+  uint64_t shared_carveout() const;
+  // The launch's L1 capacity: the unified SRAM less shared_carveout() (l1d's own size where the config lists
+  // no carve-outs).
+  uint64_t l1_bytes() const;
   uint64_t next_cta_ = 0, total_ctas_ = 0;
   // CTAs resident; a CTA retires on its SM's thread (run_parallel), so the counts and maxima every SM's
   // retirements update are atomic (their values do not depend on the order)

@@ -42,6 +42,13 @@ MemorySystem::MemorySystem(const TimingConfig& cfg, Stats& stats)
   if (pow2(cfg.dram_channels)) channels_mask_ = cfg.dram_channels - 1;
 }
 
+void MemorySystem::set_l1_bytes(uint64_t bytes) {
+  const TimingConfig& c = cfg_;
+  const uint64_t way_bytes = static_cast<uint64_t>(c.l1_sets) * c.l1_line;
+  const uint32_t ways = static_cast<uint32_t>(std::max<uint64_t>(1, bytes / way_bytes));
+  for (Sm& s : sms_) s.l1 = SectorCache(c.l1_sets, ways, c.l1_line, c.l1_sector);
+}
+
 MemorySystem::Local::Local(Stats* stats, const TimingConfig& c)
     : st(stats), bank_words(static_cast<size_t>(c.smem_banks) * kBankSlots), bank_count(c.smem_banks),
       bank_memo(uint64_t{c.smem_banks} * c.smem_bank_bytes) {}

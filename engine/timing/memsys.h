@@ -23,6 +23,9 @@ namespace stc {
 class MemorySystem {
  public:
   MemorySystem(const TimingConfig& cfg, Stats& stats);
+  // Gives every SM's L1 `bytes` of capacity (its sets kept, its ways l1d's sets x line bytes apart) and
+  // empties it: a launch's L1 is what the driver's shared carve-out leaves of the unified SRAM.
+  void set_l1_bytes(uint64_t bytes);
 
   // Cycle at which the data of a global/local load issued at `t` on `sm` is back. `l1_allocate` false
   // bypasses L1 (ld.cg-like paths: cp.async.cg, atomics at L2). `shape`: the records' named pattern, if any

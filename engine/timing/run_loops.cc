@@ -258,6 +258,8 @@ void TimingModel::run() {
   stats_[TStat::KernelCycles] = static_cast<double>(end);
   stats_[TStat::MaxWarpsPerSm] = cfg_.max_warps;
   stats_[TStat::CtasPerSm] = max_ctas_per_sm_;
+  stats_[TStat::SharedCarveout] = static_cast<double>(shared_carveout());
+  stats_[TStat::L1Bytes] = static_cast<double>(l1_bytes());
 }
 
 }  // namespace stc

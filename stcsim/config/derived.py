@@ -74,6 +74,13 @@ def _l2_access(v: Values) -> int:
     return _i(v, "l2.hit_latency") - _i(v, "l1d.hit_latency") - 2 * _i(v, "icnt.latency")
 
 
+def _l1_max(v: Values) -> int:
+    carveouts = str(v["sm.shared_carveouts_kb"])
+    if not carveouts:
+        return _i(v, "l1d.size_bytes")
+    return _i(v, "sm.unified_l1_shared_bytes") - int(carveouts.split(",")[0]) * 1024
+
+
 def _dram_bytes_per_cycle(v: Values) -> float:
     return float(v["dram.sustained_bandwidth_gbps"]) * 1000 / float(v["gpu.core_clock_mhz"])
 
@@ -91,6 +98,9 @@ DERIVED: dict[str, Derived] = {
     **{f"smem.ldmatrix_x{n}.issue_interval": _ldmatrix_interval(n) for n in (1, 2, 4)},
     "l1d.sets": Derived("count", "l1d.size_bytes / (l1d.assoc x l1d.line_bytes)",
                         _quotient("l1d.size_bytes", "l1d.assoc", "l1d.line_bytes")),
+    "l1d.max_bytes": Derived("bytes", "The largest L1D a launch gets: sm.unified_l1_shared_bytes less the "
+                             "smallest of sm.shared_carveouts_kb (l1d.size_bytes where none is listed)",
+                             _l1_max, "reports"),
     "l2.slice_bytes": Derived("bytes", "l2.size_bytes / l2.slices", _quotient("l2.size_bytes", "l2.slices"),
                               "derived"),
     "l2.sets_per_slice": Derived("count", "l2.slice_bytes / (l2.assoc x l2.line_bytes)",

@@ -12,9 +12,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 Value = int | float | str | bool
-"""A resolved config value: configs hold scalars only (no lists, no mini-languages)."""
+"""A resolved config value: configs hold scalars only (no mini-languages); the one list kind, ``ints``, holds
+ascending non-negative integers as their canonical text ``"0,8,16"`` (YAML may write a list)."""
 
-KINDS = ("int", "float", "str", "bool", "enum")
+KINDS = ("int", "float", "str", "bool", "enum", "ints")
 
 CONSUMERS = {
     "engine": "the C++ engine reads it (checked: stcsim.sim.Engine refuses a config whose engine keys it "
@@ -77,6 +78,9 @@ class Param:
             return "true or false"
         if self.kind == "str":
             return "non-empty text"
+        if self.kind == "ints":
+            hi = "inf" if self.hi is None else _show(self.hi)
+            return f"a list of ascending integers in [{_show(self.lo or 0)}, {hi}] (may be empty)"
         lo = "-inf" if self.lo is None else _show(self.lo)
         hi = "inf" if self.hi is None else _show(self.hi)
         text = f"{self.kind} in [{lo}, {hi}]"
@@ -98,7 +102,25 @@ class Param:
                 raise ValueError(f"{_show(value)} is not a multiple of {self.multiple_of}")
         return converted
 
+    def _ints(self, value: object) -> str:
+        items: object = (value.split(",") if value else []) if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)):
+            raise ValueError(f"expected a list of integers, got {_show(value)} ({type(value).__name__})")
+        out: list[int] = []
+        for item in items:
+            text = item.strip() if isinstance(item, str) else item
+            if isinstance(text, str) and text.isdigit():
+                text = int(text)
+            if isinstance(text, bool) or not isinstance(text, int):
+                raise ValueError(f"expected a list of integers, got {_show(value)}")
+            if text < (self.lo or 0) or (self.hi is not None and text > self.hi) or (out and text <= out[-1]):
+                raise ValueError(f"{_show(value)} is not allowed; allowed: {self.allowed()}")
+            out.append(text)
+        return ",".join(map(str, out))
+
     def _convert(self, value: object) -> Value:
+        if self.kind == "ints":
+            return self._ints(value)
         expected = {"int": "an integer", "float": "a number", "bool": "true or false"}.get(self.kind, "text")
         wrong = ValueError(f"expected {expected}, got {_show(value)} ({type(value).__name__})")
         if self.kind == "bool":
@@ -153,6 +175,12 @@ def Float(doc: str, unit: str, source: str, default: Value | _Required = REQUIRE
           hi: float | None = None, used_by: str = "engine") -> Param:
     """Declare a real-valued key (integers in YAML are accepted and converted)."""
     return Param("float", doc, unit, source, default, lo, hi, used_by=used_by)
+
+
+def Ints(doc: str, unit: str, source: str, default: Value | _Required = REQUIRED, *, hi: float | None = None,
+         used_by: str = "engine") -> Param:
+    """Declare a list of ascending non-negative integers (canonical text ``"0,8,16"``; empty allowed)."""
+    return Param("ints", doc, unit, source, default, 0, hi, used_by=used_by)
 
 
 def Str(doc: str, source: str, default: Value | _Required = REQUIRED) -> Param:

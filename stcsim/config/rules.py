@@ -48,6 +48,10 @@ RULES: tuple[Rule, ...] = (
          "L1D and the shared carve-out together fit in the unified SRAM",
          lambda v, _: _i(v, "l1d.size_bytes") + _i(v, "sm.shared_mem_bytes")
          <= _i(v, "sm.unified_l1_shared_bytes")),
+    Rule(("sm.shared_carveouts_kb", "sm.shared_mem_bytes"),
+         "the largest carve-out the driver may pick is the SM's shared carve-out (or none is listed)",
+         lambda v, _: not v["sm.shared_carveouts_kb"]
+         or int(str(v["sm.shared_carveouts_kb"]).split(",")[-1]) * 1024 == _i(v, "sm.shared_mem_bytes")),
     Rule(("sm.registers", "sm.register_alloc_unit"), "registers per SM are whole allocation units",
          _divides("sm.register_alloc_unit", "sm.registers")),
     Rule(("l1d.size_bytes", "l1d.assoc", "l1d.line_bytes"), "L1D has a whole number of sets",

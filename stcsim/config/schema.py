@@ -9,7 +9,7 @@ The conventions every declaration follows are in :data:`CONVENTIONS` (also rende
 from __future__ import annotations
 
 from stcsim.config.extensions import extension_groups
-from stcsim.config.params import Bool, Enum, Float, Group, Int, Param, Str, flatten_schema, group_docs
+from stcsim.config.params import Bool, Enum, Float, Group, Int, Ints, Param, Str, flatten_schema, group_docs
 
 CONVENTIONS: tuple[str, ...] = (
     "All latencies and intervals are in core cycles at `gpu.core_clock_mhz`.",
@@ -107,7 +107,12 @@ TREE: dict[str, Param | Group] = {
                                    "these units", "registers", _OCC, 256, hi=4096),
         "max_registers_per_thread": Int("Registers one thread may use", "registers", _PG, 255, hi=255),
         "unified_l1_shared_bytes": Int("Unified L1 data cache + shared memory SRAM per SM", "bytes", _DS,
-                                       hi=1 << 22, multiple_of=1024, used_by="rules"),
+                                       hi=1 << 22, multiple_of=1024),
+        "shared_carveouts_kb": Ints("Shared-memory capacities the driver may configure per kernel; it picks "
+                                    "the smallest holding the resident CTAs' shared memory and reserve, and "
+                                    "the L1 gets the rest of the unified SRAM (GPGPU-Sim's "
+                                    "-gpgpu_shmem_option with the adaptive cache). Empty: a fixed L1 of "
+                                    "l1d.size_bytes", "KB", _PG, "", hi=4096),
         "shared_mem_bytes": Int("Shared-memory carve-out per SM (occupancy limit); the rest of the "
                                 "unified SRAM can be L1D", "bytes", _PG, hi=1 << 22, multiple_of=1024),
         "max_shared_per_cta_bytes": Int("Largest dynamic shared memory one CTA may opt in to", "bytes", _PG,

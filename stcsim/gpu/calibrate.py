@@ -213,8 +213,9 @@ def collect(ncu_csv: str, order_csv: str) -> pd.DataFrame:
             "smsp__inst_executed.sum": "inst_executed",
         }
     )
-    cols = ["kernel", "shape", "measured_cycles", "sm_cycles_active_avg", "gpu_time_ns", "inst_executed"]
-    cols += ["check"] if "check" in out.columns else []
+    cols = ["kernel", "shape", "measured_cycles", "sm_cycles_active_avg", "gpu_time_ns", "inst_executed",
+            "check"]
+    cols = [c for c in cols if c in out.columns]  # a pass of launch__ metrics alone has no cycles
     # any further metrics ncu was asked for (EXPLAIN_METRICS: stall reasons, pipes, occupancy) as they are
     extra = sorted(c for c in out.columns if "__" in c and c not in cols)
     return out[cols + extra]
@@ -247,7 +248,7 @@ def read_measured(*paths: str) -> pd.DataFrame:
 # their cycles, occupancy, and the Tensor Core and LD/ST busy cycles.
 SIM_EXPLAIN = ("issue_cycles", "stall_scoreboard", "stall_unit_busy", "stall_barrier", "stall_memory",
                "stall_control", "stall_fetch", "stall_idle", "achieved_occupancy", "tensor_busy_cycles",
-               "unit_busy_cycles_LDST")
+               "unit_busy_cycles_LDST", "shared_carveout_bytes", "l1d_bytes", "l1d_hits", "l1d_misses")
 
 
 def simulate(cases: list[tuple[str, str]], config: str = "h100") -> pd.DataFrame:

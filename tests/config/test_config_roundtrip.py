@@ -26,6 +26,9 @@ def values_of(key: str) -> st.SearchStrategy[object]:
         return st.sampled_from(param.choices)
     if param.kind == "bool":
         return st.booleans()
+    if param.kind == "ints":  # ascending integers, as their canonical text
+        top = int(param.hi) if param.hi is not None else 1 << 20
+        return st.sets(st.integers(0, top), max_size=6).map(lambda v: ",".join(map(str, sorted(v))))
     if param.kind == "str":
         letters = st.characters(codec="ascii", categories=["L", "N", "Zs", "Pd"])
         return st.text(letters, min_size=1, max_size=24)
