@@ -40,7 +40,8 @@ uint64_t max_shared_per_block(uint16_t sm) {
 std::vector<std::string> Engine::load_ptx(const std::string& text, const std::string& file,
                                           const std::map<std::string, uint32_t>& copy_groups,
                                           const std::map<std::string, std::vector<std::string>>& sass_loops,
-                                          const std::map<std::string, std::vector<std::string>>& sass_copy_blocks) {
+                                          const std::map<std::string, std::vector<std::string>>& sass_copy_blocks,
+                                          const std::map<std::string, std::vector<std::string>>& sass_loop_waits) {
   const size_t h = std::hash<std::string>{}(text);
   auto seen = loaded_.find(h);
   if (seen != loaded_.end() && seen->second.text == text) {  // same module again: its entries launch again
@@ -58,6 +59,8 @@ std::vector<std::string> Engine::load_ptx(const std::string& text, const std::st
     if (l != sass_loops.end()) k->sass_loops = l->second;
     const auto c = sass_copy_blocks.find(k->name);
     if (c != sass_copy_blocks.end()) k->sass_copy_blocks = c->second;
+    const auto w = sass_loop_waits.find(k->name);
+    if (w != sass_loop_waits.end()) k->sass_loop_waits = w->second;
   }
   if (schedule_loads_)
     for (auto& k : m->kernels) schedule_loads_early(*k);

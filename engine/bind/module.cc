@@ -222,24 +222,29 @@ NB_MODULE(_engine, m) {
       .def("load_ptx", [](stc::Engine& e, const nb::bytes& text, const std::string& file,
                           const std::map<std::string, uint32_t>& copy_groups,
                           const std::map<std::string, std::vector<std::string>>& sass_loops,
-                          const std::map<std::string, std::vector<std::string>>& sass_copy_blocks) {
+                          const std::map<std::string, std::vector<std::string>>& sass_copy_blocks,
+                          const std::map<std::string, std::vector<std::string>>& sass_loop_waits) {
             return e.load_ptx(std::string(text.c_str(), text.size()), file, copy_groups, sass_loops,
-                              sass_copy_blocks);
+                              sass_copy_blocks, sass_loop_waits);
           }, "text"_a, "file"_a, "copy_groups"_a = std::map<std::string, uint32_t>{},
           "sass_loops"_a = std::map<std::string, std::vector<std::string>>{},
           "sass_copy_blocks"_a = std::map<std::string, std::vector<std::string>>{},
+          "sass_loop_waits"_a = std::map<std::string, std::vector<std::string>>{},
           "Parses and links PTX given as bytes (any byte a token cannot hold is a PtxError); copy_groups: "
           "ptxas's copy grouping per kernel, from its SASS; sass_loops: ptxas's order of each innermost loop's "
           "memory and Tensor Core instructions per kernel; sass_copy_blocks: ptxas's order of the loads and stores "
-          "of each straight-line copy block outside them per kernel.")
+          "of each straight-line copy block outside them per kernel; sass_loop_waits: per loop, the loads each "
+          "load issues after.")
       .def("load_ptx", [](stc::Engine& e, const std::string& text, const std::string& file,
                           const std::map<std::string, uint32_t>& copy_groups,
                           const std::map<std::string, std::vector<std::string>>& sass_loops,
-                          const std::map<std::string, std::vector<std::string>>& sass_copy_blocks) {
-            return e.load_ptx(text, file, copy_groups, sass_loops, sass_copy_blocks);
+                          const std::map<std::string, std::vector<std::string>>& sass_copy_blocks,
+                          const std::map<std::string, std::vector<std::string>>& sass_loop_waits) {
+            return e.load_ptx(text, file, copy_groups, sass_loops, sass_copy_blocks, sass_loop_waits);
           }, "text"_a, "file"_a, "copy_groups"_a = std::map<std::string, uint32_t>{},
           "sass_loops"_a = std::map<std::string, std::vector<std::string>>{},
           "sass_copy_blocks"_a = std::map<std::string, std::vector<std::string>>{},
+          "sass_loop_waits"_a = std::map<std::string, std::vector<std::string>>{},
            "Parses and links PTX; returns the entry kernel names.")
       .def("kernel_names", &stc::Engine::kernel_names)
       .def("kernel_code", [](const stc::Engine& e, const std::string& name) {

@@ -438,6 +438,47 @@ void wait_like_split_loads(std::vector<Instr>& code, size_t b, size_t e, const S
   }
 }
 
+// ptxas's scoreboard in a matched loop [b, e) (`at`: its places in `order`): an instruction waiting on an
+// LDG's write barrier (its first consumer, often an FFMA) holds the warp's in-order issue, so a later LDG
+// of the iteration issues only once that load's data is back, where the PTX-only schedule would have
+// hoisted every load above every consumer (spmm_csr: one memory latency per nonzero, not per four).
+// `waits` (Kernel::sass_loop_waits): per LDG of the loop, the earlier LDGs it issues after; the global load
+// holding that LDG waits for those loads' destination registers (a scoreboard wait, no value is read).
+void wait_like_sass_scoreboard(std::vector<Instr>& code, size_t b, size_t e, const SassPlaces& at,
+                               const std::string& order, const std::string& waits) {
+  std::vector<int32_t> ldg_of_place(order.size(), -1);  // place -> its index among the loop's LDGs
+  std::vector<int32_t> place_of_ldg;
+  for (size_t q = 0; q < order.size(); ++q)
+    if (order[q] == 'G') {
+      ldg_of_place[q] = static_cast<int32_t>(place_of_ldg.size());
+      place_of_ldg.push_back(static_cast<int32_t>(q));
+    }
+  std::vector<int32_t> load_of_ldg(place_of_ldg.size(), -1);  // LDG -> the PTX load (index from b) it is part of
+  for (size_t x = b; x < e; ++x)
+    if (at.first[x - b] >= 0 && order[static_cast<size_t>(at.first[x - b])] == 'G')
+      for (int32_t q = at.first[x - b]; q <= at.last[x - b]; ++q)
+        if (ldg_of_place[static_cast<size_t>(q)] >= 0) load_of_ldg[static_cast<size_t>(ldg_of_place[static_cast<size_t>(q)])] = static_cast<int32_t>(x - b);
+  size_t ldg = 0, pos = 0;
+  while (pos <= waits.size() && ldg < load_of_ldg.size()) {
+    const size_t end = std::min(waits.find(';', pos), waits.size());
+    const int32_t load = load_of_ldg[ldg];
+    for (size_t item = pos; item < end;) {
+      const size_t stop = std::min(waits.find('.', item), end);
+      const size_t earlier = static_cast<size_t>(std::stoul(waits.substr(item, stop - item)));
+      if (load >= 0 && earlier < load_of_ldg.size() && load_of_ldg[earlier] >= 0 && load_of_ldg[earlier] != load) {
+        Instr& in = code[b + static_cast<size_t>(load)];
+        for (int32_t r : code[b + static_cast<size_t>(load_of_ldg[earlier])].dsts)
+          if (std::find(in.srcs.begin(), in.srcs.end(), r) == in.srcs.end() &&
+              std::find(in.dsts.begin(), in.dsts.end(), r) == in.dsts.end())
+            in.srcs.push_back(r);
+      }
+      item = stop + 1;
+    }
+    pos = end + 1;
+    ++ldg;
+  }
+}
+
 }  // namespace
 
 void if_convert(Kernel& k) {
@@ -565,6 +606,7 @@ void schedule_loads_early(Kernel& k) {
   // matched in code order to the SASS's innermost loops with the same memory and Tensor Core instructions.
   std::vector<std::vector<int32_t>> ranks(nb);
   std::vector<const std::string*> order_of(nb, nullptr);  // the SASS order a block was matched to
+  std::vector<const std::string*> waits_of(nb, nullptr);  // and its loads' scoreboard waits (loops only)
   size_t next_loop = 0;
   for (size_t blk = 0; blk < nb && next_loop < k.sass_loops.size(); ++blk) {
     const Instr& last = k.code[first[blk + 1] - 1];
@@ -573,6 +615,7 @@ void schedule_loads_early(Kernel& k) {
       ranks[blk] = sass_places(k.code, first[blk], first[blk + 1], k.sass_loops[q]).first;
       if (!ranks[blk].empty()) {
         order_of[blk] = &k.sass_loops[q];
+        if (q < k.sass_loop_waits.size()) waits_of[blk] = &k.sass_loop_waits[q];
         next_loop = q + 1;
         break;
       }
@@ -605,10 +648,12 @@ void schedule_loads_early(Kernel& k) {
   for (size_t blk = 0; blk < nb; ++blk) {
     regs.live_in = live_in.data() + blk * words;
     live_out_of(blk, regs.live_out);
-    if (!ranks[blk].empty() && schedule_block(k.code, first[blk], first[blk + 1], regs, sc, &ranks[blk]))
-      wait_like_split_loads(k.code, first[blk], first[blk + 1],
-                            sass_places(k.code, first[blk], first[blk + 1], *order_of[blk]));
-    else
+    if (!ranks[blk].empty() && schedule_block(k.code, first[blk], first[blk + 1], regs, sc, &ranks[blk])) {
+      const SassPlaces at = sass_places(k.code, first[blk], first[blk + 1], *order_of[blk]);
+      wait_like_split_loads(k.code, first[blk], first[blk + 1], at);
+      if (waits_of[blk] && !waits_of[blk]->empty())
+        wait_like_sass_scoreboard(k.code, first[blk], first[blk + 1], at, *order_of[blk], *waits_of[blk]);
+    } else
       schedule_block(k.code, first[blk], first[blk + 1], regs, sc, nullptr);
   }
 }

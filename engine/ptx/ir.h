@@ -257,6 +257,10 @@ struct Kernel {
   // (a loop's peeled iterations), in code order (stcsim.sim.sass_facts.block_orders: G LDG, S STS). A PTX
   // block that is no loop, with the same copies, is scheduled in that order (func/schedule.cc).
   std::vector<std::string> sass_copy_blocks;
+  // Per entry of sass_loops (or empty): the earlier LDGs of the iteration each LDG issues after, from the
+  // SASS scoreboard (stcsim.sim.sass_facts.loop_load_waits: per LDG ';'-separated, '.'-separated indices
+  // among the loop's LDGs). A matched loop's global load waits for those loads' values (func/schedule.cc).
+  std::vector<std::string> sass_loop_waits;
   int32_t carry_reg = -1;             // hidden register of the carry flag CC.CF (-1: no carry instruction)
   uint16_t sm = 0;                    // the module's .target sm_XX (0: unknown)
   bool arch_specific = false;         // the target is architecture-specific (sm_90a: wgmma needs it)

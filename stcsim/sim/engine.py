@@ -171,12 +171,14 @@ class Engine:
         groups: dict[str, int] = {}
         orders: dict[str, list[str]] = {}
         blocks: dict[str, list[str]] = {}
+        waits: dict[str, list[str]] = {}
         # the schedule follows ptxas's loop order: asked of ptxas at load only where a loop may be (a
         # branch), so a module loaded and never timed costs no compile (1M straight-line lines: minutes)
         if self.ptxas_facts and self.config is not None and "bra" in text:
             found = ptxas_facts.facts(text, self._sm_version)
-            groups, orders, blocks = found.copy_groups, found.loop_orders, found.block_orders
-        names = list(self._eng.load_ptx(data, where, groups, orders, blocks))
+            groups, orders = found.copy_groups, found.loop_orders
+            blocks, waits = found.block_orders, found.loop_waits
+        names = list(self._eng.load_ptx(data, where, groups, orders, blocks, waits))
         self._copy_groups.update({name: groups.get(name, 0) for name in names})
         self._kernel_ptx.update(dict.fromkeys(names, text))
         return names

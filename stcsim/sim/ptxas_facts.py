@@ -7,9 +7,10 @@
   pipeline, the SASS does not.
 * Spills: the bytes of local memory ptxas spills to and reloads from per entry (reported, not timed).
 * Loop order and copy grouping (sm_90): the order of each innermost loop's memory and Tensor Core
-  instructions, the order of the copies of each straight-line copy block (a loop's peeled iterations), and
-  how many global loads of a tile copy ptxas issues before their shared stores, read from
-  the cubin's SASS (stcsim.sim.sass_facts); the engine's load schedule follows them.
+  instructions, the order of the copies of each straight-line copy block (a loop's peeled iterations), the
+  loads each loop's loads issue after (the SASS scoreboard's waits), and how many global loads of a tile
+  copy ptxas issues before their shared stores, read from the cubin's SASS (stcsim.sim.sass_facts); the
+  engine's load schedule follows them.
 
 `facts` compiles a module once per (PTX text, target) and caches the result by their hash, in memory and on
 disk (``$STCSIM_CACHE`` or ``~/.cache/stcsim``, ``ptxas/<hash>.json``). PTX ptxas rejects (e.g. the sparse
@@ -41,7 +42,7 @@ _SERIALIZED = re.compile(r"\(C7515\).*?wgmma\.mma_async instructions are seriali
 _SPILLS = re.compile(r"Function properties for (\S+)\s*\n\s*\d+ bytes stack frame, (\d+) bytes spill stores, "
                      r"(\d+) bytes spill loads")
 _TARGET = re.compile(r"^\s*\.target\s+(sm_\d+a?)", re.M)
-CACHE_VERSION = 5  # in the cache key: a cache file of an older layout is never read
+CACHE_VERSION = 6  # in the cache key: a cache file of an older layout is never read
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class PtxasFacts:
     copy_groups: dict[str, int] = field(default_factory=dict)  # sass_facts.copy_groups (sm_90 only)
     loop_orders: dict[str, list[str]] = field(default_factory=dict)  # sass_facts.loop_orders (sm_90 only)
     block_orders: dict[str, list[str]] = field(default_factory=dict)  # sass_facts.block_orders (sm_90 only)
+    loop_waits: dict[str, list[str]] = field(default_factory=dict)  # sass_facts.loop_waits (sm_90 only)
 
 
 _memory: dict[str, PtxasFacts] = {}
@@ -119,7 +121,8 @@ def facts(ptx: str, sm_version: int) -> PtxasFacts:
                            {str(k): int(v) for k, v in raw["spill_bytes"].items()},
                            {str(k): int(v) for k, v in raw["copy_groups"].items()},
                            {str(k): [str(x) for x in v] for k, v in raw["loop_orders"].items()},
-                           {str(k): [str(x) for x in v] for k, v in raw["block_orders"].items()})
+                           {str(k): [str(x) for x in v] for k, v in raw["block_orders"].items()},
+                           {str(k): [str(x) for x in v] for k, v in raw["loop_waits"].items()})
     except (OSError, ValueError, AttributeError, KeyError, TypeError):
         found = _compile(exe, arch, ptx)
         _store(disk, found)
@@ -143,10 +146,11 @@ def _compile(exe: str, arch: str, ptx: str) -> PtxasFacts:
             try:
                 cubin = (Path(tmp) / "module.cubin").read_bytes()
                 groups, orders = sass_facts.copy_groups(cubin), sass_facts.loop_orders(cubin)
-                blocks = sass_facts.block_orders(cubin)
+                blocks, waits = sass_facts.block_orders(cubin), sass_facts.loop_waits(cubin)
             except (OSError, ValueError, struct.error):
-                groups, orders, blocks = {}, {}, {}
-            found = replace(found, copy_groups=groups, loop_orders=orders, block_orders=blocks)
+                groups, orders, blocks, waits = {}, {}, {}, {}
+            found = replace(found, copy_groups=groups, loop_orders=orders, block_orders=blocks,
+                            loop_waits=waits)
     return found
 
 

@@ -162,6 +162,54 @@ def block_orders(cubin: bytes) -> dict[str, list[str]]:
     return out
 
 
+def _control(code: bytes, at: int) -> tuple[int, int]:
+    """(write barrier, wait mask) of the instruction at byte `at`: the scoreboard fields of its control
+    bits (bits 105-127: stall 4, yield 1, write barrier 3, read barrier 3, wait mask 6, reuse 4; barrier
+    7: none)."""
+    control = struct.unpack_from("<Q", code, at + 8)[0] >> 41
+    return (control >> 5) & 7, (control >> 11) & 0x3F
+
+
+def loop_load_waits(code: bytes) -> list[str]:
+    """Per innermost loop (as `loop_order`), the earlier LDGs of the same iteration each LDG issues after,
+    from the scoreboard: an LDG sets a write barrier, and an instruction waiting on that barrier (its first
+    consumer, say) holds the warp's in-order issue until the load's data is back, so every later LDG of the
+    iteration issues after it (`spmm_csr`: `LDG LDG ... FFMA(first load) FFMA(second) ... LDG`, one memory
+    latency per nonzero). One string per loop: per LDG in order, ';'-separated, the '.'-separated indices
+    (among the loop's LDGs) of the loads first waited for since the previous LDG; '' where none ever is."""
+    classes = _classes(code)
+    out = []
+    for first, last in innermost_loops(decode(code)):
+        if not "".join(classes[first // _INSTRUCTION_BYTES:last // _INSTRUCTION_BYTES + 1]):
+            continue
+        pending: dict[int, list[int]] = {}
+        waited: list[int] = []
+        per_load: list[str] = []
+        for at in range(first, last + _INSTRUCTION_BYTES, _INSTRUCTION_BYTES):
+            barrier, mask = _control(code, at)
+            for b in range(6):
+                if mask >> b & 1:
+                    waited.extend(pending.pop(b, []))
+            if classes[at // _INSTRUCTION_BYTES] == "G":
+                per_load.append(".".join(map(str, sorted(waited))))
+                waited = []
+                if barrier < 6:
+                    pending.setdefault(barrier, []).append(len(per_load) - 1)
+        out.append(";".join(per_load) if any(per_load) else "")
+    return out
+
+
+def loop_waits(cubin: bytes) -> dict[str, list[str]]:
+    """Every function of an sm_90 cubin with a loop order (`loop_orders`) -> its loops' `loop_load_waits`,
+    one per loop of `loop_orders` (functions whose loads never wait for each other left out)."""
+    out = {}
+    for name, code in text_sections(cubin).items():
+        waits = loop_load_waits(code)
+        if any(waits):
+            out[name] = waits
+    return out
+
+
 def loop_orders(cubin: bytes) -> dict[str, list[str]]:
     """Every function of an sm_90 cubin with a loop that holds memory or Tensor Core instructions -> ptxas's
     order of them per innermost loop (`loop_order`)."""

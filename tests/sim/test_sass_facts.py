@@ -60,6 +60,24 @@ def test_copy_blocks_are_the_straight_line_copies_outside_innermost_loops():
     assert sass_facts.copy_block_orders(_code([(LDG, 0), (OTHER, 0)])) == []  # loads only: no copy
 
 
+def _ctrl(write: int = 7, wait: int = 0) -> int:
+    """The high word of an instruction whose control bits set write barrier `write`, wait on mask `wait`."""
+    return (0xF | 7 << 5 | 7 << 8) << 41 & ~(7 << 46) | write << 46 | wait << 52
+
+
+def test_load_waits_follow_the_scoreboard_barriers_of_a_loop():
+    # LDG (barrier 2), LDG (barrier 3), FFMA waiting on barrier 2, LDG, FFMA waiting on 3, LDG; back to 0
+    body = [(LDG, _ctrl(2)), (LDG, _ctrl(3)), (OTHER, _ctrl(wait=0b100)), (LDG, _ctrl(2)),
+            (OTHER, _ctrl(wait=0b1000)), (LDG, _ctrl(3))]
+    back = (0xFFFFFFFC00000947 | ((-28 & 0xFF) << 16), 0x3FFFF)  # BRA at 0x60 to 0
+    code = _code(body + [back])
+    assert sass_facts.loop_order(code) == ["GGGG"]
+    assert sass_facts.loop_load_waits(code) == [";;0;1"]
+    # nothing waits before a later load: no waits
+    back2 = (0xFFFFFFFC00000947 | ((-12 & 0xFF) << 16), 0x3FFFF)  # BRA at 0x20 to 0
+    assert sass_facts.loop_load_waits(_code([(LDG, _ctrl(2)), (LDG, _ctrl(3)), back2])) == [""]
+
+
 def test_a_file_that_is_not_a_cubin_is_a_value_error():
     with pytest.raises(ValueError, match="ELF64"):
         sass_facts.text_sections(b"not an elf file at all")
@@ -94,6 +112,8 @@ def test_decoder_reads_the_suite_as_cuobjdump_did(tmp_path):
     assert groups["tcs_wmma_smem_128x128"] == 4 and "tcs_mma_ldm_cpasync" not in groups
     # tcs_mma_lds's copy loop (two 16-byte copies a thread, trip count 2) runs its peeled iterations only
     assert sass_facts.block_orders(cubin.read_bytes())["tcs_mma_lds"] == ["GSGS", "GSGS", "GGSS"]
+    # its unrolled copy loop: each pair of LDGs issues after the STSs that waited for the pair before
+    assert sass_facts.loop_waits(cubin.read_bytes())["tcs_mma_lds"] == [";;0.1;;2.3;;4.5;"]
     orders = sass_facts.loop_orders(cubin.read_bytes())
     assert orders["tcs_mma_ldm_1w"] == ["GGSSGGGSSSGGGSSS"]
     # the 2:4 GEMM from global: 15 of a k-step's 21 loads before its first HMMA (two k-steps per iteration)
@@ -249,6 +269,71 @@ def test_a_loop_is_scheduled_in_ptxas_order_where_the_sass_loop_matches():
     # loop's: the PTX-only schedule
     assert _loop(["SGSG"]) == (free, free_cycles)
     assert _loop(["GGGSSS"]) == (free, free_cycles)
+
+
+# Two loads a step, each summed into its own accumulator, 8 steps (a gather's inner loop, unrolled 2x: the
+# PTX-only schedule issues all four loads of an iteration together).
+GATHER = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry gather4(.param .u64 src, .param .u64 dst)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<8>;
+  .reg .f32 %f<12>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [src];
+  ld.param.u64 %rd7, [dst];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  mov.f32 %f1, 0f00000000;
+  mov.f32 %f2, 0f00000000;
+  mov.u32 %r2, 0;
+$L_loop:
+  .pragma "nounroll";
+  ld.global.f32 %f3, [%rd3];
+  ld.global.f32 %f4, [%rd3+4096];
+  add.f32 %f1, %f1, %f3;
+  add.f32 %f2, %f2, %f4;
+  ld.global.f32 %f5, [%rd3+8192];
+  ld.global.f32 %f6, [%rd3+12288];
+  add.f32 %f1, %f1, %f5;
+  add.f32 %f2, %f2, %f6;
+  add.s64 %rd3, %rd3, 16384;
+  add.u32 %r2, %r2, 1;
+  setp.lt.u32 %p1, %r2, 8;
+  @%p1 bra $L_loop;
+  add.f32 %f7, %f1, %f2;
+  add.s64 %rd4, %rd7, %rd2;
+  st.global.f32 [%rd4], %f7;
+  ret;
+}
+"""
+
+
+def _gather(waits: list[str]) -> float:
+    """Cycles of one warp of GATHER with ptxas's loop order GGGG and the given load waits; output checked."""
+    eng = Engine("h100", ptxas_facts=False)
+    eng._eng.load_ptx(GATHER.encode(), "<gather4>", {}, {"gather4": ["GGGG"]}, {},
+                      {"gather4": waits} if waits else {})
+    data = np.random.default_rng(4).random(8 * 4096, dtype=np.float32)
+    src, dst = eng.malloc(data.nbytes), eng.malloc(128)
+    eng.copy_to(src, data)
+    stats = eng.launch("gather4", 1, 32, [src, dst])
+    want = data.reshape(32, 1024)[:, :32].sum(axis=0, dtype=np.float64)
+    np.testing.assert_allclose(eng.copy_from(dst, 32, np.float32), want, rtol=1e-5)
+    return float(stats["gpu_sim_cycle"])
+
+
+def test_loads_issued_after_a_consumer_of_earlier_loads_wait_for_them():
+    """spmm_csr's SASS: the FFMA of a step's loads comes before the next step's LDGs (`;;0.1;`), so each
+    step waits a memory latency; the PTX-only schedule overlaps both steps' loads."""
+    free = _gather([])
+    assert _gather([";;;"]) == free
+    serial = _gather([";;0.1;"])
+    assert serial - free > 8 * 200  # a memory latency more per iteration, not an issue slot
 
 
 # One warp, 8 k-steps of a WMMA GEMM with both fragments from global memory (A 16 x 128 and B 128 x 16,
