@@ -136,14 +136,16 @@ def compare(c, csv=None, baseline="", plot="", metric="", view=""):
                    "per-shape choice",
           "full_detail": "no sampled simulation (full runs sample by default; --quick runs do not)",
           "sample": "sampling tolerance (default 0.02 for full runs; turns sampling on for --quick)",
-          "check_layers": "sampled layer runs per network re-run in full detail to measure the error"},
+          "check_layers": "sampled layer runs per network re-run in full detail to measure the error",
+          "batch": "every network at this batch (a sensitivity run; default: the paper's)"},
 )
 def reproduce(c, figure, quick=False, layers=None, out="", jobs=None, executor="local", scheduler="",
-              no_progress=False, fixed=False, full_detail=False, sample=None, check_layers=None):
+              no_progress=False, fixed=False, full_detail=False, sample=None, check_layers=None, batch=None):
     """A paper figure as network runs: CSV, a table next to the paper's numbers (with the run's scope and its
     sampling error measured against full detail), the PNG."""
     options = (("--layers", layers), ("--out", out), ("--jobs", jobs), ("--executor", executor),
-               ("--scheduler", scheduler), ("--sample", sample), ("--check-layers", check_layers))
+               ("--scheduler", scheduler), ("--sample", sample), ("--check-layers", check_layers),
+               ("--batch", batch))
     args = [figure, *(["--quick"] if quick else []), *(["--no-progress"] if no_progress else [])]
     args += ["--fixed"] if fixed else []
     args += ["--full-detail"] if full_detail else []

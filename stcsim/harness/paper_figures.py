@@ -9,7 +9,7 @@ networks, the runs are restricted to those shapes, and the bars carry the paper'
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -92,6 +92,17 @@ class Figure:
         if not self.problems:
             return None
         return {p.shape for p in self.problems if p.network == network}
+
+    def at_batch(self, batch: int) -> Figure:
+        """The figure with every network at `batch` (a sensitivity run: neither paper 001 nor 004 states its
+        batch). ValueError for a figure of fixed problems (their shapes are the paper's) or a batch < 1."""
+        if batch < 1:
+            raise ValueError(f"--batch {batch}: a batch is at least 1")
+        if self.problems:
+            raise ValueError(f"{self.name} runs the paper's fixed problem shapes; it has no batch to change")
+        note = f"batch {batch} (--batch; the paper's: {self.batch_note or f'batch {self.batch}'})"
+        return replace(self, batch=batch, batch_note=note,
+                       networks=tuple(replace(w, batch=batch) for w in self.networks))
 
     @property
     def bars(self) -> tuple[Bar, ...]:

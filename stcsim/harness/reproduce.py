@@ -605,12 +605,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="no sampled simulation (the default for --quick; full runs sample)")
     ap.add_argument("--sample", type=float, default=None,
                     help=f"sampling tolerance (default {SAMPLE_TOLERANCE:g} for full runs, off for --quick)")
+    ap.add_argument("--batch", type=int, default=None,
+                    help="every network at this batch (a sensitivity run; default: the paper's)")
     ap.add_argument("--check-layers", type=int, default=CHECK_LAYERS,
                     help="sampled layer runs per network re-run in full detail to measure the sampling error")
     a = ap.parse_args(argv)
     start = time.perf_counter()
     try:
         figure = get_figure(a.figure)
+        if a.batch is not None:
+            figure = figure.at_batch(a.batch)
         layers = a.layers if a.layers is not None else (QUICK_LAYERS if a.quick else None)
         print(describe_networks(figure))
         if a.full_detail:
@@ -629,7 +633,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{len(plan.jobs)} layer runs ({scope}), {len(plan.variants)} configurations; expected "
                   f"time about {estimate} on {a.jobs} worker(s) (fewer if results.csv already has rows)",
                   flush=True)
-            out = results_folder(a.out or Path("results") / (figure.name + ("-quick" if layers else "")))
+            suffix = ("-quick" if layers else "") + (f"-batch{a.batch}" if a.batch is not None else "")
+            out = results_folder(a.out or Path("results") / (figure.name + suffix))
             summary = run_jobs(plan.jobs, out, runner, progress=not a.no_progress, make=make)
             interrupted = summary.interrupted
         finally:

@@ -115,6 +115,21 @@ def test_fallback_shares_are_per_network_and_over_all_layers(tiny_figure):
     assert (shares["TC dense"] == 0).all() and (shares["CUDA dense"] == 0).all()
 
 
+def test_a_sensitivity_run_puts_every_network_at_its_batch_and_says_so(tiny_figure):
+    at8 = tiny_figure.at_batch(8)
+    assert at8.batch == 8 and all(w.batch == 8 for w in at8.networks) and "--batch" in at8.batch_note
+    plan = reproduce.plan_figure(at8, 1, fixed=True)
+    assert plan.jobs and {j.batch for j in plan.jobs} == {8} and "batch 8" in plan.scope()
+    with pytest.raises(ValueError, match="at least 1"):
+        tiny_figure.at_batch(0)
+
+
+def test_a_figure_of_fixed_problems_has_no_batch_to_change():
+    with pytest.raises(ValueError, match="fixed problem shapes"):
+        get_figure("paper003-table1").at_batch(8)
+    assert reproduce.main(["paper003-table1", "--batch", "8"]) == 2
+
+
 def test_the_scope_says_full_or_quick_batch_sampling_configs_and_the_kernel_choice(tiny_figure):
     full = reproduce.plan_figure(tiny_figure).scope()
     assert full.startswith("full: every unique layer shape of each network; batch 1; full-detail")
