@@ -582,3 +582,97 @@ TEST(schedule_groups_copies_by_the_copy_group) {
   CHECK_EQ(copy_order({}, 2), std::string("GGSS"));
   CHECK_EQ(copy_order({"GGSS"}, 1), std::string("GGSS"));  // a matched loop takes ptxas's order instead
 }
+
+// ptxas's scoreboard in a matched loop (Kernel::sass_loop_waits): the third load issues after an FFMA that
+// waited for the first two (`;;0.1;`: each LDG lists the loads first waited for since the LDG before it), so
+// it waits for their registers (the fourth issues after the third, in order); without the waits, or with an
+// unmatched loop order, no load reads another's register.
+namespace {
+const char* kGatherLoop = R"(
+  ld.param.u64 %rd1, [a];
+  mov.f32 %f1, 0f00000000;
+  mov.f32 %f2, 0f00000000;
+  mov.u32 %r20, 0;
+$L_loop:
+  .pragma "nounroll";
+  ld.global.f32 %f3, [%rd1];
+  ld.global.f32 %f4, [%rd1+4096];
+  add.f32 %f1, %f1, %f3;
+  add.f32 %f2, %f2, %f4;
+  ld.global.f32 %f5, [%rd1+8192];
+  ld.global.f32 %f6, [%rd1+12288];
+  add.f32 %f1, %f1, %f5;
+  add.f32 %f2, %f2, %f6;
+  add.s64 %rd1, %rd1, 16384;
+  add.u32 %r20, %r20, 1;
+  setp.lt.u32 %p1, %r20, 8;
+  @%p1 bra $L_loop;
+  ret;)";
+
+// Per global load of the loop, in code order: how many registers it reads that another load writes.
+std::vector<int> waits_read(const std::vector<std::string>& loops, const std::vector<std::string>& waits) {
+  PtxKernel pk = parse_kernel(kGatherLoop, "sm_90");
+  pk.kernel().sass_loops = loops;
+  pk.kernel().sass_loop_waits = waits;
+  schedule_loads_early(pk.kernel());
+  std::vector<int32_t> loaded;
+  for (const Instr& in : pk.kernel().code)
+    if (in.text.rfind("ld.global", 0) == 0) loaded.insert(loaded.end(), in.dsts.begin(), in.dsts.end());
+  std::vector<int> out;
+  for (const Instr& in : pk.kernel().code)
+    if (in.text.rfind("ld.global", 0) == 0)
+      out.push_back(static_cast<int>(std::count_if(in.srcs.begin(), in.srcs.end(), [&](int32_t r) {
+        return std::find(loaded.begin(), loaded.end(), r) != loaded.end();
+      })));
+  return out;
+}
+}  // namespace
+
+TEST(schedule_makes_loads_wait_as_the_sass_scoreboard_says) {
+  CHECK(waits_read({"GGGG"}, {";;0.1;"}) == std::vector<int>({0, 0, 2, 0}));
+  CHECK(waits_read({"GGGG"}, {";;;1"}) == std::vector<int>({0, 0, 0, 1}));
+  CHECK(waits_read({"GGGG"}, {}) == std::vector<int>({0, 0, 0, 0}));          // no waits known
+  CHECK(waits_read({"GGGGG"}, {";;0.1;;"}) == std::vector<int>({0, 0, 0, 0}));  // another loop's order
+}
+
+// Loads ptxas splits around an HMMA (wait_like_split_loads): in `GGGGGG H GG H` two of the B fragment's four
+// LDGs follow the wmma.mma's first HMMA, so the B load waits for the mma's other operands (the A fragment's
+// eight registers and the accumulators); all eight LDGs first (`GGGGGGGGHH`): it waits for nothing more.
+namespace {
+const char* kWmmaLoop = R"(
+  ld.param.u64 %rd1, [a];
+  ld.param.u64 %rd2, [b];
+  mov.u32 %r17, 16;
+  mov.f32 %f1, 0f00000000; mov.f32 %f2, 0f00000000; mov.f32 %f3, 0f00000000; mov.f32 %f4, 0f00000000;
+  mov.f32 %f5, 0f00000000; mov.f32 %f6, 0f00000000; mov.f32 %f7, 0f00000000; mov.f32 %f8, 0f00000000;
+  mov.u32 %r20, 0;
+$L_loop:
+  .pragma "nounroll";
+  wmma.load.a.sync.aligned.col.m16n16k16.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1], %r17;
+  wmma.load.b.sync.aligned.col.m16n16k16.global.f16 {%r9, %r10, %r11, %r12, %r13, %r14, %r15, %r16}, [%rd2], %r17;
+  wmma.mma.sync.aligned.col.col.m16n16k16.f32.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8},
+      {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%r9, %r10, %r11, %r12, %r13, %r14, %r15, %r16},
+      {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8};
+  add.s64 %rd1, %rd1, 512;
+  add.s64 %rd2, %rd2, 32;
+  add.u32 %r20, %r20, 1;
+  setp.lt.u32 %p1, %r20, 8;
+  @%p1 bra $L_loop;
+  ret;)";
+
+// The sources of the loop's wmma.load.b beyond its address and stride.
+size_t split_load_extra_srcs(const std::vector<std::string>& loops) {
+  PtxKernel pk = parse_kernel(kWmmaLoop, "sm_90");
+  pk.kernel().sass_loops = loops;
+  schedule_loads_early(pk.kernel());
+  for (const Instr& in : pk.kernel().code)
+    if (in.text.rfind("wmma.load.b", 0) == 0) return in.srcs.size() - 2;
+  return 99;
+}
+}  // namespace
+
+TEST(schedule_makes_a_load_split_around_an_hmma_wait_for_its_other_operands) {
+  CHECK_EQ(split_load_extra_srcs({"GGGGGGGGHH"}), size_t{0});
+  CHECK_EQ(split_load_extra_srcs({"GGGGGGHGGH"}), size_t{16});  // A's 8 registers, the 8 accumulators
+  CHECK_EQ(split_load_extra_srcs({}), size_t{0});
+}
