@@ -38,10 +38,7 @@ uint64_t max_shared_per_block(uint16_t sm) {
 }  // namespace
 
 std::vector<std::string> Engine::load_ptx(const std::string& text, const std::string& file,
-                                          const std::map<std::string, uint32_t>& copy_groups,
-                                          const std::map<std::string, std::vector<std::string>>& sass_loops,
-                                          const std::map<std::string, std::vector<std::string>>& sass_copy_blocks,
-                                          const std::map<std::string, std::vector<std::string>>& sass_loop_waits) {
+                                          const std::map<std::string, SassFacts>& sass) {
   const size_t h = std::hash<std::string>{}(text);
   auto seen = loaded_.find(h);
   if (seen != loaded_.end() && seen->second.text == text) {  // same module again: its entries launch again
@@ -53,14 +50,8 @@ std::vector<std::string> Engine::load_ptx(const std::string& text, const std::st
   // The register estimate (occupancy) stays the one of the PTX order: like ptxas, the schedule trades
   // register pressure for latency, which a pure hoisting schedule would overstate.
   for (auto& k : m->kernels) {
-    const auto g = copy_groups.find(k->name);
-    if (g != copy_groups.end()) k->copy_group = g->second;
-    const auto l = sass_loops.find(k->name);
-    if (l != sass_loops.end()) k->sass_loops = l->second;
-    const auto c = sass_copy_blocks.find(k->name);
-    if (c != sass_copy_blocks.end()) k->sass_copy_blocks = c->second;
-    const auto w = sass_loop_waits.find(k->name);
-    if (w != sass_loop_waits.end()) k->sass_loop_waits = w->second;
+    const auto f = sass.find(k->name);
+    if (f != sass.end()) k->sass = f->second;
   }
   if (schedule_loads_)
     for (auto& k : m->kernels) schedule_loads_early(*k);

@@ -63,17 +63,10 @@ class Engine {
 
   // Parses, schedules and links a PTX module; its .entry kernels become launchable by name (replacing kernels of the
   // same name loaded before). Loading the same text again is a no-op. Returns the kernel names.
-  // `copy_groups`: per kernel name, ptxas's copy grouping read from its SASS (Kernel::copy_group; absent:
-  // the PTX-only schedule). A module loaded again keeps the schedule of its first load.
-  // `sass_loops`: per kernel name, ptxas's order of each innermost loop's memory and Tensor Core
-  // instructions (Kernel::sass_loops); `sass_copy_blocks`: per kernel name, ptxas's order of the loads and
-  // stores of each straight-line copy block outside those loops (Kernel::sass_copy_blocks); `sass_loop_waits`:
-  // per kernel name, the loads each loop's loads issue after (Kernel::sass_loop_waits).
+  // `sass`: per kernel name, what ptxas's SASS says of its schedule (SassFacts; absent: the PTX-only
+  // schedule). A module loaded again keeps the schedule of its first load.
   std::vector<std::string> load_ptx(const std::string& text, const std::string& file,
-                                    const std::map<std::string, uint32_t>& copy_groups = {},
-                                    const std::map<std::string, std::vector<std::string>>& sass_loops = {},
-                                    const std::map<std::string, std::vector<std::string>>& sass_copy_blocks = {},
-                                    const std::map<std::string, std::vector<std::string>>& sass_loop_waits = {});
+                                    const std::map<std::string, SassFacts>& sass = {});
 
   // Launches a kernel (on the timing model when it has a config and req.timing) and returns its stats.
   // Throws LaunchError, SimFault (WatchdogError past a limit) and Interrupted.

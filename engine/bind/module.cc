@@ -203,6 +203,15 @@ NB_MODULE(_engine, m) {
   nb::exception<stc::SimFault>(m, "SimFault", PyExc_RuntimeError);
   nb::exception<stc::WatchdogError>(m, "WatchdogError", m.attr("SimFault").ptr());
 
+  nb::class_<stc::SassFacts>(m, "SassFacts",
+                             "What ptxas's SASS says of a kernel's schedule (stcsim.sim.sass_facts): its copy "
+                             "grouping, each innermost loop's order and loads' scoreboard waits, the order of "
+                             "its straight-line copy blocks.")
+      .def(nb::init<>())
+      .def_rw("copy_group", &stc::SassFacts::copy_group)
+      .def_rw("loops", &stc::SassFacts::loops)
+      .def_rw("copy_blocks", &stc::SassFacts::copy_blocks)
+      .def_rw("loop_waits", &stc::SassFacts::loop_waits);
   nb::class_<stc::Engine>(m, "Engine")
       .def(nb::init<bool, bool>(), "schedule_loads"_a = true, "memcheck"_a = false,
            "schedule_loads: hoist loads within basic blocks as ptxas does (False: execute PTX order); "
@@ -220,31 +229,15 @@ NB_MODULE(_engine, m) {
       .def("copy_from", [](stc::Engine& e, uint64_t addr, Bytes b) { e.copy_from(addr, b.data(), b.size()); },
            "addr"_a, "out"_a, "Copies device memory into a writable host byte buffer.")
       .def("load_ptx", [](stc::Engine& e, const nb::bytes& text, const std::string& file,
-                          const std::map<std::string, uint32_t>& copy_groups,
-                          const std::map<std::string, std::vector<std::string>>& sass_loops,
-                          const std::map<std::string, std::vector<std::string>>& sass_copy_blocks,
-                          const std::map<std::string, std::vector<std::string>>& sass_loop_waits) {
-            return e.load_ptx(std::string(text.c_str(), text.size()), file, copy_groups, sass_loops,
-                              sass_copy_blocks, sass_loop_waits);
-          }, "text"_a, "file"_a, "copy_groups"_a = std::map<std::string, uint32_t>{},
-          "sass_loops"_a = std::map<std::string, std::vector<std::string>>{},
-          "sass_copy_blocks"_a = std::map<std::string, std::vector<std::string>>{},
-          "sass_loop_waits"_a = std::map<std::string, std::vector<std::string>>{},
-          "Parses and links PTX given as bytes (any byte a token cannot hold is a PtxError); copy_groups: "
-          "ptxas's copy grouping per kernel, from its SASS; sass_loops: ptxas's order of each innermost loop's "
-          "memory and Tensor Core instructions per kernel; sass_copy_blocks: ptxas's order of the loads and stores "
-          "of each straight-line copy block outside them per kernel; sass_loop_waits: per loop, the loads each "
-          "load issues after.")
+                          const std::map<std::string, stc::SassFacts>& sass) {
+            return e.load_ptx(std::string(text.c_str(), text.size()), file, sass);
+          }, "text"_a, "file"_a, "sass"_a = std::map<std::string, stc::SassFacts>{},
+          "Parses and links PTX given as bytes (any byte a token cannot hold is a PtxError); sass: per kernel "
+          "name, what ptxas's SASS says of its schedule (SassFacts).")
       .def("load_ptx", [](stc::Engine& e, const std::string& text, const std::string& file,
-                          const std::map<std::string, uint32_t>& copy_groups,
-                          const std::map<std::string, std::vector<std::string>>& sass_loops,
-                          const std::map<std::string, std::vector<std::string>>& sass_copy_blocks,
-                          const std::map<std::string, std::vector<std::string>>& sass_loop_waits) {
-            return e.load_ptx(text, file, copy_groups, sass_loops, sass_copy_blocks, sass_loop_waits);
-          }, "text"_a, "file"_a, "copy_groups"_a = std::map<std::string, uint32_t>{},
-          "sass_loops"_a = std::map<std::string, std::vector<std::string>>{},
-          "sass_copy_blocks"_a = std::map<std::string, std::vector<std::string>>{},
-          "sass_loop_waits"_a = std::map<std::string, std::vector<std::string>>{},
+                          const std::map<std::string, stc::SassFacts>& sass) {
+            return e.load_ptx(text, file, sass);
+          }, "text"_a, "file"_a, "sass"_a = std::map<std::string, stc::SassFacts>{},
            "Parses and links PTX; returns the entry kernel names.")
       .def("kernel_names", &stc::Engine::kernel_names)
       .def("kernel_code", [](const stc::Engine& e, const std::string& name) {

@@ -174,7 +174,7 @@ bool schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Register
       }
     }
     for (int32_t r : in.srcs) edge(static_cast<uint32_t>(sc.writer[static_cast<size_t>(r)]), j);
-    if (!rank && regs.k->copy_group && in.traits.mem == MemKind::Store && in.space == Space::Shared)
+    if (!rank && regs.k->sass.copy_group && in.traits.mem == MemKind::Store && in.space == Space::Shared)
       for (int32_t r : in.srcs) {  // a value a global load brought: the store is that load's copy
         const int32_t w = sc.writer[static_cast<size_t>(r)];
         if (w >= 0 && global_load(code[b + static_cast<size_t>(w)]) &&
@@ -272,11 +272,11 @@ bool schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Register
   // the unlimited schedule the suite was calibrated with, nvcc's PTX naming a register for every value.
   const bool limited = std::any_of(code.begin() + static_cast<std::ptrdiff_t>(b),
                                    code.begin() + static_cast<std::ptrdiff_t>(e), [](const Instr& in) { return in.unrolled; });
-  // ptxas's copy grouping (Kernel::copy_group, read from its SASS): a global load a shared store copies
+  // ptxas's copy grouping (SassFacts::copy_group, read from its SASS): a global load a shared store copies
   // (a copy load) is hoisted only while fewer than copy_group copy loads wait for their stores. ptxas
   // issues a single-stage tile copy as groups of 1-4 LDGs, each followed by its STSs, so each group waits a
   // memory latency before the next group's loads (docs/calibration.md, step 22).
-  const uint32_t group = regs.k->copy_group;
+  const uint32_t group = regs.k->sass.copy_group;
   std::vector<uint32_t> stores_left(n, 0);  // per copy load: its stores not scheduled yet
   std::vector<std::vector<uint32_t>> copies_of(group ? n : 0);  // per store: the copy loads it stores
   for (size_t i = 0; i < copy_stores.size(); ++i) {
@@ -367,7 +367,7 @@ bool schedule_block(std::vector<Instr>& code, size_t b, size_t e, const Register
   return true;
 }
 
-// An instruction's class in ptxas's order of a loop (Kernel::sass_loops) and how many SASS instructions
+// An instruction's class in ptxas's order of a loop (SassFacts::loops) and how many SASS instructions
 // of that class it becomes; 0 for none ('?' : one whose SASS is not known, which leaves the loop unmatched).
 std::pair<char, uint32_t> sass_class(const Instr& in) {
   if (in.traits.tensor_math) {
@@ -442,7 +442,7 @@ void wait_like_split_loads(std::vector<Instr>& code, size_t b, size_t e, const S
 // LDG's write barrier (its first consumer, often an FFMA) holds the warp's in-order issue, so a later LDG
 // of the iteration issues only once that load's data is back, where the PTX-only schedule would have
 // hoisted every load above every consumer (spmm_csr: one memory latency per nonzero, not per four).
-// `waits` (Kernel::sass_loop_waits): per LDG of the loop, the earlier LDGs it issues after; the global load
+// `waits` (SassFacts::loop_waits): per LDG of the loop, the earlier LDGs it issues after; the global load
 // holding that LDG waits for those loads' destination registers (a scoreboard wait, no value is read).
 void wait_like_sass_scoreboard(std::vector<Instr>& code, size_t b, size_t e, const SassPlaces& at,
                                const std::string& order, const std::string& waits) {
@@ -608,14 +608,14 @@ void schedule_loads_early(Kernel& k) {
   std::vector<const std::string*> order_of(nb, nullptr);  // the SASS order a block was matched to
   std::vector<const std::string*> waits_of(nb, nullptr);  // and its loads' scoreboard waits (loops only)
   size_t next_loop = 0;
-  for (size_t blk = 0; blk < nb && next_loop < k.sass_loops.size(); ++blk) {
+  for (size_t blk = 0; blk < nb && next_loop < k.sass.loops.size(); ++blk) {
     const Instr& last = k.code[first[blk + 1] - 1];
     if (last.op != Op::Bra || static_cast<size_t>(last.target) != first[blk]) continue;
-    for (size_t q = next_loop; q < k.sass_loops.size(); ++q) {
-      ranks[blk] = sass_places(k.code, first[blk], first[blk + 1], k.sass_loops[q]).first;
+    for (size_t q = next_loop; q < k.sass.loops.size(); ++q) {
+      ranks[blk] = sass_places(k.code, first[blk], first[blk + 1], k.sass.loops[q]).first;
       if (!ranks[blk].empty()) {
-        order_of[blk] = &k.sass_loops[q];
-        if (q < k.sass_loop_waits.size()) waits_of[blk] = &k.sass_loop_waits[q];
+        order_of[blk] = &k.sass.loops[q];
+        if (q < k.sass.loop_waits.size()) waits_of[blk] = &k.sass.loop_waits[q];
         next_loop = q + 1;
         break;
       }
@@ -625,7 +625,7 @@ void schedule_loads_early(Kernel& k) {
   // global loads and shared stores, at least one of each: a loop's peeled iterations), matched in code
   // order to the SASS's copy blocks outside its innermost loops with the same copies.
   size_t next_copy = 0;
-  for (size_t blk = 0; blk < nb && next_copy < k.sass_copy_blocks.size(); ++blk) {
+  for (size_t blk = 0; blk < nb && next_copy < k.sass.copy_blocks.size(); ++blk) {
     const Instr& last = k.code[first[blk + 1] - 1];
     if (!ranks[blk].empty() || (last.op == Op::Bra && static_cast<size_t>(last.target) == first[blk])) continue;
     bool load = false, store = false, other = false;
@@ -636,10 +636,10 @@ void schedule_loads_early(Kernel& k) {
       other |= c && c != 'G' && c != 'S';
     }
     if (!load || !store || other) continue;
-    for (size_t q = next_copy; q < k.sass_copy_blocks.size(); ++q) {
-      ranks[blk] = sass_places(k.code, first[blk], first[blk + 1], k.sass_copy_blocks[q]).first;
+    for (size_t q = next_copy; q < k.sass.copy_blocks.size(); ++q) {
+      ranks[blk] = sass_places(k.code, first[blk], first[blk + 1], k.sass.copy_blocks[q]).first;
       if (!ranks[blk].empty()) {
-        order_of[blk] = &k.sass_copy_blocks[q];
+        order_of[blk] = &k.sass.copy_blocks[q];
         next_copy = q + 1;
         break;
       }

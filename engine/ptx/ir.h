@@ -222,6 +222,26 @@ struct SymbolRef {
   uint64_t address = 0;
 };
 
+// What ptxas's SASS says of a kernel's schedule (stcsim.sim.sass_facts, read where ptxas exists; empty: the
+// PTX-only view), which the load schedule follows (func/schedule.cc).
+struct SassFacts {
+  // ptxas's copy grouping: a global load whose value a shared store writes is hoisted only while fewer than
+  // this many such loads wait for their stores (0: unknown).
+  uint32_t copy_group = 0;
+  // ptxas's order of the memory and Tensor Core instructions of each innermost loop, in code order
+  // (sass_facts.loop_orders: G LDG, S STS, L LDS, M LDSM, H HMMA, C LDGSTS). A single-block loop of the PTX
+  // with the same instructions is scheduled in that order.
+  std::vector<std::string> loops;
+  // ptxas's order of the loads and stores of each straight-line copy block outside the innermost loops (a
+  // loop's peeled iterations), in code order (sass_facts.block_orders). A PTX block that is no loop, with
+  // the same copies, is scheduled in that order.
+  std::vector<std::string> copy_blocks;
+  // Per entry of `loops` (or empty): the earlier LDGs of the iteration each LDG issues after, from the
+  // scoreboard (sass_facts.loop_load_waits: per LDG ';'-separated, '.'-separated indices among the loop's
+  // LDGs). A matched loop's global load waits for those loads' values.
+  std::vector<std::string> loop_waits;
+};
+
 struct Kernel {
   std::string name;
   std::string file;
@@ -245,22 +265,8 @@ struct Kernel {
   uint32_t maxntid[3] = {0, 0, 0};
   uint32_t reqntid[3] = {0, 0, 0};
   uint32_t regs_per_thread = 0;       // estimate from declarations (for occupancy)
-  // ptxas's copy grouping, from the SASS (stcsim.sim.sass_facts; 0: unknown, the PTX-only view): a global
-  // load whose value a shared store writes is hoisted only while fewer than this many such loads wait for
-  // their stores (func/schedule.cc).
-  uint32_t copy_group = 0;
-  // ptxas's order of the memory and Tensor Core instructions of each innermost loop of the SASS, in code
-  // order (stcsim.sim.sass_facts.loop_orders: G LDG, S STS, L LDS, M LDSM, H HMMA, C LDGSTS; empty: unknown).
-  // A single-block loop of the PTX with the same instructions is scheduled in that order (func/schedule.cc).
-  std::vector<std::string> sass_loops;
-  // ptxas's order of the loads and stores of each straight-line copy block outside the SASS's innermost loops
-  // (a loop's peeled iterations), in code order (stcsim.sim.sass_facts.block_orders: G LDG, S STS). A PTX
-  // block that is no loop, with the same copies, is scheduled in that order (func/schedule.cc).
-  std::vector<std::string> sass_copy_blocks;
-  // Per entry of sass_loops (or empty): the earlier LDGs of the iteration each LDG issues after, from the
-  // SASS scoreboard (stcsim.sim.sass_facts.loop_load_waits: per LDG ';'-separated, '.'-separated indices
-  // among the loop's LDGs). A matched loop's global load waits for those loads' values (func/schedule.cc).
-  std::vector<std::string> sass_loop_waits;
+  // What ptxas's SASS says of the kernel's schedule (stcsim.sim.sass_facts; empty: the PTX-only view).
+  SassFacts sass;
   int32_t carry_reg = -1;             // hidden register of the carry flag CC.CF (-1: no carry instruction)
   uint16_t sm = 0;                    // the module's .target sm_XX (0: unknown)
   bool arch_specific = false;         // the target is architecture-specific (sm_90a: wgmma needs it)

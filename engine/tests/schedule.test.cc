@@ -505,7 +505,7 @@ LOOP:
 }
 
 // A loop of two copies global -> shared, not unrolled: the PTX-only schedule hoists both loads; ptxas's
-// order from the SASS (Kernel::sass_loops) keeps each store before the next copy's load; an order the
+// order from the SASS (SassFacts::loops) keeps each store before the next copy's load; an order the
 // dependencies contradict, or one of other instructions, leaves the PTX-only schedule.
 namespace {
 const char* kCopyLoop = R"(
@@ -526,8 +526,8 @@ $L_loop:
 
 std::string copy_order(const std::vector<std::string>& sass_loops, uint32_t copy_group = 0) {
   PtxKernel pk = parse_kernel(kCopyLoop, "sm_90");
-  pk.kernel().sass_loops = sass_loops;
-  pk.kernel().copy_group = copy_group;
+  pk.kernel().sass.loops = sass_loops;
+  pk.kernel().sass.copy_group = copy_group;
   schedule_loads_early(pk.kernel());
   std::string order;
   for (const Instr& in : pk.kernel().code)
@@ -546,7 +546,7 @@ TEST(schedule_keeps_a_loop_in_ptxas_order_from_the_sass) {
 }
 
 // The same copies as straight-line code (a loop's peeled iterations): the SASS's copy blocks outside its
-// loops (Kernel::sass_copy_blocks) give their order; a loop order never applies to a block of no loop.
+// loops (SassFacts::copy_blocks) give their order; a loop order never applies to a block of no loop.
 namespace {
 const char* kCopyBlock = R"(
   ld.param.u64 %rd1, [a];
@@ -559,8 +559,8 @@ const char* kCopyBlock = R"(
 
 std::string copy_block_order(const std::vector<std::string>& copy_blocks, const std::vector<std::string>& loops = {}) {
   PtxKernel pk = parse_kernel(kCopyBlock, "sm_90");
-  pk.kernel().sass_copy_blocks = copy_blocks;
-  pk.kernel().sass_loops = loops;
+  pk.kernel().sass.copy_blocks = copy_blocks;
+  pk.kernel().sass.loops = loops;
   schedule_loads_early(pk.kernel());
   std::string order;
   for (const Instr& in : pk.kernel().code)
@@ -583,7 +583,7 @@ TEST(schedule_groups_copies_by_the_copy_group) {
   CHECK_EQ(copy_order({"GGSS"}, 1), std::string("GGSS"));  // a matched loop takes ptxas's order instead
 }
 
-// ptxas's scoreboard in a matched loop (Kernel::sass_loop_waits): the third load issues after an FFMA that
+// ptxas's scoreboard in a matched loop (SassFacts::loop_waits): the third load issues after an FFMA that
 // waited for the first two (`;;0.1;`: each LDG lists the loads first waited for since the LDG before it), so
 // it waits for their registers (the fourth issues after the third, in order); without the waits, or with an
 // unmatched loop order, no load reads another's register.
@@ -612,8 +612,8 @@ $L_loop:
 // Per global load of the loop, in code order: how many registers it reads that another load writes.
 std::vector<int> waits_read(const std::vector<std::string>& loops, const std::vector<std::string>& waits) {
   PtxKernel pk = parse_kernel(kGatherLoop, "sm_90");
-  pk.kernel().sass_loops = loops;
-  pk.kernel().sass_loop_waits = waits;
+  pk.kernel().sass.loops = loops;
+  pk.kernel().sass.loop_waits = waits;
   schedule_loads_early(pk.kernel());
   std::vector<int32_t> loaded;
   for (const Instr& in : pk.kernel().code)
@@ -663,7 +663,7 @@ $L_loop:
 // The sources of the loop's wmma.load.b beyond its address and stride.
 size_t split_load_extra_srcs(const std::vector<std::string>& loops) {
   PtxKernel pk = parse_kernel(kWmmaLoop, "sm_90");
-  pk.kernel().sass_loops = loops;
+  pk.kernel().sass.loops = loops;
   schedule_loads_early(pk.kernel());
   for (const Instr& in : pk.kernel().code)
     if (in.text.rfind("wmma.load.b", 0) == 0) return in.srcs.size() - 2;

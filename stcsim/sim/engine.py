@@ -36,6 +36,21 @@ Dim = int | Sequence[int]
 ADDRESS_MAX = 2**64 - 1
 
 
+def sass_facts_of(found: ptxas_facts.PtxasFacts) -> dict[str, object]:
+    """ptxas's schedule facts of a module's kernels, one `_engine.SassFacts` record per kernel that has any
+    (copy grouping, loop orders and loop waits, straight-line copy-block orders)."""
+    names = {*found.copy_groups, *found.loop_orders, *found.block_orders, *found.loop_waits}
+    out: dict[str, object] = {}
+    for name in names:
+        facts = _engine.SassFacts()
+        facts.copy_group = found.copy_groups.get(name, 0)
+        facts.loops = found.loop_orders.get(name, [])
+        facts.copy_blocks = found.block_orders.get(name, [])
+        facts.loop_waits = found.loop_waits.get(name, [])
+        out[name] = facts
+    return out
+
+
 class Engine:
     """One simulated GPU: device memory, loaded kernels and launches.
 
@@ -168,18 +183,14 @@ class Engine:
         else:
             data, where = str(ptx).encode("utf-8", "surrogatepass"), "<ptx text>"
         text = data.decode("utf-8", "surrogateescape")
-        groups: dict[str, int] = {}
-        orders: dict[str, list[str]] = {}
-        blocks: dict[str, list[str]] = {}
-        waits: dict[str, list[str]] = {}
+        sass: dict[str, object] = {}
         # the schedule follows ptxas's loop order: asked of ptxas at load only where a loop may be (a
         # branch), so a module loaded and never timed costs no compile (1M straight-line lines: minutes)
         if self.ptxas_facts and self.config is not None and "bra" in text:
             found = ptxas_facts.facts(text, self._sm_version)
-            groups, orders = found.copy_groups, found.loop_orders
-            blocks, waits = found.block_orders, found.loop_waits
-        names = list(self._eng.load_ptx(data, where, groups, orders, blocks, waits))
-        self._copy_groups.update({name: groups.get(name, 0) for name in names})
+            sass = sass_facts_of(found)
+        names = list(self._eng.load_ptx(data, where, sass))
+        self._copy_groups.update({name: sass[name].copy_group if name in sass else 0 for name in names})
         self._kernel_ptx.update(dict.fromkeys(names, text))
         return names
 

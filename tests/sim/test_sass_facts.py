@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from stcsim.sim import Engine, ptxas_facts, sass_facts
+from stcsim.sim.engine import sass_facts_of
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "results/reference/h100_tc_styles_sass_mem_order.csv"
@@ -164,7 +165,9 @@ def _launch(ptx: str, name: str, words: int, read: np.ndarray, copy_groups: dict
     """One warp of `name` over `words` random words given the schedule facts; its output checked (lane l
     stores word `read[l]` of the input)."""
     eng = Engine("h100", ptxas_facts=False)
-    eng._eng.load_ptx(ptx.encode(), f"<{name}>", copy_groups, sass_loops, copy_blocks or {})
+    facts = ptxas_facts.PtxasFacts(copy_groups=copy_groups, loop_orders=sass_loops,
+                                   block_orders=copy_blocks or {})
+    eng._eng.load_ptx(ptx.encode(), f"<{name}>", sass_facts_of(facts))
     src, dst = eng.malloc(4 * words), eng.malloc(128)
     data = np.random.default_rng(1).integers(0, 2**32, words, dtype=np.uint32)
     eng.copy_to(src, data)
@@ -316,8 +319,9 @@ $L_loop:
 def _gather(waits: list[str]) -> float:
     """Cycles of one warp of GATHER with ptxas's loop order GGGG and the given load waits; output checked."""
     eng = Engine("h100", ptxas_facts=False)
-    eng._eng.load_ptx(GATHER.encode(), "<gather4>", {}, {"gather4": ["GGGG"]}, {},
-                      {"gather4": waits} if waits else {})
+    facts = ptxas_facts.PtxasFacts(loop_orders={"gather4": ["GGGG"]},
+                                   loop_waits={"gather4": waits} if waits else {})
+    eng._eng.load_ptx(GATHER.encode(), "<gather4>", sass_facts_of(facts))
     data = np.random.default_rng(4).random(8 * 4096, dtype=np.float32)
     src, dst = eng.malloc(data.nbytes), eng.malloc(128)
     eng.copy_to(src, data)
@@ -378,7 +382,8 @@ $L_loop:
 def _wmma_loop(orders: list[str]) -> float:
     """Cycles of WMMA_LOOP given ptxas's loop order; its D checked against numpy."""
     eng = Engine("h100", ptxas_facts=False)
-    eng._eng.load_ptx(WMMA_LOOP.encode(), "<wloop>", {}, {"wloop": orders} if orders else {})
+    facts = ptxas_facts.PtxasFacts(loop_orders={"wloop": orders} if orders else {})
+    eng._eng.load_ptx(WMMA_LOOP.encode(), "<wloop>", sass_facts_of(facts))
     rng = np.random.default_rng(2)
     a, b = rng.uniform(-1, 1, (16, 128)).astype(np.float16), rng.uniform(-1, 1, (128, 16)).astype(np.float16)
     da, db, dd = eng.malloc(a.nbytes), eng.malloc(b.nbytes), eng.malloc(16 * 16 * 4)
