@@ -524,15 +524,22 @@ $L_loop:
   @%p1 bra $L_loop;
   ret;)";
 
-std::string copy_order(const std::vector<std::string>& sass_loops, uint32_t copy_group = 0) {
-  PtxKernel pk = parse_kernel(kCopyLoop, "sm_90");
-  pk.kernel().sass.loops = sass_loops;
-  pk.kernel().sass.copy_group = copy_group;
+// The order of `body`'s global loads (G) and shared stores (S) once scheduled with ptxas's facts `sass`.
+std::string scheduled_copies(const char* body, const SassFacts& sass) {
+  PtxKernel pk = parse_kernel(body, "sm_90");
+  pk.kernel().sass = sass;
   schedule_loads_early(pk.kernel());
   std::string order;
   for (const Instr& in : pk.kernel().code)
     order += in.text.rfind("ld.global", 0) == 0 ? "G" : in.text.rfind("st.shared", 0) == 0 ? "S" : "";
   return order;
+}
+
+std::string copy_order(const std::vector<std::string>& sass_loops, uint32_t copy_group = 0) {
+  SassFacts sass;
+  sass.loops = sass_loops;
+  sass.copy_group = copy_group;
+  return scheduled_copies(kCopyLoop, sass);
 }
 }  // namespace
 
@@ -558,14 +565,10 @@ const char* kCopyBlock = R"(
   ret;)";
 
 std::string copy_block_order(const std::vector<std::string>& copy_blocks, const std::vector<std::string>& loops = {}) {
-  PtxKernel pk = parse_kernel(kCopyBlock, "sm_90");
-  pk.kernel().sass.copy_blocks = copy_blocks;
-  pk.kernel().sass.loops = loops;
-  schedule_loads_early(pk.kernel());
-  std::string order;
-  for (const Instr& in : pk.kernel().code)
-    order += in.text.rfind("ld.global", 0) == 0 ? "G" : in.text.rfind("st.shared", 0) == 0 ? "S" : "";
-  return order;
+  SassFacts sass;
+  sass.copy_blocks = copy_blocks;
+  sass.loops = loops;
+  return scheduled_copies(kCopyBlock, sass);
 }
 }  // namespace
 

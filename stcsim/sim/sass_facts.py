@@ -29,7 +29,11 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
 
 SM_VERSIONS = (90,)
 """The architectures whose encoding the decoder was checked on (sm_90 and sm_90a)."""
@@ -154,11 +158,17 @@ def copy_block_orders(code: bytes) -> list[str]:
 def block_orders(cubin: bytes) -> dict[str, list[str]]:
     """Every function of an sm_90 cubin with a straight-line copy block outside its innermost loops -> ptxas's
     order of the blocks' loads and stores (`copy_block_orders`)."""
+    return _per_function(cubin, copy_block_orders)
+
+
+def _per_function(cubin: bytes, fact: Callable[[bytes], T]) -> dict[str, T]:
+    """`fact` of every function of an sm_90 cubin, for the functions where it holds anything (a true value,
+    or a list with a non-empty entry)."""
     out = {}
     for name, code in text_sections(cubin).items():
-        order = copy_block_orders(code)
-        if order:
-            out[name] = order
+        value = fact(code)
+        if any(value) if isinstance(value, list) else value:
+            out[name] = value
     return out
 
 
@@ -202,31 +212,16 @@ def loop_load_waits(code: bytes) -> list[str]:
 def loop_waits(cubin: bytes) -> dict[str, list[str]]:
     """Every function of an sm_90 cubin with a loop order (`loop_orders`) -> its loops' `loop_load_waits`,
     one per loop of `loop_orders` (functions whose loads never wait for each other left out)."""
-    out = {}
-    for name, code in text_sections(cubin).items():
-        waits = loop_load_waits(code)
-        if any(waits):
-            out[name] = waits
-    return out
+    return _per_function(cubin, loop_load_waits)
 
 
 def loop_orders(cubin: bytes) -> dict[str, list[str]]:
     """Every function of an sm_90 cubin with a loop that holds memory or Tensor Core instructions -> ptxas's
     order of them per innermost loop (`loop_order`)."""
-    out = {}
-    for name, code in text_sections(cubin).items():
-        order = loop_order(code)
-        if order:
-            out[name] = order
-    return out
+    return _per_function(cubin, loop_order)
 
 
 def copy_groups(cubin: bytes) -> dict[str, int]:
     """Every function of an sm_90 cubin whose innermost loops copy global to shared memory -> its copy
     grouping (`copy_group`)."""
-    out = {}
-    for name, code in text_sections(cubin).items():
-        group = copy_group(code)
-        if group:
-            out[name] = group
-    return out
+    return _per_function(cubin, copy_group)
