@@ -7,8 +7,8 @@ shape runs, timed with CUDA events (median of `--repeats` after a warm-up), thro
   (CSR fp32 weights at 96% unstructured sparsity, dense fp32 activations), cuBLAS SGEMM on the channel-
   pruned work (half the output channels, the same N and K);
 * the project's kernels (the PTX a simulation runs, launched by stcsim.gpu.runner): the SIMT SGEMM, the
-  dense WMMA and mma.sync GEMMs, the CSR SpMM at 96%, the channel-pruned (50%) and vector-wise (L=16, K=4)
-  SIMT GEMMs.
+  dense WMMA and mma.sync GEMMs, the CSR SpMM and the per-column (csrmv, library-class) SpMMs at 96%, the
+  channel-pruned (50%) and vector-wise (L=16, K=4) SIMT GEMMs.
 
 One CSV row per (network, layer, batch, M, N, K, kernel): median and fastest milliseconds, the relative error
 of the result against numpy where the shape is small enough to check on the host (`--check-flop`), and the
@@ -39,6 +39,8 @@ OURS = (  # (label, kernel, pattern spec, sparsity)
     ("ours_mma_stage2", "gemm_mma_f16_f32_tile64x64x32_warp32x32_stage2", "dense", 0.0),
     ("ours_mma_stage3", "gemm_mma_f16_f32_tile128x128x32_warp64x64_stage3", "dense", 0.0),
     ("ours_csr_spmm96", "spmm_csr_f32_f32_tile4x64_warp1x64", "unstructured", 0.96),
+    ("ours_csrmv1_spmm96", "spmm_csrmv_f32_f32_tile4x1_warp1x1", "unstructured", 0.96),
+    ("ours_csrmv8_spmm96", "spmm_csrmv_f32_f32_tile4x8_warp1x8", "unstructured", 0.96),
     ("ours_channel50", "gemm_simt_channel_f32_f32_tile64x64x8_warp32x16_thread4x4", "channel", 0.5),
     ("ours_vw75", "gemm_simt_vw_l16k4_f32_f32_tile64x64x8_warp32x16_thread4x4", "vw:L=16,K=4", 0.75),
 )

@@ -27,6 +27,7 @@ from stcsim.kernels.shmma import SHMMA_KERNELS
 from stcsim.kernels.shmma_tiles import SHMMA_TILE_KERNELS
 from stcsim.kernels.sparse_tiles import SIMT_SPARSE_TILE_KERNELS
 from stcsim.kernels.spmm_csr import CsrSpmmKernel
+from stcsim.kernels.spmm_csrmv import CSRMV_KERNELS
 from stcsim.kernels.spmm_shflbw import SHFLBW_KERNELS
 from stcsim.kernels.spmm_sparsert import SparseRtKernel
 from stcsim.kernels.spmm_tvw import TVW_KERNELS
@@ -167,6 +168,7 @@ KERNEL_SET: tuple[Kernel, ...] = (
     *GEMM_KERNELS,
     *TILE_GEMM_KERNELS,  # the dense SIMT and WMMA GEMMs' other tiles and split-K (per-shape choice, issue 44)
     *WMMA_BATCHED_KERNELS,  # the WMMA GEMM's tiles strided-batched (grid z = batch): batched problems only
+    *CSRMV_KERNELS,  # CUDA Core Generic as a library's column-major csrmm runs it (a bar names it)
     CsrSpmmKernel(),
     ChannelGemmKernel(dense=_SIMT_F32),
     VectorWiseSimtKernel(dense=_SIMT_F32, kv=2),

@@ -1,0 +1,138 @@
+"""Kernel-only GPU time of the libraries and of our kernels on paper 001's layer shapes, under Nsight Compute
+(issue 44, the library table's second view).
+
+benchmarks/gpu/library_baselines.py times each call with CUDA events, which also count the host's work
+between the two events: CuPy's ``csr @ x`` creates cuSPARSE descriptors and a workspace on every call, which
+on the H100 host is more than a batch-1 layer's whole cuBLAS SGEMM. Here every case runs once after a
+warm-up under ncu (``gpu__time_duration.sum`` of every kernel it launches), right after a launch of an empty
+marker kernel, so each kernel ncu reports belongs to the case whose marker precedes it, and only the GPU's
+time counts (the sum over the case's kernels: cuSPARSE may launch more than one).
+
+Cases per shape: cuBLAS SGEMM (fp32, TF32 off), cuSPARSE SpMM at 96% (CSR fp32, CuPy's ``csr @ x``), and
+the project's fp32 CUDA-core kernels of the Generic and Dense bars (the PTX a simulation runs).
+
+    ncu --metrics gpu__time_duration.sum --csv --log-file ncu.csv \\
+        python -m benchmarks.gpu.library_kernels run --order order.csv      # on the GPU, CuPy
+    python -m benchmarks.gpu.library_kernels collect --ncu ncu.csv --order order.csv --out kernels.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+
+from benchmarks.gpu.library_baselines import shapes
+from stcsim.gpu.calibrate import read_ncu_csv
+from stcsim.harness.files import write_csv_atomic
+from stcsim.kernels import get_kernel
+from stcsim.kernels.run import launch
+from stcsim.sparsity import get
+
+MARKER = "library_kernels_case_marker"
+WARMUP = "library_kernels_warmup_marker"
+"""Kernels after this marker (a library call's warm-up) belong to no case."""
+SPARSITY = 0.96
+OURS = (  # (label, kernel, pattern spec, sparsity)
+    ("ours_simt_sgemm", "gemm_simt_f32_f32_tile64x64x8_warp32x16_thread4x4", "dense", 0.0),
+    ("ours_csr_spmm96", "spmm_csr_f32_f32_tile4x64_warp1x64", "unstructured", SPARSITY),
+    ("ours_csrmv1_spmm96", "spmm_csrmv_f32_f32_tile4x1_warp1x1", "unstructured", SPARSITY),
+    ("ours_csrmv8_spmm96", "spmm_csrmv_f32_f32_tile4x8_warp1x8", "unstructured", SPARSITY),
+)
+ORDER_COLUMNS = ("case", "network", "layer", "batch", "m", "n", "k", "kernel")
+
+
+def run(order_path: str, budget: float) -> int:
+    """Launch every case once after its marker (libraries warmed up first); write the launch order."""
+    import cupy as cp
+    import cupyx.scipy.sparse as sparse
+
+    from stcsim.gpu.runner import GpuEngine
+
+    marker = cp.RawKernel(f'extern "C" __global__ void {MARKER}() {{}}', MARKER)
+    warmup = cp.RawKernel(f'extern "C" __global__ void {WARMUP}() {{}}', WARMUP)
+    engine = GpuEngine(repeats=0)
+    warmup((1,), (1,), ())  # the kernels of the operands' set-up and the warm-ups belong to no case
+    rng = np.random.default_rng(0)
+    order, start = [], time.perf_counter()
+    for net, layer, batch, p in shapes():
+        if time.perf_counter() - start > budget:
+            print(f"budget spent at {net} {layer} b{batch}", file=sys.stderr)
+            break
+        a = cp.asarray(rng.uniform(-1, 1, (p.m, p.k)).astype(np.float32))
+        b = cp.asarray(rng.uniform(-1, 1, (p.k, p.n)).astype(np.float32))
+        csr = sparse.csr_matrix(a * cp.asarray(rng.random((p.m, p.k)) >= SPARSITY))
+        for label, left in (("cublas_sgemm", a), ("cusparse_spmm96", csr)):
+            left @ b  # warm-up: handles, plans and workspaces
+            cp.cuda.runtime.deviceSynchronize()
+            marker((1,), (1,), ())
+            left @ b
+            cp.cuda.runtime.deviceSynchronize()
+            warmup((1,), (1,), ())  # what follows (operand set-up) belongs to no case
+            order.append((len(order), net, layer, batch, p.m, p.n, p.k, label))
+        for label, name, spec, sparsity in OURS:
+            kernel, pattern = get_kernel(name), get(spec)
+            if not kernel.can_implement(p, pattern)[0]:
+                continue
+            operands = kernel.prepare(rng.uniform(-1, 1, (p.m, p.k)), rng.uniform(-1, 1, (p.k, p.n)),
+                                      pattern, sparsity)
+            marker((1,), (1,), ())
+            launch(kernel, engine, operands)
+            cp.cuda.runtime.deviceSynchronize()
+            warmup((1,), (1,), ())
+            order.append((len(order), net, layer, batch, p.m, p.n, p.k, label))
+        print(f"[{time.perf_counter() - start:6.1f}s] {net} {layer} b{batch} {p}", flush=True)
+    write_csv_atomic(pd.DataFrame(order, columns=ORDER_COLUMNS), order_path, index=False)
+    return 0
+
+
+def collect(ncu_path: str, order_path: str) -> pd.DataFrame:
+    """One row per case: the sum of gpu__time_duration over the kernels after its marker, their count and
+    names (the markers themselves and the kernels after a warm-up marker left out)."""
+    with open(ncu_path) as f:
+        ncu = read_ncu_csv(f.read())
+    order = pd.read_csv(order_path)
+    rows, case = [], -1
+    time_col = list(ncu.columns).index("gpu__time_duration.sum") + 1  # itertuples: index first
+    per_case: dict[int, list[tuple[str, float]]] = {}
+    counting = False
+    for r in ncu.itertuples():
+        if r.kernel_name in (MARKER, WARMUP):
+            counting = r.kernel_name == MARKER
+            case += counting
+            continue
+        if counting:
+            per_case.setdefault(case, []).append((r.kernel_name, float(getattr(r, "_" + str(time_col)))))
+    if case + 1 != len(order):
+        raise ValueError(f"{ncu_path} has {case + 1} markers, {order_path} {len(order)} cases")
+    for o in order.itertuples():
+        kernels = per_case.get(o.case, [])
+        rows.append({**{c: getattr(o, c) for c in ORDER_COLUMNS[1:]},
+                     "us": sum(t for _, t in kernels) / 1e3, "launches": len(kernels),
+                     "kernels": ";".join(sorted({n for n, _ in kernels}))})
+    return pd.DataFrame(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: run (on the GPU, under ncu) or collect."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--order", required=True)
+    r.add_argument("--budget", type=float, default=400.0, help="seconds; shapes past it are left out")
+    c = sub.add_parser("collect")
+    c.add_argument("--ncu", required=True)
+    c.add_argument("--order", required=True)
+    c.add_argument("--out", required=True)
+    a = ap.parse_args(argv)
+    if a.cmd == "run":
+        return run(a.order, a.budget)
+    write_csv_atomic(collect(a.ncu, a.order), a.out, index=False)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
