@@ -56,9 +56,13 @@ ALU_OPS: tuple[AluOp, ...] = (
     AluOp("rem.u32", "sfu", "rem.u32 %r0, %r0, %r1;", "rem.u32 %r{i}, %r2, %r1;"),
     AluOp("lg2.approx.f32", "sfu", "lg2.approx.f32 %f0, %f0;", "lg2.approx.f32 %f{i}, %f1;"),
     AluOp("sin.approx.f32", "sfu", "sin.approx.f32 %f0, %f0;", "sin.approx.f32 %f{i}, %f1;"),
+    AluOp("shfl.sync.idx.b32", "int", "shfl.sync.idx.b32 %r0, %r0, %r1, 31, 0xffffffff;",
+          "shfl.sync.idx.b32 %r{i}, %r1, %r2, 31, 0xffffffff;"),
+    AluOp("shfl.sync.bfly.b32", "int", "shfl.sync.bfly.b32 %r0, %r0, 1, 31, 0xffffffff;",
+          "shfl.sync.bfly.b32 %r{i}, %r1, 1, 31, 0xffffffff;"),
 )
 _OPS = {op.name: op for op in ALU_OPS}
-STREAM_OPS = ("add.s32", "fma.rn.f32", "fma.rn.f16x2", "fma.rn.f64", "sqrt.approx.f32")
+STREAM_OPS = ("add.s32", "fma.rn.f32", "fma.rn.f16x2", "fma.rn.f64", "sqrt.approx.f32", "shfl.sync.idx.b32")
 K_ALU = 16
 
 
