@@ -22,6 +22,8 @@ def test_the_papers_numbers_are_those_of_the_digests():
     assert bars["Tensor Core Vector-wise (75%)"].paper_geomean == 2.57
     assert (bars["Tensor Core Vector-wise (75%)"].config, bars["CUDA Core Vector-wise (75%)"].kernel) == \
         ("v100+stc-pingpong", "cuda-core")
+    library = bars["CUDA Core Generic (96%), library-class csrmm"]  # the Generic bar as the paper ran it
+    assert (library.paper, library.kernel) == (bars["CUDA Core Generic (96%)"].paper, "spmm_csrmv_*")
     fig6 = get_figure("paper004-fig6")
     assert [p.baseline for p in fig6.panels] == ["smma.16 only (90%)", "smma.16 only (96%)"]
     assert [b.paper_geomean for b in fig6.bars if b.label.startswith("dynamic")] == [1.36, 1.37]
