@@ -4,8 +4,10 @@
 # explaining metrics (stcsim.gpu.calibrate.EXPLAIN_METRICS that this ncu knows: warp-state stalls per issued
 # instruction, pipes, SASS instruction classes incl. global reductions, occupancy, hit rates) beside
 # gpc__cycles_elapsed.max on the TEW and TW kernels of the BERT-base layers at 75% (NETWORK sets another).
+# KERNELS (space-separated globs) and LIMIT (seconds per glob) are optional.
 # Writes $OUT/tew_explain.tgz (ncu CSVs and launch orders).
 set -euo pipefail
+set -f  # the kernel globs are ncu-side patterns, never file names
 W=$(mktemp -d)
 ncu --query-metrics > $W/q.txt 2>&1 || true
 M=$(python3 - $W/q.txt <<'PY'
@@ -17,9 +19,9 @@ print(",".join(["gpc__cycles_elapsed.max", "smsp__inst_executed.sum",
 PY
 )
 echo "$M"
-for K in 'gemm_tew*' 'gemm_tilewise*'; do
+for K in ${KERNELS:-'gemm_tew*' 'gemm_tilewise*'}; do
   n=$(echo "$K" | tr -dc 'a-z0-9_')
-  timeout 150 ncu --clock-control none --metrics "$M" --csv --log-file $W/ncu_$n.csv \
+  timeout ${LIMIT:-150} ncu --clock-control none --metrics "$M" --csv --log-file $W/ncu_$n.csv \
     python3 -m stcsim.gpu.sparse_silicon measure --order $W/order_$n.csv --sparsity 0.75 --kernel "$K" --problems layers --network "${NETWORK:-bert_base}" > $W/out_$n.txt 2>&1 || tail -3 $W/out_$n.txt
 done
 rm -f $W/q.txt
