@@ -1,7 +1,7 @@
 """What the sparse kernel descriptors share: the fp32 tolerance, 4-bit vector offsets packed as the kernels
 read them, device arrays that are never empty (a pruned matrix may keep nothing, but every operand needs a
-device buffer), and the tiles and condensed A layout of the gathered-B Tensor Core kernels (Shfl-BW, TW,
-TEW)."""
+device buffer), the CSR SpMMs' operands, and the tiles and condensed A layout of the gathered-B Tensor Core
+kernels (Shfl-BW, TW, TEW)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,11 @@ from typing import ClassVar
 import numpy as np
 
 from stcsim.kernels.gemm import GemmKernel
-from stcsim.kernels.problem import ceil_div, round_up
-from stcsim.kernels.protocol import Dim3
+from stcsim.kernels.operands import OperandArray, Operands, poisoned
+from stcsim.kernels.problem import GemmProblem, ceil_div, round_up
+from stcsim.kernels.protocol import Dim3, Kernel, require
+from stcsim.sparsity.base import Pattern
+from stcsim.sparsity.csr import CSRFormat
 
 FP32_TOLERANCE = 1e-5
 """Largest accepted relative error of the fp32 kernels (docs/kernels.md)."""
@@ -49,6 +52,41 @@ def nonempty(array: np.ndarray) -> np.ndarray:
     holds nothing, so never reads)."""
     arr = np.asarray(array)
     return arr if arr.size else np.zeros(1, dtype=arr.dtype)
+
+
+def csr_operands(kernel: Kernel, weights: np.ndarray, activations: np.ndarray, pattern: Pattern,
+                 sparsity: float, *, column_major: bool = False) -> Operands:
+    """The operands of a CSR SpMM: W pruned to `sparsity` and encoded as the pattern's CSR (`row_ptr`,
+    `col_idx` int32, `values` fp32; a W that keeps nothing gets one unread element), X (`x`) in fp32 and Y
+    (`y`) poisoned with NaN, both row-major, or with `column_major` stored transposed (X^T is N x K, Y^T is
+    N x M: the column-major X and Y of a BLAS-layout csrmm)."""
+    problem = GemmProblem.of(np.shape(weights), np.shape(activations))
+    require(kernel, problem, pattern)
+    w = np.asarray(weights, dtype=np.float32)
+    csr = pattern.encode(w, pattern.prune(w, sparsity))
+    x = np.asarray(activations, dtype=np.float32)
+    y_shape = (problem.n, problem.m) if column_major else (problem.m, problem.n)
+    arrays = (
+        OperandArray("row_ptr", csr.indptr.astype(np.int32)),
+        OperandArray("col_idx", nonempty(csr.indices.astype(np.int32))),
+        OperandArray("values", nonempty(csr.values.astype(np.float32))),
+        OperandArray("x", np.ascontiguousarray(x.T) if column_major else x),
+        poisoned("y", y_shape, np.float32),
+    )
+    return Operands(problem, pattern, arrays)
+
+
+def csr_of(operands: Operands) -> CSRFormat:
+    """The weights of CSR SpMM operands (csr_operands) as the CSR they were encoded to."""
+    p, row_ptr = operands.problem, operands["row_ptr"]
+    nnz = int(row_ptr[-1])
+    return CSRFormat((p.m, p.k), row_ptr, operands["col_idx"][:nnz], operands["values"][:nnz])
+
+
+def csr_reference(operands: Operands, column_major: bool = False) -> np.ndarray:
+    """float64 decode(W) @ X of CSR SpMM operands, W rebuilt from the device CSR through the pattern."""
+    x = operands["x"].T if column_major else operands["x"]
+    return operands.pattern.decode(csr_of(operands)).astype(np.float64) @ x.astype(np.float64)
 
 
 @dataclass(frozen=True)

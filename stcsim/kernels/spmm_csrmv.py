@@ -21,13 +21,12 @@ from typing import ClassVar
 import numpy as np
 
 from stcsim.kernels.limits import check_launch
-from stcsim.kernels.operands import OperandArray, Operands, poisoned
+from stcsim.kernels.operands import Operands
 from stcsim.kernels.paths import CommittedPtx
 from stcsim.kernels.problem import GemmProblem, TileShape, ceil_div
-from stcsim.kernels.protocol import Dim3, require, supports_family
-from stcsim.kernels.sparse_support import FP32_TOLERANCE, nonempty
+from stcsim.kernels.protocol import Dim3, supports_family
+from stcsim.kernels.sparse_support import FP32_TOLERANCE, csr_operands, csr_reference
 from stcsim.sparsity.base import Pattern
-from stcsim.sparsity.csr import CSRFormat
 
 WARP = 32
 ESTIMATE_DEPTH = 64
@@ -76,20 +75,9 @@ class CsrmvSpmmKernel(CommittedPtx):
         self, weights: np.ndarray, activations: np.ndarray, pattern: Pattern, sparsity: float = 0.0
     ) -> Operands:
         """W pruned to `sparsity` and encoded as CSR (fp32 values), X in column-major order (stored as the
-        N x K row-major X^T), Y (column-major, stored as N x M) poisoned with NaN. A W that keeps nothing
-        gets one unread element in col_idx and values."""
-        problem = GemmProblem.of(np.shape(weights), np.shape(activations))
-        require(self, problem, pattern)
-        w = np.asarray(weights, dtype=np.float32)
-        csr = pattern.encode(w, pattern.prune(w, sparsity))
-        arrays = (
-            OperandArray("row_ptr", csr.indptr.astype(np.int32)),
-            OperandArray("col_idx", nonempty(csr.indices.astype(np.int32))),
-            OperandArray("values", nonempty(csr.values.astype(np.float32))),
-            OperandArray("x", np.ascontiguousarray(np.asarray(activations, dtype=np.float32).T)),
-            poisoned("y", (problem.n, problem.m), np.float32),
-        )
-        return Operands(problem, pattern, arrays)
+        N x K row-major X^T), Y (column-major, stored as N x M) poisoned with NaN
+        (sparse_support.csr_operands)."""
+        return csr_operands(self, weights, activations, pattern, sparsity, column_major=True)
 
     def launch_geometry(self, p: GemmProblem) -> tuple[Dim3, Dim3, int]:
         """Block (32, rows_per_block, 1); grid (ceil(N / columns_per_warp), ceil(M / rows_per_block), 1);
@@ -109,12 +97,7 @@ class CsrmvSpmmKernel(CommittedPtx):
 
     def reference(self, operands: Operands) -> np.ndarray:
         """float64 decode(W) @ X, W rebuilt from the device CSR through the pattern's decode."""
-        p = operands.problem
-        row_ptr = operands["row_ptr"]
-        nnz = int(row_ptr[-1])
-        csr = CSRFormat((p.m, p.k), row_ptr, operands["col_idx"][:nnz], operands["values"][:nnz])
-        return operands.pattern.decode(csr).astype(np.float64) @ operands["x"].T.astype(np.float64)
-
+        return csr_reference(operands, column_major=True)
 
 CSRMV_KERNELS: tuple[CsrmvSpmmKernel, ...] = (CsrmvSpmmKernel(columns_per_warp=1),
                                               CsrmvSpmmKernel(columns_per_warp=8))

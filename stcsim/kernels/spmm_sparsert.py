@@ -17,10 +17,10 @@ from typing import ClassVar
 import numpy as np
 
 from stcsim.kernels.limits import INT32_MAX, check_launch
-from stcsim.kernels.operands import OperandArray, Operands, poisoned
+from stcsim.kernels.operands import Operands
 from stcsim.kernels.problem import GemmProblem, ceil_div
-from stcsim.kernels.protocol import Dim3, require, supports_family
-from stcsim.kernels.sparse_support import FP32_TOLERANCE, nonempty
+from stcsim.kernels.protocol import Dim3, supports_family
+from stcsim.kernels.sparse_support import FP32_TOLERANCE, csr_of, csr_operands, csr_reference
 from stcsim.kernels.sparsert_codegen import ENTRY, Generated, generate_cached
 from stcsim.kernels.sparsert_plan import ROW_CAP_FACTOR, SplitParams
 from stcsim.sparsity.base import Pattern
@@ -81,19 +81,9 @@ class SparseRtKernel:
     def prepare(
         self, weights: np.ndarray, activations: np.ndarray, pattern: Pattern, sparsity: float = 0.0
     ) -> Operands:
-        """W pruned to `sparsity` as CSR (fp32; not read by the kernel), X in fp32, Y poisoned with NaN."""
-        problem = GemmProblem.of(np.shape(weights), np.shape(activations))
-        require(self, problem, pattern)
-        w = np.asarray(weights, dtype=np.float32)
-        csr = pattern.encode(w, pattern.prune(w, sparsity))
-        arrays = (
-            OperandArray("row_ptr", csr.indptr.astype(np.int32)),
-            OperandArray("col_idx", nonempty(csr.indices.astype(np.int32))),
-            OperandArray("values", nonempty(csr.values.astype(np.float32))),
-            OperandArray("x", np.asarray(activations, dtype=np.float32)),
-            poisoned("y", (problem.m, problem.n), np.float32),
-        )
-        return Operands(problem, pattern, arrays)
+        """W pruned to `sparsity` as CSR (fp32; not read by the kernel), X in fp32, Y poisoned with NaN
+        (sparse_support.csr_operands)."""
+        return csr_operands(self, weights, activations, pattern, sparsity)
 
     def launch_geometry(self, p: GemmProblem) -> tuple[Dim3, Dim3, int]:
         """Grid (ceil(N / columns), ceil(M / rows_per_block), 1); block (columns * groups, 1, 1); the shared
@@ -111,14 +101,11 @@ class SparseRtKernel:
 
     def reference(self, operands: Operands) -> np.ndarray:
         """float64 decode(W) @ X from the CSR the generator was given."""
-        w = operands.pattern.decode(self.csr(operands)).astype(np.float64)
-        return w @ operands["x"].astype(np.float64)
+        return csr_reference(operands)
 
     def csr(self, operands: Operands) -> CSRFormat:
         """The weights of `operands` as the CSR they were encoded to."""
-        p, row_ptr = operands.problem, operands["row_ptr"]
-        nnz = int(row_ptr[-1])
-        return CSRFormat((p.m, p.k), row_ptr, operands["col_idx"][:nnz], operands["values"][:nnz])
+        return csr_of(operands)
 
     def generated(self, operands: Operands) -> Generated:
         """The module generated (or found in the cache) for the weights and N of `operands`."""
