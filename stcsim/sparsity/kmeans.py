@@ -24,13 +24,20 @@ def squared_distances(points: np.ndarray, centres: np.ndarray) -> np.ndarray:
 
 
 def kmeans_plus_plus(points: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """k-means++ seeding: ``k`` initial centres drawn from ``points``."""
+    """k-means++ seeding: ``k`` initial centres drawn from ``points`` (each draw updates every point's
+    distance to its nearest centre with the new centre alone: O(n k d) in all)."""
+    norms = (points * points).sum(1)
+
+    def distances_to(centre: np.ndarray) -> np.ndarray:
+        return np.maximum(norms - 2.0 * (points @ centre) + centre @ centre, 0.0)
+
     centres = [points[rng.integers(len(points))]]
+    d = distances_to(centres[0])  # each point's squared distance to its nearest centre so far
     for _ in range(1, k):
-        d = squared_distances(points, np.asarray(centres)).min(axis=1)
         total = d.sum()
         pick = rng.integers(len(points)) if total == 0 else rng.choice(len(points), p=d / total)
         centres.append(points[pick])
+        d = np.minimum(d, distances_to(points[pick]))
     return np.asarray(centres, dtype=np.float64)
 
 
