@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
@@ -14,6 +15,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 MAX_WIDTH_INCHES = 14.0
+TITLE_FONT_SIZE = 10
+_CHAR_WIDTH = 0.55
+"""A title character's mean width in units of the font size (DejaVu Sans), for wrapping titles."""
 PanelData = tuple[str, pd.DataFrame, "pd.DataFrame | None"]
 """(panel title, heights: rows = groups, columns = bars, reference values of the same shape or None)."""
 
@@ -74,6 +78,13 @@ def _draw(ax: plt.Axes, table: pd.DataFrame, reference: pd.DataFrame | None, hat
         ax.legend(fontsize=7, ncol=2, frameon=False)
 
 
+def wrap_title(title: str, width_inches: float, font_size: float = TITLE_FONT_SIZE) -> str:
+    """`title` with every line wrapped at word boundaries to fit a figure `width_inches` wide (a long scope
+    line would otherwise run past both edges of the PNG)."""
+    chars = max(20, int(width_inches * 72 / (font_size * _CHAR_WIDTH)))
+    return "\n".join(textwrap.fill(line, chars) if line else line for line in title.split("\n"))
+
+
 def figure_panels(panels: Sequence[PanelData], ylabel: str, path: str | Path, title: str = "",
                   hatched: Hatched = (), value_labels: bool = False, legend_outside: bool = False) -> Path:
     """Draw one grouped bar chart per panel, stacked, to a PNG at `path`; NaN heights leave a gap, a
@@ -89,7 +100,7 @@ def figure_panels(panels: Sequence[PanelData], ylabel: str, path: str | Path, ti
         if name:
             ax.set_title(name, fontsize=10)
     if title:
-        fig.suptitle(title, fontsize=10)
+        fig.suptitle(wrap_title(title, width), fontsize=TITLE_FONT_SIZE)
     fig.tight_layout()
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
