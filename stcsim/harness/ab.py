@@ -114,7 +114,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=2, help="launches per run; the fastest counts (default 2)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    parse_case(args.case)  # a clear error before anything runs
+    try:
+        parse_case(args.case)  # a clear error before anything runs
+    except ValueError as err:
+        ap.error(str(err))
     if args.worker:
         return _worker(args.worker, args.case, args.repeat)
     if len(args.engines) != 2:

@@ -26,9 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from stcsim.kernels import get_kernel, random_operands, run_gemm
+from stcsim.gpu.sparse_silicon import kernel_pattern
+from stcsim.harness.jobs import fixed_sparsity
+from stcsim.kernels import Kernel, get_kernel, random_operands, run_gemm
 from stcsim.kernels.problem import GemmProblem
 from stcsim.sim import Engine
+from stcsim.sparsity.base import Pattern
 
 WMMA = "gemm_wmma_f16_f32_tile64x64x32_warp32x32"
 MMA = "gemm_mma_f16_f32_tile128x128x32_warp64x64_stage3"
@@ -110,17 +113,32 @@ class _TimedLaunches:
         return stats
 
 
+CASE_SPARSITY = 0.75
+"""The sparsity of a bench case whose kernel's pattern takes any target (CSR, tile-wise, ...)."""
+
+
+def case_pattern(kernel: Kernel) -> tuple[Pattern, float]:
+    """The pattern a bench case runs its kernel with (its family's default instance, as the sparse silicon
+    table picks it) and the sparsity: the pattern's own (2:4: 0.5), 0 for dense, else CASE_SPARSITY."""
+    pattern = kernel_pattern(kernel)
+    if pattern is None:
+        raise ValueError(f"{kernel.procedural_name}: no pattern instance of {kernel.pattern_name!r} fits it")
+    own = fixed_sparsity(pattern)
+    return pattern, own if own is not None else 0.0 if pattern.spec() == "dense" else CASE_SPARSITY
+
+
 def bench_case(kernel: str, shape: tuple[int, int, int], config: str | None, seed: int = 0,
                repeat: int = 1) -> BenchRow:
     """Times one launch (the launch alone: allocation and copies excluded); with `repeat` > 1 the fastest
     of that many runs (wall and CPU time each their minimum: other processes only ever add time)."""
     k = get_kernel(kernel)
+    pattern, sparsity = case_pattern(k)
     a, b = random_operands(GemmProblem(*shape), np.random.default_rng(seed))
     wall: list[float] = []
     cpu: list[float] = []
     for _ in range(repeat):  # one engine at a time: each is freed when its run ends
         eng = _TimedLaunches(Engine(config))
-        _, stats = run_gemm(k, eng, a, b)
+        _, stats = run_gemm(k, eng, a, b, pattern=pattern, sparsity=sparsity)
         wall += eng.wall
         cpu += eng.cpu
     dt = min(wall)
@@ -298,7 +316,11 @@ def main(argv: list[str] | None = None) -> int:
     if a.classes:
         cases = CLASS_CASES
     if a.case:
-        cases = (parse_case(a.case),)
+        try:
+            cases = (parse_case(a.case),)
+            case_pattern(get_kernel(cases[0][0]))
+        except (ValueError, KeyError) as err:
+            ap.error(str(err.args[0]).split(";")[0])
     rows = [bench_case(k, s, c, repeat=a.repeat) for k, s, c in cases]
     styles = STYLE_CASES if a.classes and not a.case else ()
     rows += [bench_style(*st[:5], st[5], repeat=a.repeat) for st in styles]
@@ -325,7 +347,7 @@ def parse_case(text: str) -> tuple[str, tuple[int, int, int], str | None]:
         kernel, shape, config = text.split(":")
         m, n, k = (int(x) for x in shape.lower().split("x"))
     except ValueError:
-        raise SystemExit(f"--case must be KERNEL:MxNxK:CONFIG, got {text!r}") from None
+        raise ValueError(f"--case must be KERNEL:MxNxK:CONFIG, got {text!r}") from None
     return kernel, (m, n, k), None if config == "none" else config
 
 

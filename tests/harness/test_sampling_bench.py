@@ -10,7 +10,10 @@ from stcsim.harness.sampling_bench import (
     measure_network,
     network_error,
 )
-from stcsim.harness.sim_speed import parse_case
+from stcsim.harness.sim_speed import CASE_SPARSITY, case_pattern, parse_case
+from stcsim.harness.sim_speed import main as sim_speed_main
+from stcsim.kernels import get_kernel
+from stcsim.sparsity import get
 
 
 def _row(layer: str, full: int, sampled: int, repeat: int) -> SamplingRow:
@@ -34,8 +37,28 @@ def test_a_single_wave_layer_of_two_iterations_runs_in_full_detail_with_zero_err
 
 def test_parse_case_reads_kernel_shape_and_config():
     assert parse_case("gemm_x:64x32x16:none") == ("gemm_x", (64, 32, 16), None)
-    with pytest.raises(SystemExit, match="KERNEL:MxNxK:CONFIG"):
+    with pytest.raises(ValueError, match="KERNEL:MxNxK:CONFIG"):
         parse_case("gemm_x:64x32")
+
+
+def test_bench_case_runs_a_sparse_kernel_on_its_own_pattern():
+    pattern, sparsity = case_pattern(get_kernel("gemm_wgmma_sp_f16_f32_tile128x128x64_stage5"))
+    assert pattern.spec() == "nm:N=2,M=4" and sparsity == 0.5
+    pattern, sparsity = case_pattern(get_kernel("spmm_csr_f32_f32_tile4x64_warp1x64"))
+    assert sparsity == CASE_SPARSITY
+    assert case_pattern(get_kernel("gemm_mma_f16_f32_tile64x64x32_warp32x32_stage2")) == (get("dense"), 0.0)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--case", "gemm_nope:64x64x64:h100"], "unknown kernel 'gemm_nope'"),
+    (["--case", "gemm_x:64x32"], "KERNEL:MxNxK:CONFIG"),
+])
+def test_bench_case_errors_are_one_line_with_exit_code_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        sim_speed_main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert message in err and len(err) < 200
 
 
 @pytest.mark.parametrize("kernel, config, pattern, sparsity", SPARSE_KERNELS,
