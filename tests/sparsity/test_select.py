@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stcsim.sparsity.select import l2_norm, select_groups, top_k_flat, top_k_per_row, trim_to_count
 
@@ -14,6 +16,29 @@ def test_top_k_ties_keep_lower_index() -> None:
         [True, False, False],
         [False, True, False],
     ]
+
+
+def _top_k_by_sort(scores: np.ndarray, k: int) -> np.ndarray:
+    keep = np.zeros(scores.size, dtype=bool)
+    keep[np.argsort(-scores.ravel(), kind="stable")[: max(k, 0)]] = True
+    return keep.reshape(scores.shape)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([0.0, -0.0, 1.0, 2.0, 2.5, 7.0, float("nan"), float("inf")]), min_size=1,
+                max_size=40), st.integers(-1, 45))
+def test_top_k_flat_is_the_stable_sort_mask(values: list[float], k: int) -> None:
+    """The partition-based selection keeps exactly what the stable sort of the negated scores keeps: ties
+    (many repeated values here) at the lower indices, NaN last, every k from none to more than all."""
+    scores = np.array(values).reshape(1, -1)
+    assert np.array_equal(top_k_flat(scores, k), _top_k_by_sort(scores, k))
+
+
+def test_top_k_flat_on_a_large_random_layer() -> None:
+    """Fresh random magnitudes with coarse values (many ties): the same mask as the sort."""
+    scores = np.abs(np.random.default_rng().integers(-50, 50, (300, 700))).astype(np.float64)
+    for k in (1, 2100, 105000, 209999):
+        assert np.array_equal(top_k_flat(scores, k), _top_k_by_sort(scores, k))
 
 
 def test_select_groups_takes_closest_prefix() -> None:
