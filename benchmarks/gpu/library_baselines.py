@@ -112,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--check-flop", type=float, default=4e9, help="check results on the host up to this")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds; shapes past it are left out")
+    ap.add_argument("--start", type=int, default=0, help="skip the first START shapes (a run continued)")
     a = ap.parse_args(argv)
     import cupy as cp
 
@@ -125,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         w = csv.writer(f)
         w.writerow(COLUMNS)
         for i, (net, layer, batch, p) in enumerate(todo):
+            if i < a.start:
+                continue
             if time.perf_counter() - start > a.budget:
                 print(f"budget spent: {len(todo) - i} shapes left out", file=sys.stderr)
                 break
