@@ -20,7 +20,7 @@ import numpy as np
 from stcsim.sparsity.base import pad_to
 from stcsim.sparsity.extensor import ExTensor
 from stcsim.sparsity.extensor_latency import BLOCK
-from stcsim.sparsity.extensor_planner import SLICE_ROWS, SlicePlan, latency_table, plan_cost
+from stcsim.sparsity.extensor_planner import SLICE_ROWS, SlicePlan, latency_tables, plan_cost
 
 SCHEMES: tuple[str, ...] = ("l16", "l32", "l64", "static", "dynamic")
 FIXED_WIDTHS = {"l16": 16, "l32": 32, "l64": 64}
@@ -52,8 +52,7 @@ def scheme_plans(mask: np.ndarray, scheme: str, pattern: ExTensor) -> list[Slice
         width for width in STATIC_WIDTHS if width <= pattern.maxL
     ]
     plans = []
-    for s in range(padded.shape[0] // SLICE_ROWS):
-        table = latency_table(padded[SLICE_ROWS * s : SLICE_ROWS * (s + 1)], max_blocks, pattern.reading)
+    for table in latency_tables(padded, max_blocks, pattern.reading):
         options = [fixed_blocks(table.shape[0], width // BLOCK) for width in candidates]
         costs = [plan_cost(table, blocks) for blocks in options]
         best = int(np.argmin(costs))

@@ -22,7 +22,7 @@ import numpy as np
 
 from stcsim.sparsity.base import pad_to
 from stcsim.sparsity.extensor import Chunk, ExTensorFormat
-from stcsim.sparsity.extensor_latency import BLOCK, BlockSkip, chunk_latencies
+from stcsim.sparsity.extensor_latency import BLOCK, BlockSkip, MaskIndex
 from stcsim.sparsity.extensor_planner import SLICE_ROWS
 
 PANEL = 64  # columns of W (rows of X) per staged panel of the kernel
@@ -35,12 +35,12 @@ MAX_PANEL_BYTES = 4 * HEADER_BYTES + 112 * SLICE_ROWS * 3
 """Records of one slice's chunks starting in one panel: at most 4 chunks, widths summing to <= 48 + 64."""
 
 
-def shape_code(width: int, row_length: int) -> int:
+def shape_code(width: int | np.ndarray, row_length: int | np.ndarray) -> int | np.ndarray:
     """The kernel's dispatch code of a chunk of width L with rows padded to W entries."""
     return (width // BLOCK - 1) * 16 + row_length // ROW_STEP - 1
 
 
-def record_bytes(row_length: int) -> int:
+def record_bytes(row_length: int | np.ndarray) -> int | np.ndarray:
     """Bytes of one record: header, 16 x W fp16 values, 16 x W u8 coordinates."""
     return HEADER_BYTES + SLICE_ROWS * row_length * 3
 
@@ -55,50 +55,93 @@ class RecordStream:
     split: np.ndarray
 
 
-@dataclass(frozen=True)
-class _Record:
-    """One record's bytes and its PhaseLat."""
-
-    data: bytes
-    latency: int
-
-
 def pack_records(fmt: ExTensorFormat, mask: np.ndarray, reading: BlockSkip) -> RecordStream:
     """Records of every chunk of `fmt` with non-zeros; `mask` (m x k) gives each row's real entry count (the
     format pads rows with value 0 at coordinate 0, which a real entry can also be) and, under the PhaseLat
-    `reading`, the chunk latencies that place each block row's split."""
+    `reading`, the chunk latencies that place each block row's split.
+
+    All records at once: each chunk's place in the stream from its (block row, panel, slice) group, then
+    its values and coordinates scattered entry by entry into one buffer."""
     padded = pad_to(np.asarray(mask, dtype=bool), SLICE_ROWS * SLICES_PER_ROW, BLOCK)
     rows, panels = padded.shape[0] // (SLICE_ROWS * SLICES_PER_ROW), -(-fmt.shape[1] // PANEL)
-    by_panel: list[list[list[_Record]]] = [[[] for _ in range(panels)] for _ in range(rows * SLICES_PER_ROW)]
-    for chunk in fmt.chunks:
-        sub = padded[SLICE_ROWS * chunk.slice_index : SLICE_ROWS * (chunk.slice_index + 1)]
-        sub = sub[:, chunk.start : chunk.start + chunk.width]
-        real = sub.sum(1)
-        if real.any():
-            latency = int(chunk_latencies(sub[None], reading)[0])
-            by_panel[chunk.slice_index][chunk.start // PANEL].append(_Record(_record(chunk, real), latency))
-    pieces: list[bytes] = []
-    offsets = np.zeros((rows, 2 * panels + 1), dtype=np.int64)
-    split = np.zeros((rows, GROUPS + 1), dtype=np.int32)
-    offset = 0
-    for r in range(rows):
-        cost = np.zeros((SLICES_PER_ROW, panels), dtype=np.int64)
-        for p in range(panels):
-            for j in range(SLICES_PER_ROW):
-                offsets[r, SLICES_PER_ROW * p + j] = offset
-                for rec in by_panel[SLICES_PER_ROW * r + j][p]:
-                    if offset - offsets[r, SLICES_PER_ROW * p + j] + len(rec.data) > MAX_PANEL_BYTES:
-                        raise ValueError(f"slice {SLICES_PER_ROW * r + j}, panel {p}: records exceed "
-                                         f"{MAX_PANEL_BYTES} bytes (chunks wider than 64?)")
-                    pieces.append(rec.data)
-                    offset += len(rec.data)
-                    cost[j, p] += rec.latency
-        offsets[r, -1] = offset
-        split[r] = balanced_split(cost.max(axis=0), GROUPS)
-    if offset > np.iinfo(np.int32).max:
-        raise ValueError(f"{offset} bytes of chunk records: the kernel addresses them with 32-bit offsets")
-    stream = np.frombuffer(b"".join(pieces), dtype=np.uint8) if pieces else np.zeros(HEADER_BYTES, np.uint8)
-    return RecordStream(stream.copy(), offsets.astype(np.int32), split)
+    index = MaskIndex(padded, SLICE_ROWS)
+    chunks = fmt.chunks
+    slices = np.array([c.slice_index for c in chunks], dtype=np.int64)
+    starts = np.array([c.start for c in chunks], dtype=np.int64)
+    widths = np.array([c.width for c in chunks], dtype=np.int64)
+    in_slice = slices[:, None] * SLICE_ROWS + np.arange(SLICE_ROWS)
+    real = (index.before[in_slice, ((starts + widths) // BLOCK)[:, None]]
+            - index.before[in_slice, (starts // BLOCK)[:, None]])  # (chunks, 16) real entries per row
+    keep = np.flatnonzero(real.any(axis=1))
+    latency = chunk_latencies_in(index, chunks, reading)[keep]
+    group = (slices // SLICES_PER_ROW * panels + starts // PANEL) * SLICES_PER_ROW + slices % SLICES_PER_ROW
+    group = group[keep]
+    perm = np.argsort(group, kind="stable")  # stream order: group, then plan order
+    order = keep[perm]
+    row_len = ROW_STEP * -(-real[order].max(axis=1) // ROW_STEP)
+    size = record_bytes(row_len)
+    n_groups = rows * panels * SLICES_PER_ROW
+    group_bytes = np.bincount(group[perm], weights=size, minlength=n_groups).astype(np.int64)
+    if group_bytes.size and group_bytes.max() > MAX_PANEL_BYTES:
+        g = int(np.argmax(group_bytes > MAX_PANEL_BYTES))
+        raise ValueError(f"slice {g // (panels * SLICES_PER_ROW) * SLICES_PER_ROW + g % SLICES_PER_ROW}, "
+                         f"panel {g // SLICES_PER_ROW % panels}: records exceed {MAX_PANEL_BYTES} bytes "
+                         "(chunks wider than 64?)")
+    group_start = np.concatenate(([0], np.cumsum(group_bytes)))
+    offsets = np.empty((rows, SLICES_PER_ROW * panels + 1), dtype=np.int64)
+    offsets[:, :-1] = group_start[:-1].reshape(rows, -1)
+    offsets[:, -1] = group_start[SLICES_PER_ROW * panels :: SLICES_PER_ROW * panels]
+    total = int(group_start[-1])
+    if total > np.iinfo(np.int32).max:
+        raise ValueError(f"{total} bytes of chunk records: the kernel addresses them with 32-bit offsets")
+    cost = np.bincount(group, weights=latency, minlength=n_groups).reshape(rows, panels, SLICES_PER_ROW)
+    split = np.array([balanced_split(c.max(axis=1), GROUPS) for c in cost.astype(np.int64)],
+                     dtype=np.int32).reshape(rows, GROUPS + 1)
+    at = np.concatenate(([0], np.cumsum(size)))[:-1]  # each record's offset, in stream order
+    stream = np.full(max(total, HEADER_BYTES), PAD, dtype=np.uint8)
+    if not total:
+        stream[:] = 0
+        return RecordStream(stream, offsets.astype(np.int32), split)
+    header = np.stack([starts[order], shape_code(widths[order], row_len), size, np.zeros_like(size)], 1)
+    head_at = at[:, None] + np.arange(HEADER_BYTES)
+    stream[head_at] = header.astype("<i4").view(np.uint8).reshape(-1, HEADER_BYTES)
+    # values region (16 x W fp16) zeroed; coordinates (16 x W u8) stay PAD where no entry lands
+    value_bytes = 2 * SLICE_ROWS * row_len
+    zero = np.repeat(at + HEADER_BYTES, value_bytes) + _ranges(value_bytes)
+    stream[zero] = 0
+    # one entry per real element: chunk (stream order), row, place k in the row
+    counts = real[order].ravel()
+    pair = np.repeat(np.arange(counts.size), counts)
+    k = _ranges(counts)
+    rec, row = pair // SLICE_ROWS, pair % SLICE_ROWS
+    cat_values, cat_coords, base, kmax = fmt.stacked()
+    src = base[order][rec] + row * kmax[order][rec] + k
+    slot = row * row_len[rec] + k
+    body = at[rec] + HEADER_BYTES
+    values = cat_values[src].astype("<f2").view(np.uint8).reshape(-1, 2)
+    stream[body + 2 * slot] = values[:, 0]
+    stream[body + 2 * slot + 1] = values[:, 1]
+    stream[body + value_bytes[rec] + slot] = cat_coords[src]
+    return RecordStream(stream, offsets.astype(np.int32), split)
+
+
+def _ranges(counts: np.ndarray) -> np.ndarray:
+    """0 .. n-1 for each n of `counts`, concatenated."""
+    counts = np.asarray(counts, dtype=np.int64)
+    return np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+
+
+def chunk_latencies_in(index: MaskIndex, chunks: tuple[Chunk, ...], reading: BlockSkip) -> np.ndarray:
+    """PhaseLat latency of each chunk of a format from its keep-mask's non-zeros (0 without non-zeros): the
+    chunks of one width together."""
+    slices = np.array([c.slice_index for c in chunks], dtype=np.int64)
+    starts = np.array([c.start for c in chunks], dtype=np.int64)
+    widths = np.array([c.width for c in chunks], dtype=np.int64)
+    out = np.zeros(len(chunks), dtype=np.int64)
+    for width in np.unique(widths):
+        pick = widths == width
+        out[pick] = index.latencies(slices[pick], starts[pick] // BLOCK, int(width) // BLOCK, reading)
+    return out
 
 
 def balanced_split(cost: np.ndarray, groups: int) -> np.ndarray:
@@ -111,35 +154,45 @@ def balanced_split(cost: np.ndarray, groups: int) -> np.ndarray:
     return np.maximum.accumulate(bounds).astype(np.int32)
 
 
-def _record(chunk: Chunk, real: np.ndarray) -> bytes:
-    """One record of a chunk whose row r holds real[r] entries."""
-    w = ROW_STEP * -(-int(real.max()) // ROW_STEP)
-    entries = np.arange(w)[None, :] < real[:, None]
-    values = np.zeros((SLICE_ROWS, w), np.float16)
-    coords = np.full((SLICE_ROWS, w), PAD, np.uint8)
-    kept = entries[:, : chunk.values.shape[1]]
-    values[:, : chunk.values.shape[1]] = np.where(kept, chunk.values, 0)
-    coords[:, : chunk.coords.shape[1]] = np.where(kept, chunk.coords, PAD)
-    header = np.array([chunk.start, shape_code(chunk.width, w), record_bytes(w), 0], dtype=np.int32)
-    return header.tobytes() + values.tobytes() + coords.tobytes()
-
-
 def unpack_records(stream: RecordStream, shape: tuple[int, int]) -> ExTensorFormat | None:
-    """The ExTensorFormat the records hold (padding back to value 0 at coordinate 0), None without records."""
-    chunks = []
-    data = stream.records
-    for r, row in enumerate(stream.offsets):
-        for i in range(len(row) - 1):
-            offset, end = int(row[i]), int(row[i + 1])
-            while offset < end:
-                start, code, size, _ = np.frombuffer(data[offset : offset + HEADER_BYTES].tobytes(), np.int32)
-                width, w = BLOCK * (int(code) // 16 + 1), ROW_STEP * (int(code) % 16 + 1)
-                body = data[offset + HEADER_BYTES : offset + int(size)]
-                values = np.frombuffer(body[: 2 * SLICE_ROWS * w].tobytes(), np.float16)
-                coords = body[2 * SLICE_ROWS * w :].reshape(SLICE_ROWS, w)
-                pad = coords == PAD
-                values, coords = np.where(pad, 0, values.reshape(SLICE_ROWS, w)), np.where(pad, 0, coords)
-                slice_index = SLICES_PER_ROW * r + i % SLICES_PER_ROW
-                chunks.append(Chunk(slice_index, int(start), width, values, coords))
-                offset += int(size)
-    return ExTensorFormat(shape, tuple(chunks)) if chunks else None
+    """The ExTensorFormat the records hold (padding back to value 0 at coordinate 0), None without records.
+
+    The record groups (block row, panel, slice) are walked side by side: each step reads the next header of
+    every group that has one left."""
+    data = np.asarray(stream.records, dtype=np.uint8)
+    offsets = np.asarray(stream.offsets, dtype=np.int64)
+    n_groups = offsets.shape[1] - 1 if offsets.ndim == 2 else 0
+    pos, end = offsets[:, :-1].ravel().copy(), offsets[:, 1:].ravel()
+    found: list[tuple[np.ndarray, np.ndarray]] = []  # (group, record offset) per step
+    active = np.flatnonzero(pos < end)
+    while active.size:
+        at = pos[active]
+        size = data[at[:, None] + np.arange(8, 12)].copy().view("<i4").ravel().astype(np.int64)
+        if np.any(size < HEADER_BYTES):
+            raise ValueError("a chunk record's size is smaller than its header")
+        found.append((active, at))
+        pos[active] += size
+        active = active[pos[active] < end[active]]
+    if not found:
+        return None
+    group = np.concatenate([g for g, _ in found])
+    at = np.concatenate([a for _, a in found])[np.argsort(group, kind="stable")]
+    group = np.sort(group, kind="stable")
+    header = data[at[:, None] + np.arange(HEADER_BYTES)].copy().view("<i4").astype(np.int64)
+    start, code = header[:, 0], header[:, 1]
+    width, w = BLOCK * (code // 16 + 1), ROW_STEP * (code % 16 + 1)
+    cells = SLICE_ROWS * w
+    first = np.repeat(at + HEADER_BYTES, cells)
+    place = _ranges(cells)
+    values = data[(first + 2 * place)[:, None] + np.arange(2)].copy().view("<f2").ravel()
+    coords = data[first + 2 * np.repeat(cells, cells) + place]
+    pad = coords == PAD
+    values, coords = np.where(pad, 0, values), np.where(pad, 0, coords)
+    slice_index = SLICES_PER_ROW * (group // n_groups) + group % n_groups % SLICES_PER_ROW
+    bounds = np.concatenate(([0], np.cumsum(cells))).tolist()
+    chunks = tuple(
+        Chunk(s, c0, wd, values[a:b].reshape(SLICE_ROWS, k), coords[a:b].reshape(SLICE_ROWS, k))
+        for s, c0, wd, k, a, b in zip(slice_index.tolist(), start.tolist(), width.tolist(), w.tolist(),
+                                      bounds[:-1], bounds[1:], strict=True)
+    )
+    return ExTensorFormat(shape, chunks)

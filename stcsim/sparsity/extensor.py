@@ -33,7 +33,6 @@ from stcsim.sparsity.base import (
 from stcsim.sparsity.extensor_latency import BLOCK, BlockSkip
 from stcsim.sparsity.extensor_planner import PLANNERS, SLICE_ROWS, SlicePlan, plan_matrix
 from stcsim.sparsity.unstructured import Unstructured
-from stcsim.sparsity.vectorwise import compact_positions
 
 CHUNK_HEADER_BYTES = 1
 
@@ -62,10 +61,26 @@ class ExTensorFormat(SparseFormat):
         rows = -(-self.shape[0] // SLICE_ROWS) * SLICE_ROWS
         cols = max(c.start + c.width for c in self.chunks)
         out = np.zeros((rows, cols), dtype=dtype)
-        for c in self.chunks:
-            r = SLICE_ROWS * c.slice_index + np.arange(SLICE_ROWS)[:, None]
-            np.add.at(out, (np.broadcast_to(r, c.coords.shape), c.coords.astype(np.intp) + c.start), c.values)
+        values, coords, base, kmax = self.stacked()
+        per_chunk = SLICE_ROWS * kmax
+        chunk = np.repeat(np.arange(len(self.chunks)), per_chunk)
+        place = np.arange(values.size) - np.repeat(base, per_chunk)
+        row = place // np.repeat(np.maximum(kmax, 1), per_chunk)
+        slices = np.array([c.slice_index for c in self.chunks], dtype=np.int64)
+        starts = np.array([c.start for c in self.chunks], dtype=np.int64)
+        np.add.at(out, (SLICE_ROWS * slices[chunk] + row, coords + starts[chunk]), values.astype(dtype))
         return out[: self.shape[0], : self.shape[1]]
+
+    def stacked(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every chunk's values and coordinates (as int64) flattened, row by row, into one array each; each
+        chunk's first index in them and its row length Kmax."""
+        if not self.chunks:
+            return np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+        kmax = np.array([c.values.shape[1] for c in self.chunks], dtype=np.int64)
+        base = np.concatenate(([0], np.cumsum(SLICE_ROWS * kmax)))[:-1]
+        values = np.concatenate([c.values.ravel() for c in self.chunks])
+        coords = np.concatenate([c.coords.ravel() for c in self.chunks]).astype(np.int64)
+        return values, coords, base, kmax
 
     def byte_breakdown(self, value_bytes: int = FP16_BYTES) -> dict[str, int]:
         """Values at ``value_bytes``; coordinates at ``ceil(log2 L)`` bits; one header byte per chunk."""
@@ -78,22 +93,49 @@ class ExTensorFormat(SparseFormat):
 
 
 def encode_chunks(weights: np.ndarray, mask: np.ndarray, plans: list[SlicePlan]) -> ExTensorFormat:
-    """Cut a masked matrix into the planned chunks and encode each (see module docstring)."""
+    """Cut a masked matrix into the planned chunks and encode each (see module docstring).
+
+    All chunks at once from the mask's non-zeros (row-major, so the entries of one row of one chunk are
+    consecutive and in column order): each chunk's arrays are views of one buffer."""
     w = pad_to(np.where(mask, weights, np.zeros((), dtype=weights.dtype)), SLICE_ROWS, BLOCK)
     m = pad_to(mask, SLICE_ROWS, BLOCK)
+    slices = np.repeat(np.arange(len(plans)), [len(p.widths) for p in plans])
+    widths = np.array([x for p in plans for x in p.widths], dtype=np.int64)
+    starts = np.concatenate([np.cumsum((0,) + p.widths[:-1]) for p in plans]).astype(np.int64) if plans \
+        else np.zeros(0, dtype=np.int64)
+    r, c = np.nonzero(m)
+    # the chunk of each entry: the last chunk of its slice that starts at or before its column
+    chunk = np.searchsorted(slices * m.shape[1] + starts, r // SLICE_ROWS * m.shape[1] + c, side="right") - 1
+    if chunk.size and (chunk.min() < 0 or np.any(c >= starts[chunk] + widths[chunk])):
+        raise ValueError("the plans do not cover the mask's columns")
+    group = chunk * SLICE_ROWS + r % SLICE_ROWS
+    counts = np.bincount(group, minlength=len(widths) * SLICE_ROWS).reshape(len(widths), SLICE_ROWS)
+    kmax = counts.max(axis=1) if len(widths) else np.zeros(0, dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(SLICE_ROWS * kmax)))
+    first = _run_starts(group)
+    at = offsets[chunk] + (r % SLICE_ROWS) * kmax[chunk] + np.arange(r.size) - first
+    values = np.zeros(int(offsets[-1]), dtype=w.dtype)
+    values[at] = w[r, c]
+    coord_type = np.min_scalar_type(int(widths.max(initial=1)) - 1)
+    coords = np.zeros(int(offsets[-1]), dtype=coord_type)
+    coords[at] = c - starts[chunk]
     chunks = []
-    for s, plan in enumerate(plans):
-        rows = slice(SLICE_ROWS * s, SLICE_ROWS * (s + 1))
-        start = 0
-        for width in plan.widths:
-            sub_m, sub_w = m[rows, start : start + width], w[rows, start : start + width]
-            kmax = int(sub_m.sum(axis=1).max())
-            coords, valid = compact_positions(sub_m, kmax)
-            values = np.where(valid, np.take_along_axis(sub_w, coords, axis=1), np.zeros((), dtype=w.dtype))
-            coords = np.where(valid, coords, 0).astype(np.min_scalar_type(width - 1))
-            chunks.append(Chunk(s, start, width, values, coords))
-            start += width
+    for i, (s, start, width, k) in enumerate(zip(slices.tolist(), starts.tolist(), widths.tolist(),
+                                                 kmax.tolist(), strict=True)):
+        span = slice(int(offsets[i]), int(offsets[i + 1]))
+        own = coords[span].reshape(SLICE_ROWS, k)
+        if own.dtype != np.min_scalar_type(width - 1):
+            own = own.astype(np.min_scalar_type(width - 1))
+        chunks.append(Chunk(s, start, width, values[span].reshape(SLICE_ROWS, k), own))
     return ExTensorFormat(weights.shape, tuple(chunks))
+
+
+def _run_starts(keys: np.ndarray) -> np.ndarray:
+    """For each element of an array whose equal keys are consecutive, the index where its run begins."""
+    if not keys.size:
+        return keys
+    begins = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    return np.repeat(begins, np.diff(np.append(begins, keys.size)))
 
 
 @dataclass(frozen=True)

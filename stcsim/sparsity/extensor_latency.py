@@ -62,7 +62,11 @@ def phase_histograms(chunks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def phase_latency_table(chunks: np.ndarray, reading: BlockSkip) -> np.ndarray:
     """PhaseLat (with the +2) of every phase of every chunk, ``(n, P)``; 0 for phases a chunk lacks."""
-    hist, valid = phase_histograms(chunks)
+    return _phase_latencies(*phase_histograms(chunks), reading)
+
+
+def _phase_latencies(hist: np.ndarray, valid: np.ndarray, reading: BlockSkip) -> np.ndarray:
+    """PhaseLat (with the +2) from ``Hist`` ``(n, R, P, blocks)`` and the phases that exist ``(n, P)``."""
     cost = np.maximum(hist, MIN_BLOCK_CYCLES)
     reading = BlockSkip(reading)
     if reading is BlockSkip.ROW_SKIP:
@@ -75,6 +79,73 @@ def phase_latency_table(chunks: np.ndarray, reading: BlockSkip) -> np.ndarray:
 def chunk_latencies(chunks: np.ndarray, reading: BlockSkip) -> np.ndarray:
     """Instruction latency (sum of PhaseLat) of each chunk of a boolean ``(n, R, L)`` stack."""
     return phase_latency_table(chunks, reading).sum(axis=1)
+
+
+HIST_CELLS = 1 << 23
+"""Histogram cells (chunks x rows x phases x blocks) one batch of MaskIndex.latencies holds at most."""
+
+
+class MaskIndex:
+    """The non-zeros of a keep-mask cut into slices of ``rows`` rows and 16-column blocks, indexed so that
+    the latency of any chunk (a slice's columns from block ``b`` for ``w`` blocks) is computed from its
+    non-zeros alone: the same numbers as :func:`chunk_latencies` on the chunk's dense mask, without
+    cutting one out per chunk (the planner's every window and the kernel's every record; a 4096 x 25088
+    layer has about 400,000 chunks).
+
+    ``mask``: boolean, its row count a multiple of ``rows`` and its column count one of 16.
+    """
+
+    def __init__(self, mask: np.ndarray, rows: int) -> None:
+        mask = np.asarray(mask, dtype=bool)
+        n_rows, width = mask.shape
+        if rows < 1 or n_rows % rows or width % BLOCK:
+            raise ValueError(f"mask {mask.shape}: rows must be a multiple of {rows}, columns of {BLOCK}")
+        self.rows, self.n_blocks = rows, width // BLOCK
+        r, c = np.nonzero(mask)  # row-major: each row's columns ascending
+        per_block = np.bincount(r * self.n_blocks + c // BLOCK, minlength=n_rows * self.n_blocks)
+        # before[r, b]: row r's non-zeros left of block b (b = 0 .. n_blocks)
+        self.before = np.zeros((n_rows, self.n_blocks + 1), dtype=np.int64)
+        np.cumsum(per_block.reshape(n_rows, self.n_blocks), axis=1, out=self.before[:, 1:])
+        rank = np.arange(r.size) - np.searchsorted(r, np.arange(n_rows))[r]  # the entry's place in its row
+        cell = (r // rows) * self.n_blocks + c // BLOCK  # (slice, block)
+        order = np.argsort(cell, kind="stable")
+        self.row, self.block, self.rank = r[order], (c // BLOCK)[order], rank[order]
+        self.start = np.zeros(n_rows // rows * self.n_blocks + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cell, minlength=self.start.size - 1), out=self.start[1:])
+
+    def latencies(self, slices: np.ndarray, starts: np.ndarray, width: int, reading: BlockSkip) -> np.ndarray:
+        """Latency (sum of PhaseLat) of the chunks of ``width`` blocks starting at block ``starts[i]`` of
+        slice ``slices[i]``; 0 for a chunk without non-zeros."""
+        slices, starts = np.asarray(slices, dtype=np.int64), np.asarray(starts, dtype=np.int64)
+        out = np.zeros(slices.size, dtype=np.int64)
+        if not slices.size:
+            return out
+        if starts.min() < 0 or starts.max() + width > self.n_blocks:
+            raise ValueError(f"chunks of {width} blocks must lie within the {self.n_blocks} blocks")
+        rows = slices[:, None] * self.rows + np.arange(self.rows)
+        kmax = (self.before[rows, (starts + width)[:, None]] - self.before[rows, starts[:, None]]).max(axis=1)
+        phases = -(-kmax // NNZ_PER_PHASE)
+        p_max = max(int(phases.max()), 1)
+        batch = max(1, HIST_CELLS // (self.rows * p_max * width))
+        for lo in range(0, slices.size, batch):
+            hi = min(lo + batch, slices.size)
+            out[lo:hi] = self._batch(slices[lo:hi], starts[lo:hi], width, phases[lo:hi], p_max, reading)
+        return out
+
+    def _batch(self, slices: np.ndarray, starts: np.ndarray, width: int, phases: np.ndarray, p_max: int,
+               reading: BlockSkip) -> np.ndarray:
+        first = slices * self.n_blocks + starts
+        lo, hi = self.start[first], self.start[first + width]
+        counts = hi - lo
+        chunk = np.repeat(np.arange(slices.size), counts)
+        entry = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts - lo, counts)
+        row, b0 = self.row[entry], starts[chunk]
+        phase = (self.rank[entry] - self.before[row, b0]) // NNZ_PER_PHASE
+        flat = ((chunk * self.rows + row % self.rows) * p_max + phase) * width + self.block[entry] - b0
+        hist = np.bincount(flat, minlength=slices.size * self.rows * p_max * width).astype(np.uint8)
+        valid = np.arange(p_max)[None, :] < phases[:, None]
+        table = _phase_latencies(hist.reshape(slices.size, self.rows, p_max, width), valid, reading)
+        return table.sum(axis=1)
 
 
 def coordinate_chunk(coordinates: Sequence[Sequence[int]], L: int) -> np.ndarray:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from stcsim.sparsity.base import pad_to
-from stcsim.sparsity.extensor_latency import BLOCK, BlockSkip, chunk_latencies
+from stcsim.sparsity.extensor_latency import BLOCK, BlockSkip, MaskIndex
 
 SLICE_ROWS = 16
 PLANNERS = ("greedy", "dp", "fixed")
@@ -42,12 +42,23 @@ class SlicePlan:
 
 def latency_table(slice_mask: np.ndarray, max_blocks: int, reading: BlockSkip) -> np.ndarray:
     """``table[b, w-1]``: latency of the chunk of ``w`` blocks starting at block ``b`` (-1 past the end)."""
-    n_blocks = slice_mask.shape[1] // BLOCK
-    table = np.full((n_blocks, max_blocks), -1, dtype=np.int64)
+    return latency_tables(slice_mask, max_blocks, reading, rows=slice_mask.shape[0])[0]
+
+
+def latency_tables(
+    mask: np.ndarray, max_blocks: int, reading: BlockSkip, rows: int = SLICE_ROWS
+) -> np.ndarray:
+    """:func:`latency_table` of every slice of ``rows`` rows of a padded mask (rows a multiple of ``rows``,
+    columns of 16): ``tables[s, b, w-1]``, computed from the non-zeros (extensor_latency.MaskIndex)."""
+    index = MaskIndex(mask, rows)
+    n_slices, n_blocks = mask.shape[0] // rows, index.n_blocks
+    tables = np.full((n_slices, n_blocks, max_blocks), -1, dtype=np.int64)
     for w in range(1, min(max_blocks, n_blocks) + 1):
-        windows = np.stack([slice_mask[:, BLOCK * b : BLOCK * (b + w)] for b in range(n_blocks - w + 1)])
-        table[: n_blocks - w + 1, w - 1] = chunk_latencies(windows, reading)
-    return table
+        starts = n_blocks - w + 1
+        lat = index.latencies(np.repeat(np.arange(n_slices), starts), np.tile(np.arange(starts), n_slices), w,
+                              reading)
+        tables[:, :starts, w - 1] = lat.reshape(n_slices, starts)
+    return tables
 
 
 def plan_cost(table: np.ndarray, block_widths: list[int]) -> int:
@@ -113,8 +124,7 @@ def plan_matrix(
     n_slices = padded.shape[0] // SLICE_ROWS
     ntc = None if tensor_cores is None else max(1, tensor_cores // n_slices)
     plans = []
-    for s in range(n_slices):
-        table = latency_table(padded[SLICE_ROWS * s : SLICE_ROWS * (s + 1)], max_l // BLOCK, reading)
+    for table in latency_tables(padded, max_l // BLOCK, reading):
         if planner == "greedy":
             blocks = greedy_plan(table, ntc)
         elif planner == "dp":

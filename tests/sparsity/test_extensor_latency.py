@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stcsim.sparsity.extensor_latency import BlockSkip, chunk_latencies, phase_latencies
+from stcsim.sparsity.extensor_latency import BlockSkip, MaskIndex, chunk_latencies, phase_latencies
 
 from .strategies import PROPERTY
 
@@ -56,3 +56,27 @@ def test_readings_are_ordered(blocks: int, density: float, seed: int) -> None:
     chunks = np.random.default_rng(seed).random((5, 16, 16 * blocks)) < density
     lit, phase, row = (chunk_latencies(chunks, r) for r in ("literal", "phase_skip", "row_skip"))
     assert (lit >= phase).all() and (phase >= row).all()
+
+
+@PROPERTY
+@given(st.integers(1, 3), st.integers(1, 8), st.sampled_from([0.0, 0.05, 0.2, 0.5, 0.9, 1.0]),
+       st.sampled_from(list(BlockSkip)), st.integers(0, 2**32 - 1))
+def test_mask_index_latencies_equal_the_dense_chunks(slices: int, blocks: int, density: float,
+                                                     reading: BlockSkip, seed: int) -> None:
+    """MaskIndex.latencies (from the non-zeros) gives chunk_latencies of every window cut out densely, for
+    every width and start, on random masks from empty to full."""
+    mask = np.random.default_rng(seed).random((16 * slices, 16 * blocks)) < density
+    index = MaskIndex(mask, 16)
+    for width in range(1, blocks + 1):
+        s = np.repeat(np.arange(slices), blocks - width + 1)
+        b = np.tile(np.arange(blocks - width + 1), slices)
+        windows = np.stack([mask[16 * i : 16 * i + 16, 16 * j : 16 * (j + width)]
+                            for i, j in zip(s, b, strict=True)])
+        assert np.array_equal(index.latencies(s, b, width, reading), chunk_latencies(windows, reading))
+
+
+def test_mask_index_refuses_a_ragged_mask_and_chunks_past_the_end() -> None:
+    with pytest.raises(ValueError, match="multiple of 16"):
+        MaskIndex(np.zeros((15, 16), dtype=bool), 16)
+    with pytest.raises(ValueError, match="within the 2 blocks"):
+        MaskIndex(np.zeros((16, 32), dtype=bool), 16).latencies(np.array([0]), np.array([1]), 2, "literal")
