@@ -85,7 +85,7 @@ def run(order_path: str, budget: float) -> int:
             warmup((1,), (1,), ())
             order.append((len(order), net, layer, batch, p.m, p.n, p.k, label))
         print(f"[{time.perf_counter() - start:6.1f}s] {net} {layer} b{batch} {p}", flush=True)
-    write_csv_atomic(pd.DataFrame(order, columns=ORDER_COLUMNS), order_path, index=False)
+    write_csv_atomic(pd.DataFrame(order, columns=ORDER_COLUMNS), order_path)
     return 0
 
 
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.cmd == "run":
         return run(a.order, a.budget)
-    write_csv_atomic(collect(a.ncu, a.order), a.out, index=False)
+    write_csv_atomic(collect(a.ncu, a.order), a.out)
     return 0
 
 
