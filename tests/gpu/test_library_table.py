@@ -1,0 +1,28 @@
+"""The library table's geomean ratios (benchmarks/gpu/library_table.py) on a hand-made CSV."""
+
+import pandas as pd
+
+from benchmarks.gpu.library_table import ratio_table, times
+
+
+def _rows(kernel: str, values: dict[tuple[int, int], float]) -> list[dict[str, object]]:
+    return [{"network": "net", "layer": f"l{n}", "batch": b, "m": 64, "n": n, "k": 64, "kernel": kernel,
+             "us": v} for (b, n), v in values.items()]
+
+
+def test_ratios_per_subset_and_the_best_csrmm():
+    df = pd.DataFrame(
+        _rows("cublas_sgemm", {(1, 1): 1.0, (1, 8): 2.0, (32, 8): 4.0})
+        + _rows("ours_simt_sgemm", {(1, 1): 4.0, (1, 8): 2.0, (32, 8): 2.0})
+        + _rows("ours_csrmv1_spmm96", {(1, 1): 3.0, (1, 8): 8.0})
+        + _rows("ours_csrmv8_spmm96", {(1, 1): 5.0, (1, 8): 4.0})
+    )
+    assert times(df)["ours_csrmv_best"].dropna().tolist() == [3.0, 4.0]
+    table = ratio_table(df).set_index("pair")
+    simt = table.loc["our SIMT SGEMM (fixed 64x64x8) / cuBLAS SGEMM"]
+    assert simt["batch 1"] == "2.00 (2)"  # geomean of 4 and 1
+    assert simt["b1, N = 1"] == "4.00 (1)" and simt["b1, N > 1"] == "1.00 (1)"
+    assert simt["batch 32"] == "0.50 (1)"
+    csrmm = table.loc["library-class csrmm (96%) / cuBLAS SGEMM"]
+    assert csrmm["batch 1"] == "2.45 (2)" and csrmm["batch 32"] == "-"  # sqrt(3 x 2)
+    assert "our CSR SpMM / cuSPARSE SpMM (96%)" not in table.index  # pairs without both kernels are left out
