@@ -119,14 +119,20 @@ def stat_per_step(r1: Run, r2: Run, name: str, k: int) -> float:
     return (r2.stat(name) - r1.stat(name)) / k
 
 
+def _timed_as(cfg: Flat, unit: str) -> str:
+    """The class whose figures time `unit`: shfl where the config measures it (units.shfl.latency > 0), else
+    int (the engine's units.shfl class, timing/op_class.cc)."""
+    return "int" if unit == "shfl" and not int(cfg["units.shfl.latency"]) else unit
+
+
 def unit_interval(cfg: Flat, unit: str) -> int:
     """The issue interval of unit class `unit` (units.<unit>.issue_interval)."""
-    return int(cfg[f"units.{unit}.issue_interval"])
+    return int(cfg[f"units.{_timed_as(cfg, unit)}.issue_interval"])
 
 
 def unit_latency(cfg: Flat, unit: str) -> int:
     """The latency of unit class `unit` (units.<unit>.latency)."""
-    return int(cfg[f"units.{unit}.latency"])
+    return int(cfg[f"units.{_timed_as(cfg, unit)}.latency"])
 
 
 def issue_per_warp(cfg: Flat) -> float:

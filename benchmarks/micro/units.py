@@ -56,9 +56,9 @@ ALU_OPS: tuple[AluOp, ...] = (
     AluOp("rem.u32", "sfu", "rem.u32 %r0, %r0, %r1;", "rem.u32 %r{i}, %r2, %r1;"),
     AluOp("lg2.approx.f32", "sfu", "lg2.approx.f32 %f0, %f0;", "lg2.approx.f32 %f{i}, %f1;"),
     AluOp("sin.approx.f32", "sfu", "sin.approx.f32 %f0, %f0;", "sin.approx.f32 %f{i}, %f1;"),
-    AluOp("shfl.sync.idx.b32", "int", "shfl.sync.idx.b32 %r0, %r0, %r1, 31, 0xffffffff;",
+    AluOp("shfl.sync.idx.b32", "shfl", "shfl.sync.idx.b32 %r0, %r0, %r1, 31, 0xffffffff;",
           "shfl.sync.idx.b32 %r{i}, %r1, %r2, 31, 0xffffffff;"),
-    AluOp("shfl.sync.bfly.b32", "int", "shfl.sync.bfly.b32 %r0, %r0, 1, 31, 0xffffffff;",
+    AluOp("shfl.sync.bfly.b32", "shfl", "shfl.sync.bfly.b32 %r0, %r0, 1, 31, 0xffffffff;",
           "shfl.sync.bfly.b32 %r{i}, %r1, 1, 31, 0xffffffff;"),
 )
 _OPS = {op.name: op for op in ALU_OPS}
@@ -245,7 +245,7 @@ def _cases() -> Iterator[Bench]:
             "latency",
             f"{u} latency: dependent `{op.name}` chain"
             + (f" ({op.count} x latency per step)" if op.count > 1 else ""),
-            (f"units.{op.unit}.latency",),
+            (f"units.{op.unit}.latency",) + (("units.int.latency",) if op.unit == "shfl" else ()),
             "alu_chain",
             _chain_runner(op),
         )
@@ -255,7 +255,8 @@ def _cases() -> Iterator[Bench]:
             f"ii.{op.name}",
             "throughput",
             f"{op.unit.upper()} issue interval: independent `{op.name}` stream, one warp",
-            (f"units.{op.unit}.issue_interval",),
+            (f"units.{op.unit}.issue_interval",)
+            + (("units.int.issue_interval",) if op.unit == "shfl" else ()),
             "alu_stream",
             _stream_runner(op),
         )

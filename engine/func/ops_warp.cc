@@ -105,6 +105,7 @@ void decode_warp(Instr& in, const Kernel& k) {
     check_operand(in, k, 1, DType::Pred, OK_SRC | OK_NEG);
     check_operand(in, k, 2, DType::U32, OK_SRC);  // the member mask
   }
+  if (in.op == Op::Shfl) in.traits.op_class = "units.shfl";  // its own timing where measured (timing/op_class.cc)
   in.fn = in.op == Op::Shfl ? &ex_shfl : &ex_vote;
 }
 

@@ -76,7 +76,7 @@ void TimingModel::resolve_classes() {
           std::find(pc_ready_lines_.begin() + f.ready_begin, pc_ready_lines_.end(), line) == pc_ready_lines_.end())
         pc_ready_lines_.push_back(line);
     f.ready_count = static_cast<uint16_t>(pc_ready_lines_.size() - f.ready_begin);
-    f.unit = static_cast<uint8_t>(in.unit);
+    f.unit = static_cast<uint8_t>(desc_[facts_.size()]->pipe.value_or(in.unit));
     f.folded = in.traits.folded;
     f.waits_groups = in.traits.async == AsyncKind::WaitGroup || in.traits.async == AsyncKind::WaitAll;
     f.serial_async = L_.serialize_wgmma && in.traits.async_group;

@@ -21,6 +21,23 @@ OpClassDef unit_class(const std::string& name, bool has_latency) {
           }};
 }
 
+// shfl.sync: where the config measures it (units.shfl.latency > 0) its own latency and issue interval on the
+// MIO (LD/ST) pipe, whose issue slots it shares with loads and stores on silicon; else the INT unit's (the
+// model before the measurement, for GPUs not measured).
+std::function<std::optional<OpDesc>(ConfigReader&, std::string&)> shfl_class() {
+  return [](ConfigReader& r, std::string&) -> std::optional<OpDesc> {
+    OpDesc d;
+    const uint32_t latency = r.u32("units.shfl.latency"), interval = r.u32("units.shfl.issue_interval");
+    if (latency > 0) {
+      d.timing = {latency, interval};
+      d.pipe = Unit::LDST;
+    } else {
+      d.timing = {r.u32("units.int.latency"), r.u32("units.int.issue_interval")};
+    }
+    return d;
+  };
+}
+
 OpClassDef fixed_class(const std::string& name) {
   return {name, [](ConfigReader&, std::string&) -> std::optional<OpDesc> { return OpDesc{}; }};
 }
@@ -29,7 +46,7 @@ std::vector<OpClassDef>& registry() {
   static std::vector<OpClassDef> defs = {
       unit_class("int", true), unit_class("fp32", true), unit_class("fp16", true), unit_class("fp64", true),
       unit_class("sfu", true), unit_class("branch", true), unit_class("ldst", false),
-      fixed_class("units.sync"), fixed_class("units.none"),
+      fixed_class("units.sync"), fixed_class("units.none"), {"units.shfl", shfl_class()},
       // wmma.mma: latency derived by stcsim.config (sets x (fetch + compute)), issue interval declared.
       keyed_class("tensor.wmma_m16n16k16_f32", kNotOnGpu), keyed_class("tensor.wmma_m16n16k16_f16", kNotOnGpu),
       keyed_class("tensor.mma_m16n8k8_f32", kNotOnGpu), keyed_class("tensor.mma_m16n8k16_f32", kNotOnGpu),

@@ -32,6 +32,9 @@ using Accounting = std::function<void(Stats& stats, const OpTiming& timing)>;
 
 struct OpDesc {
   OpTiming timing;
+  // The pipe the instruction occupies when it is not its unit's (shfl on the MIO / LD/ST pipe); empty: its
+  // unit's.
+  std::optional<Unit> pipe;
   LatencyModel model;  // empty: the fixed timing above
   Accounting account;  // empty: no class-specific stats
   OpTiming of(const WorkSummary& work) const { return model ? model(work) : timing; }

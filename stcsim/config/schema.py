@@ -36,6 +36,7 @@ _P001_TC = f"{_P001} Sec. 4.1, Fig. 13(a)"
 _P004 = "paper 004 (Zhu & Xie, ExTensor), PhaseLat model"
 _MB = "microbenchmark literature (see each config's comments)"
 _CAL = "calibration on silicon (results/reference/)"
+_SHFL = "silicon microbenchmark where measured (lat./ii.shfl.sync.*); default 0: not measured, timed as INT"
 _ICACHE = ("H100 silicon probe 2026-11-26 (results/reference/h100_icache_probe.csv, "
            "benchmarks/calibration/icache_probe.py)")
 
@@ -133,7 +134,15 @@ TREE: dict[str, Param | Group] = {
         "fp16": _unit("Packed half-precision pipe (HADD2, HMUL2, HFMA2)"),
         "fp64": _unit("FP64 pipe (DADD, DMUL, DFMA)"),
         "sfu": _unit("Special-function unit (MUFU: rcp, rsqrt, ex2, lg2, sin, cos)"),
-        "branch": _unit("Branch unit (bra, call, ret, exit; vote/shfl go to the memory pipe)"),
+        "branch": _unit("Branch unit (bra, call, ret, exit)"),
+        "shfl": Group("shfl.sync: on silicon an MIO instruction (SHFL), issued through the LD/ST pipe's "
+                      "slots", {
+            "latency": Int("Result latency of a dependent shfl.sync (0: not measured for this GPU; shfl then "
+                           "times as an INT instruction on the INT pipe)", "cycles", _SHFL, 0, lo=0,
+                           hi=10_000),
+            "issue_interval": Int("Cycles the LD/ST (MIO) pipe is busy per shfl.sync warp instruction (used "
+                                  "where latency > 0)", "cycles", _SHFL, 0, lo=0, hi=1024),
+        }),
         "ldst": Group("Load/store issue (memory latencies are in smem, l1d, l2, dram, const_cache)", {
             "issue_interval": Int("Cycles between memory warp instructions a sub-core can issue "
                                   "(= 32 / LD/ST units per sub-core)", "cycles", _DS, hi=1024),
