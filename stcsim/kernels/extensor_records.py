@@ -97,18 +97,17 @@ def pack_records(fmt: ExTensorFormat, mask: np.ndarray, reading: BlockSkip) -> R
     cost = np.bincount(group, weights=latency, minlength=n_groups).reshape(rows, panels, SLICES_PER_ROW)
     split = np.array([balanced_split(c.max(axis=1), GROUPS) for c in cost.astype(np.int64)],
                      dtype=np.int32).reshape(rows, GROUPS + 1)
-    at = np.concatenate(([0], np.cumsum(size)))[:-1]  # each record's offset, in stream order
-    stream = np.full(max(total, HEADER_BYTES), PAD, dtype=np.uint8)
     if not total:
-        stream[:] = 0
-        return RecordStream(stream, offsets.astype(np.int32), split)
-    header = np.stack([starts[order], shape_code(widths[order], row_len), size, np.zeros_like(size)], 1)
-    head_at = at[:, None] + np.arange(HEADER_BYTES)
-    stream[head_at] = header.astype("<i4").view(np.uint8).reshape(-1, HEADER_BYTES)
-    # values region (16 x W fp16) zeroed; coordinates (16 x W u8) stay PAD where no entry lands
+        return RecordStream(np.zeros(HEADER_BYTES, np.uint8), offsets.astype(np.int32), split)
+    at = np.concatenate(([0], np.cumsum(size)))[:-1]  # each record's offset, in stream order
+    # every record: header and values (16 x W fp16) zero, coordinates (16 x W u8) PAD where no entry lands
     value_bytes = 2 * SLICE_ROWS * row_len
-    zero = np.repeat(at + HEADER_BYTES, value_bytes) + _ranges(value_bytes)
-    stream[zero] = 0
+    fill = np.tile(np.array([0, 0, PAD], dtype=np.uint8), len(order))
+    stream = np.repeat(fill, np.stack([np.full_like(size, HEADER_BYTES), value_bytes, size - HEADER_BYTES
+                                       - value_bytes], 1).ravel())
+    header = np.stack([starts[order], shape_code(widths[order], row_len), size, np.zeros_like(size)], 1)
+    head = header.astype("<i4").view(np.uint8).reshape(-1, HEADER_BYTES)
+    stream[at[:, None] + np.arange(HEADER_BYTES)] = head
     # one entry per real element: chunk (stream order), row, place k in the row
     counts = real[order].ravel()
     pair = np.repeat(np.arange(counts.size), counts)
