@@ -21,6 +21,7 @@ worse than the greedy.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,25 +69,46 @@ def plan_cost(table: np.ndarray, block_widths: list[int]) -> int:
 
 
 def greedy_plan(table: np.ndarray, ntc: int | None = None) -> list[int]:
-    """Algorithm 1 of paper 004 (fixed) on one slice; returns chunk widths in blocks."""
+    """Algorithm 1 of paper 004 (fixed) on one slice; returns chunk widths in blocks.
+
+    Each step merges the adjacent pair with the largest positive gain (the leftmost of equal gains) whose
+    merged width fits; the candidate pairs wait in a heap keyed by (gain, start), so a step costs a few heap
+    operations instead of a scan of the slice (a 1568-block slice: about 1,500 merges)."""
     max_blocks = table.shape[1]
-    starts = list(range(table.shape[0]))
-    widths = [1] * table.shape[0]
-    while ntc is None or len(widths) > ntc:
-        best_gain, best = 0, -1
-        for i in range(len(widths) - 1):
-            merged = widths[i] + widths[i + 1]
-            if merged > max_blocks:
-                continue
-            gain = table[starts[i], widths[i] - 1] + table[starts[i + 1], widths[i + 1] - 1]
-            gain -= table[starts[i], merged - 1]
-            if gain > best_gain:
-                best_gain, best = gain, i
-        if best < 0:
-            break
-        widths[best] += widths.pop(best + 1)
-        starts.pop(best + 1)
-    return widths
+    n = table.shape[0]
+    width = {b: 1 for b in range(n)}  # chunk start -> width, in blocks
+    after = {b: b + 1 for b in range(n - 1)}  # chunk start -> the next chunk's start
+    before = {b + 1: b for b in range(n - 1)}
+    heap: list[tuple[int, int, int, int]] = []
+
+    def offer(left: int) -> None:
+        right = after.get(left)
+        if right is None or width[left] + width[right] > max_blocks:
+            return
+        wl, wr = width[left], width[right]
+        gain = int(table[left, wl - 1] + table[right, wr - 1] - table[left, wl + wr - 1])
+        if gain > 0:
+            heapq.heappush(heap, (-gain, left, wl, wr))
+
+    for b in range(n - 1):
+        offer(b)
+    while heap and (ntc is None or len(width) > ntc):
+        _, left, wl, wr = heapq.heappop(heap)
+        right = after.get(left)
+        if width.get(left) != wl or right is None or width[right] != wr:
+            continue  # a pair a merge has changed since it was offered
+        width[left] = wl + wr
+        del width[right]
+        nxt = after.pop(right, None)
+        del before[right]
+        if nxt is None:
+            del after[left]
+        else:
+            after[left], before[nxt] = nxt, left
+        offer(left)
+        if left in before:
+            offer(before[left])
+    return [width[b] for b in sorted(width)]
 
 
 def dp_plan(table: np.ndarray) -> list[int]:

@@ -81,3 +81,38 @@ def test_bad_parameters() -> None:
         plan_matrix(mask, 64, planner="ilp")
     with pytest.raises(ValueError, match="tensor_cores"):
         plan_matrix(mask, 64, tensor_cores=0)
+
+
+def _greedy_by_scan(table: np.ndarray, ntc: int | None) -> list[int]:
+    """Algorithm 1 (fixed) as the listing runs it: every step scans all adjacent pairs for the first largest
+    positive gain (the oracle of the heap-based greedy_plan)."""
+    starts, widths = list(range(table.shape[0])), [1] * table.shape[0]
+    while ntc is None or len(widths) > ntc:
+        best_gain, best = 0, -1
+        for i in range(len(widths) - 1):
+            merged = widths[i] + widths[i + 1]
+            if merged <= table.shape[1]:
+                gain = table[starts[i], widths[i] - 1] + table[starts[i + 1], widths[i + 1] - 1]
+                gain -= table[starts[i], merged - 1]
+                if gain > best_gain:
+                    best_gain, best = gain, i
+        if best < 0:
+            break
+        widths[best] += widths.pop(best + 1)
+        starts.pop(best + 1)
+    return widths
+
+
+@PROPERTY
+@given(st.integers(0, 2**32 - 1), st.integers(1, 70), st.integers(1, 5), st.sampled_from([None, 1, 2, 5]),
+       st.booleans())
+def test_greedy_plan_is_the_listing_scan(seed: int, blocks: int, max_blocks: int, ntc: int | None,
+                                         from_mask: bool) -> None:
+    """The heap-based greedy merges exactly what the scan does, ties (small integer tables) included."""
+    rng = np.random.default_rng(seed)
+    if from_mask:
+        table = latency_table(rng.random((16, 16 * blocks)) < rng.choice([0.05, 0.2, 0.6]), max_blocks,
+                              BlockSkip.PHASE_SKIP)
+    else:
+        table = rng.integers(0, 6, (blocks, max_blocks))
+    assert greedy_plan(table, ntc) == _greedy_by_scan(table, ntc)
