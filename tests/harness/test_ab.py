@@ -37,13 +37,16 @@ def test_one_core_is_refused(monkeypatch):
         ab.two_cores()
 
 
-def test_bad_arguments_are_refused(tmp_path):
+def test_bad_arguments_are_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
         ab.main([str(ENGINE), "--case", CASE])  # one engine
     with pytest.raises(SystemExit):
         ab.main([str(ENGINE), str(tmp_path / "missing.so"), "--case", CASE])
-    with pytest.raises(SystemExit, match="KERNEL:MxNxK:CONFIG"):
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as bad_case:
         ab.main([str(ENGINE), str(ENGINE), "--case", "nonsense"])
+    assert bad_case.value.code == 2  # a one-line usage error, exit code 2
+    assert "KERNEL:MxNxK:CONFIG" in capsys.readouterr().err.strip().splitlines()[-1]
 
 
 def test_a_failing_run_names_its_build(tmp_path):
