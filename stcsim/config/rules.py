@@ -80,5 +80,8 @@ RULES: tuple[Rule, ...] = (
          lambda v, _: float(v["dram.sustained_bandwidth_gbps"]) <= float(v["dram.bandwidth_gbps"])),
     Rule(("dram.latency", "l2.hit_latency"), "a DRAM access costs at least an L2 hit",
          lambda v, _: _i(v, "dram.latency") >= _i(v, "l2.hit_latency")),
+    Rule(("units.shfl.issue_interval", "units.shfl.latency"),
+         "a measured shfl latency (> 0) comes with its issue interval (> 0)",
+         lambda v, _: _i(v, "units.shfl.latency") == 0 or _i(v, "units.shfl.issue_interval") > 0),
 )
 """Every cross-key constraint, checked in order."""

@@ -87,6 +87,8 @@ def test_cross_key_rules_name_keys_and_files(tmp_path: Path) -> None:
         load_config(_overlay(tmp_path, "l1d:\n  size_bytes: 65536\n"))
     with pytest.raises(ConfigError, match=r"stc\.smma_k4\.latency: is derived"):
         load_config(_overlay(tmp_path, "stc:\n  smma_k4:\n    latency: 30\n"))
+    with pytest.raises(ConfigError, match=r"units\.shfl\.issue_interval: violates: a measured shfl latency"):
+        load_config(_overlay(tmp_path, "units:\n  shfl:\n    latency: 26\n"))
 
 
 def test_get_unknown_key_suggests() -> None:
