@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stcsim.sparsity.base import pad_to
+from stcsim.sparsity.base import pad_to, ranges
 from stcsim.sparsity.extensor import Chunk, ExTensorFormat
 from stcsim.sparsity.extensor_latency import BLOCK, BlockSkip, MaskIndex
 from stcsim.sparsity.extensor_planner import SLICE_ROWS
@@ -111,7 +111,7 @@ def pack_records(fmt: ExTensorFormat, mask: np.ndarray, reading: BlockSkip) -> R
     # one entry per real element: chunk (stream order), row, place k in the row
     counts = real[order].ravel()
     pair = np.repeat(np.arange(counts.size), counts)
-    k = _ranges(counts)
+    k = ranges(counts)
     rec, row = pair // SLICE_ROWS, pair % SLICE_ROWS
     cat_values, cat_coords, base, kmax = fmt.stacked()
     src = base[order][rec] + row * kmax[order][rec] + k
@@ -122,12 +122,6 @@ def pack_records(fmt: ExTensorFormat, mask: np.ndarray, reading: BlockSkip) -> R
     stream[body + 2 * slot + 1] = values[:, 1]
     stream[body + value_bytes[rec] + slot] = cat_coords[src]
     return RecordStream(stream, offsets.astype(np.int32), split)
-
-
-def _ranges(counts: np.ndarray) -> np.ndarray:
-    """0 .. n-1 for each n of `counts`, concatenated."""
-    counts = np.asarray(counts, dtype=np.int64)
-    return np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
 
 
 def chunk_latencies_in(index: MaskIndex, chunks: tuple[Chunk, ...], reading: BlockSkip) -> np.ndarray:
@@ -182,7 +176,7 @@ def unpack_records(stream: RecordStream, shape: tuple[int, int]) -> ExTensorForm
     width, w = BLOCK * (code // 16 + 1), ROW_STEP * (code % 16 + 1)
     cells = SLICE_ROWS * w
     first = np.repeat(at + HEADER_BYTES, cells)
-    place = _ranges(cells)
+    place = ranges(cells)
     values = data[(first + 2 * place)[:, None] + np.arange(2)].copy().view("<f2").ravel()
     coords = data[first + 2 * np.repeat(cells, cells) + place]
     pad = coords == PAD

@@ -39,6 +39,22 @@ def index_bits(extent: int) -> int:
     return int(extent - 1).bit_length()
 
 
+def ranges(counts: np.ndarray) -> np.ndarray:
+    """``0 .. n-1`` for each ``n`` of `counts`, concatenated (each element's place in its group, for groups
+    laid out one after another)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    return np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+
+
+def run_ranks(keys: np.ndarray) -> np.ndarray:
+    """Each element's place in its run of equal consecutive `keys`."""
+    keys = np.asarray(keys)
+    if not keys.size:
+        return np.zeros(0, dtype=np.int64)
+    begins = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    return ranges(np.diff(np.append(begins, keys.size)))
+
+
 def check_sparsity(sparsity: float) -> float:
     """Validate a target sparsity: it must be a real number in ``[0, 1)``."""
     value = float(sparsity)

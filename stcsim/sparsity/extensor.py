@@ -29,6 +29,8 @@ from stcsim.sparsity.base import (
     check_mask,
     index_bits,
     pad_to,
+    ranges,
+    run_ranks,
 )
 from stcsim.sparsity.extensor_latency import BLOCK, BlockSkip
 from stcsim.sparsity.extensor_planner import PLANNERS, SLICE_ROWS, SlicePlan, plan_matrix
@@ -64,8 +66,7 @@ class ExTensorFormat(SparseFormat):
         values, coords, base, kmax = self.stacked()
         per_chunk = SLICE_ROWS * kmax
         chunk = np.repeat(np.arange(len(self.chunks)), per_chunk)
-        place = np.arange(values.size) - np.repeat(base, per_chunk)
-        row = place // np.repeat(np.maximum(kmax, 1), per_chunk)
+        row = ranges(per_chunk) // np.repeat(np.maximum(kmax, 1), per_chunk)
         slices = np.array([c.slice_index for c in self.chunks], dtype=np.int64)
         starts = np.array([c.start for c in self.chunks], dtype=np.int64)
         np.add.at(out, (SLICE_ROWS * slices[chunk] + row, coords + starts[chunk]), values.astype(dtype))
@@ -112,8 +113,7 @@ def encode_chunks(weights: np.ndarray, mask: np.ndarray, plans: list[SlicePlan])
     counts = np.bincount(group, minlength=len(widths) * SLICE_ROWS).reshape(len(widths), SLICE_ROWS)
     kmax = counts.max(axis=1) if len(widths) else np.zeros(0, dtype=np.int64)
     offsets = np.concatenate(([0], np.cumsum(SLICE_ROWS * kmax)))
-    first = _run_starts(group)
-    at = offsets[chunk] + (r % SLICE_ROWS) * kmax[chunk] + np.arange(r.size) - first
+    at = offsets[chunk] + (r % SLICE_ROWS) * kmax[chunk] + run_ranks(group)
     values = np.zeros(int(offsets[-1]), dtype=w.dtype)
     values[at] = w[r, c]
     coord_type = np.min_scalar_type(int(widths.max(initial=1)) - 1)
@@ -128,14 +128,6 @@ def encode_chunks(weights: np.ndarray, mask: np.ndarray, plans: list[SlicePlan])
             own = own.astype(np.min_scalar_type(width - 1))
         chunks.append(Chunk(s, start, width, values[span].reshape(SLICE_ROWS, k), own))
     return ExTensorFormat(weights.shape, tuple(chunks))
-
-
-def _run_starts(keys: np.ndarray) -> np.ndarray:
-    """For each element of an array whose equal keys are consecutive, the index where its run begins."""
-    if not keys.size:
-        return keys
-    begins = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-    return np.repeat(begins, np.diff(np.append(begins, keys.size)))
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,8 @@ from enum import Enum
 
 import numpy as np
 
+from stcsim.sparsity.base import ranges, run_ranks
+
 BLOCK = 16  # columns of one input register block (a 16 x 16 tile of B)
 NNZ_PER_PHASE = 4  # non-zeros of a row consumed per phase (one 4-dim dot product)
 MIN_BLOCK_CYCLES = 2  # register access of an operand block
@@ -106,7 +108,7 @@ class MaskIndex:
         # before[r, b]: row r's non-zeros left of block b (b = 0 .. n_blocks)
         self.before = np.zeros((n_rows, self.n_blocks + 1), dtype=np.int64)
         np.cumsum(per_block.reshape(n_rows, self.n_blocks), axis=1, out=self.before[:, 1:])
-        rank = np.arange(r.size) - np.searchsorted(r, np.arange(n_rows))[r]  # the entry's place in its row
+        rank = run_ranks(r)  # the entry's place in its row
         cell = (r // rows) * self.n_blocks + c // BLOCK  # (slice, block)
         order = np.argsort(cell, kind="stable")
         self.row, self.block, self.rank = r[order], (c // BLOCK)[order], rank[order]
@@ -138,7 +140,7 @@ class MaskIndex:
         lo, hi = self.start[first], self.start[first + width]
         counts = hi - lo
         chunk = np.repeat(np.arange(slices.size), counts)
-        entry = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts - lo, counts)
+        entry = ranges(counts) + np.repeat(lo, counts)
         row, b0 = self.row[entry], starts[chunk]
         phase = (self.rank[entry] - self.before[row, b0]) // NNZ_PER_PHASE
         flat = ((chunk * self.rows + row % self.rows) * p_max + phase) * width + self.block[entry] - b0

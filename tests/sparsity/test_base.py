@@ -5,7 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stcsim.sparsity.base import bits_to_bytes, check_mask, check_sparsity, index_bits, keep_count, pad_to
+from stcsim.sparsity.base import (
+    bits_to_bytes,
+    check_mask,
+    check_sparsity,
+    index_bits,
+    keep_count,
+    pad_to,
+    ranges,
+    run_ranks,
+)
 
 
 def test_bit_helpers() -> None:
@@ -39,3 +48,10 @@ def test_mask_checks() -> None:
         check_mask(np.ones((2, 3), dtype=int), np.ones((2, 3), dtype=bool))
     with pytest.raises(ValueError, match="2-D"):
         check_mask(np.ones(3), np.ones(3, dtype=bool))
+
+
+def test_ranges_and_run_ranks() -> None:
+    """Places within groups laid out one after another, and within runs of equal consecutive keys."""
+    assert ranges(np.array([2, 0, 3])).tolist() == [0, 1, 0, 1, 2]
+    assert run_ranks(np.array([5, 5, 1, 5, 5, 5])).tolist() == [0, 1, 0, 0, 1, 2]
+    assert run_ranks(np.array([], dtype=int)).tolist() == []

@@ -71,3 +71,4 @@ def test_short_rows_rank_as_a_stable_sort_does() -> None:
                 assert (top_k_per_row(scores, k) == want).all(), (width, k)
     with_nan = np.array([[1.0, np.nan, 2.0, 0.5]])
     assert top_k_per_row(with_nan, 2).tolist() == [[True, False, True, False]]  # the sort puts NaN last
+
