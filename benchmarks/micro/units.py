@@ -225,6 +225,18 @@ def _branch(config: str) -> Result:
     return _alu_result("branch", config, step, max(unit_latency(cfg, "branch"), unit_interval(cfg, "branch")))
 
 
+BRANCH_BODY = 12  # instructions under each branch: more than ptxas (and the engine) predicates
+
+
+def _branch_taken(config: str) -> Result:
+    cfg = flat(config)
+    step = per_step(
+        config, "branch_cond", K_ALU, cmp="ne", body=BRANCH_BODY, args=lambda e, out: [out, 0xFFFFFFFF]
+    )
+    expected = unit_latency(cfg, "int") + max(unit_latency(cfg, "branch"), unit_interval(cfg, "branch"))
+    return _alu_result("branch.taken", config, step, expected, 2)
+
+
 def _completion(body: str) -> Callable[[str], Result]:
     def runner(config: str) -> Result:
         cfg = flat(config)
@@ -347,6 +359,15 @@ def _cases() -> Iterator[Bench]:
         ("units.branch.latency",),
         "branch_chain",
         _branch,
+    )
+    yield case(
+        "branch.taken",
+        "latency",
+        f"a taken warp-uniform `@p bra` over {BRANCH_BODY} instructions (ptxas keeps the branch), its "
+        "predicate set just before: int latency + branch latency per step",
+        ("units.int.latency", "units.branch.latency"),
+        "branch_cond",
+        _branch_taken,
     )
     yield case(
         "end.ret",
