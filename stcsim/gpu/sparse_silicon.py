@@ -13,7 +13,7 @@ Kernels merged later join by registration alone.
     python -m stcsim.gpu.sparse_silicon table measured.csv --out table.csv    # simulate on h100, anywhere
 
 ``--problems sparsert`` (cases, warm, measure) replaces the layer shapes by SparseRT's 20 problems (paper 003,
-stcsim.kernels.sparsert_problems) with the generated kernel, the CSR SpMM and the dense fp32 SIMT GEMM (the
+stcsim.harness.sparsert_problems) with the generated kernel, the CSR SpMM and the dense fp32 SIMT GEMM (the
 baseline of their speedups, as in the paper), at ``--sparsity`` (0.9 there). Their generated PTX runs to
 hundreds of thousands of lines, which the driver's JIT compiles for tens of seconds each: ``warm --jobs N``
 loads every case's module in N processes first, so the driver's JIT cache (CUDA_CACHE_MAXSIZE large enough)
@@ -43,20 +43,17 @@ from stcsim.gpu.calibrate import read_ncu_csv
 from stcsim.harness.files import write_csv_atomic
 from stcsim.kernels import GemmProblem, Kernel, get_kernel, kernels_for, random_operands, relative_error
 from stcsim.kernels.protocol import ptx_for
-from stcsim.kernels.registry import silicon_kernels
+from stcsim.kernels.registry import kernel_pattern, silicon_kernels
 from stcsim.kernels.run import DeviceEngine, launch
-from stcsim.kernels.sparsert_problems import CSR, DENSE_SIMT, PROBLEMS
+from stcsim.harness.sparsert_problems import CSR, DENSE_SIMT, PROBLEMS
 from stcsim.kernels.spmm_sparsert import SparseRtKernel
 from stcsim.sparsity import Pattern, get
-from stcsim.sparsity.registry import pattern_class
 from stcsim.workloads import get_network, unique_gemm_shapes
 
 NETWORKS = ("resnet50", "bert_base")
 SPARSITY = 0.75
 """Paper 002's headline sparsity; 2:4 reaches it with extra zeros (same work), TVW as TW 50 % + 2:4."""
 DENSE_INSTRUCTION = "mma.sync"
-EXAMPLE_SPECS = ("tvw:G=128", "shflbw:V=64", "vw:L=16,K=2", "vw:L=16,K=4", "vw:L=16,K=8")
-"""Patterns tried after a family's default instance, for kernels bound to other parameters."""
 DENSE = "dense"
 
 
@@ -90,21 +87,6 @@ def layer_shapes(networks: Iterable[str] = NETWORKS, batch: int = 1) -> list[tup
             if shape.prunable:
                 out.append((name, shape.layers[0], GemmProblem(shape.m, shape.n, shape.k)))
     return out
-
-
-def kernel_pattern(kernel: Kernel) -> Pattern | None:
-    """The pattern a kernel runs with in the table: its family's default instance or the first of
-    EXAMPLE_SPECS it supports; None when neither (the kernel is then reported as skipped)."""
-    try:
-        candidates = [pattern_class(kernel.pattern_name)()]
-    except (TypeError, ValueError):
-        candidates = []
-    for spec in EXAMPLE_SPECS:
-        try:
-            candidates.append(get(spec))
-        except ValueError:
-            continue
-    return next((p for p in candidates if kernel.supports(p)[0]), None)
 
 
 def dense_kernels() -> tuple[Kernel, ...]:

@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from stcsim.gpu.sparse_silicon import kernel_pattern
 from stcsim.harness.jobs import fixed_sparsity
 from stcsim.kernels import Kernel, get_kernel, random_operands, run_gemm
 from stcsim.kernels.problem import GemmProblem
+from stcsim.kernels.registry import kernel_pattern
 from stcsim.sim import Engine
 from stcsim.sparsity.base import Pattern
 

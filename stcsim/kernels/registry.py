@@ -31,7 +31,9 @@ from stcsim.kernels.spmm_csrmv import CSRMV_KERNELS
 from stcsim.kernels.spmm_shflbw import SHFLBW_KERNELS
 from stcsim.kernels.spmm_sparsert import SparseRtKernel
 from stcsim.kernels.spmm_tvw import TVW_KERNELS
+from stcsim.sparsity import get
 from stcsim.sparsity.base import Pattern
+from stcsim.sparsity.registry import pattern_class
 
 _F32 = OperandLayout(a_dtype="float32", b_dtype="float32")
 _F16 = OperandLayout(a_dtype="float16", b_dtype="float16")
@@ -218,3 +220,22 @@ def runs_on_silicon(kernel: Kernel) -> bool:
 def silicon_kernels(registry: KernelRegistry = REGISTRY) -> tuple[Kernel, ...]:
     """The registered kernels a real GPU runs (`runs_on_silicon`), in registration order."""
     return tuple(k for k in registry if runs_on_silicon(k))
+
+
+EXAMPLE_SPECS = ("tvw:G=128", "shflbw:V=64", "vw:L=16,K=2", "vw:L=16,K=4", "vw:L=16,K=8")
+"""Patterns tried after a family's default instance, for kernels bound to other parameters."""
+
+
+def kernel_pattern(kernel: Kernel) -> Pattern | None:
+    """The pattern a kernel runs with in the table: its family's default instance or the first of
+    EXAMPLE_SPECS it supports; None when neither (the kernel is then reported as skipped)."""
+    try:
+        candidates = [pattern_class(kernel.pattern_name)()]
+    except (TypeError, ValueError):
+        candidates = []
+    for spec in EXAMPLE_SPECS:
+        try:
+            candidates.append(get(spec))
+        except ValueError:
+            continue
+    return next((p for p in candidates if kernel.supports(p)[0]), None)

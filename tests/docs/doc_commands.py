@@ -210,7 +210,7 @@ LONG_MODULES = {
     "benchmarks.micro.report": "runs every PTX microbenchmark and rewrites docs/microbenchmarks.md",
     "benchmarks.micro.hopper_sim": "runs the Hopper microbenchmarks' PTX on the engine (minutes)",
     "stcsim.kernels.sparse_tc_measure": "the issue-9 cycle tables: many launches",
-    "stcsim.kernels.sparsert_problems": "paper 003's 20 problems (and their autotuning)",
+    "stcsim.harness.sparsert_problems": "paper 003's 20 problems (and their autotuning)",
     "tests.timing.stats_golden": "--write rewrites the committed golden stats",
     "stcsim.kernels.smma_l_codegen": "rewrites the committed header ptx_kernels/smma_l_shapes.cuh",
 }

@@ -1,7 +1,7 @@
 """SparseRT's 20 SpMM problems (paper 003, digest-003) and a side-by-side run on the engine: the generated
 kernel vs the dense SIMT SGEMM and the CSR SpMM on the same pruned weights.
 
-``python -m stcsim.kernels.sparsert_problems --problems 11,16 --config h100 [--sparsity 0.9] [--tune]``
+``python -m stcsim.harness.sparsert_problems --problems 11,16 --config h100 [--sparsity 0.9] [--tune]``
 prints, per problem, the simulated cycles (``gpu_sim_cycle``) of the three kernels, the speedups of the
 generated one, its generation seconds, PTX lines and weight mode (``--tune``: the autotuner's best setting
 over `sparsert_tune.candidates`; slow on the engine). ``--gpu`` runs the same on the local CUDA GPU (CuPy),

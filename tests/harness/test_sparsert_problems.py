@@ -2,8 +2,8 @@
 
 import pytest
 
-from stcsim.kernels import sparsert_problems
-from stcsim.kernels.sparsert_problems import PROBLEMS, main
+from stcsim.harness import sparsert_problems
+from stcsim.harness.sparsert_problems import PROBLEMS, main
 
 
 def test_the_table_has_the_papers_20_problems():
