@@ -199,9 +199,9 @@ def engine_version() -> str:
 
 @cache
 def config_digest(config: str) -> str:
-    """Digest of the resolved config (every key, overlays applied): an edited YAML changes it."""
-    flat = load_config(config).flat()
-    return hashlib.sha256(json.dumps(flat, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    """Digest of the resolved config (every key, overlays applied; GpuConfig.digest): an edited YAML changes
+    it."""
+    return load_config(config).digest()
 
 
 @cache
