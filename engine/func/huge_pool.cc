@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <new>
 #include <unordered_map>
@@ -13,6 +14,15 @@
 #endif
 
 namespace stc {
+
+namespace {
+// `bytes` of zeros from calloc (std::bad_alloc when there are none).
+void* zeroed(size_t bytes) {
+  void* p = std::calloc(std::max<size_t>(bytes, 1), 1);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+}  // namespace
 
 #if STC_HUGE_POOL
 namespace {
@@ -118,16 +128,16 @@ Pool& pool() {
 
 void* huge_pool_alloc(size_t bytes) { return pool().alloc(bytes); }
 void huge_pool_free(void* p, size_t bytes) { pool().free(p, bytes); }
-void* huge_block_alloc(size_t bytes) { return bytes >= kLarge ? map_huge(bytes) : ::operator new(bytes); }
+void* huge_block_alloc(size_t bytes) { return bytes >= kLarge ? map_huge(bytes) : zeroed(bytes); }
 void huge_block_free(void* p, size_t bytes) {
   if (bytes >= kLarge) unmap_huge(p, bytes);
-  else ::operator delete(p);
+  else std::free(p);
 }
 #else
 void* huge_pool_alloc(size_t bytes) { return ::operator new(bytes); }
 void huge_pool_free(void* p, size_t) { ::operator delete(p); }
-void* huge_block_alloc(size_t bytes) { return ::operator new(bytes); }
-void huge_block_free(void* p, size_t) { ::operator delete(p); }
+void* huge_block_alloc(size_t bytes) { return zeroed(bytes); }
+void huge_block_free(void* p, size_t) { std::free(p); }
 #endif
 
 }  // namespace stc

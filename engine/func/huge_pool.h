@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstddef>
+#include <new>
+#include <utility>
 
 namespace stc {
 
@@ -17,8 +19,9 @@ namespace stc {
 // Where the OS has no madvise (MADV_HUGEPAGE), plain operator new.
 void* huge_pool_alloc(size_t bytes);
 void huge_pool_free(void* p, size_t bytes);
-// Blocks of any lifetime (the simulated device memory's allocations): from 1 MiB a 2 MiB-aligned mapping of
-// their own, advised and unmapped when freed; smaller ones from operator new.
+// Blocks of any lifetime (the simulated device memory's allocations), zero-filled: from 1 MiB a 2 MiB-aligned
+// mapping of their own (the OS's zero pages, touched only when used), advised and unmapped when freed;
+// smaller ones from calloc.
 void* huge_block_alloc(size_t bytes);
 void huge_block_free(void* p, size_t bytes);
 
@@ -35,6 +38,13 @@ struct HugePageAllocator {
   HugePageAllocator(const HugePageAllocator<U, Pooled>&) {}  // NOLINT: allocators convert implicitly
   T* allocate(size_t n) {
     return static_cast<T*>(Pooled ? huge_pool_alloc(n * sizeof(T)) : huge_block_alloc(n * sizeof(T)));
+  }
+  // Default-initialising construction (no zeros written) on DeviceAllocator, whose blocks come zeroed: a
+  // device allocation's pages are then touched first by what writes them, not by a zero fill as well.
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    if constexpr (!Pooled && sizeof...(Args) == 0) ::new (static_cast<void*>(p)) U;
+    else ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
   void deallocate(T* p, size_t n) {
     if (Pooled) huge_pool_free(p, n * sizeof(T));

@@ -35,7 +35,7 @@ uint64_t DeviceMemory::malloc(uint64_t bytes) {
   const uint64_t addr = next_ + red;
   Bytes data;
   try {
-    data.assign(bytes, 0);
+    data.resize(bytes);  // zeros: DeviceAllocator's blocks come zero-filled (huge_pool.h)
   } catch (const std::bad_alloc&) {
     throw LaunchError(what + "the host is out of memory");
   }

@@ -9,6 +9,7 @@
 // the copy engine's latency and bandwidth into the barrier's phase (register.cc, hopper.tma_*).
 // Reported as errors: a parameter that is not a tensor map of stcsim's encoding, a map whose rank differs
 // from .Nd, a misaligned destination, interleaved maps (not modelled).
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -88,6 +89,9 @@ void ex_tensor_copy(ExecCtx& c, const Instr& in) {
     // Box element e = i0 + count0 (i1 + count1 (...)): rows of count[0] elements along dimension 0; a row's
     // offset and whether it lies inside the tensor along dimensions 1..4 are found once per row.
     const uint64_t rows = total / count[0];
+    // The box lands in whole 128-byte lines of the shared memory (the swizzle moves 16-byte pieces within
+    // their line), so no piece of it can fault.
+    const bool box_in_shared = (total * eb) % 128 == 0 && dst + total * eb <= c.cta.shared.size();
     uint64_t e = 0;
     for (uint64_t row = 0; row < rows; ++row) {
       uint64_t rest = row, row_off = 0;
@@ -98,6 +102,26 @@ void ex_tensor_copy(ExecCtx& c, const Instr& in) {
         const int64_t g = coord[d] + i * m.estride[d];
         if (g < 0 || g >= static_cast<int64_t>(m.dims[d])) row_inside = false;
         else row_off += static_cast<uint64_t>(g) * m.strides[d];
+      }
+      const int64_t row_end = coord[0] + static_cast<int64_t>(count[0]);
+      if (box_in_shared && row_inside && m.estride[0] == 1 && coord[0] >= 0 &&
+          row_end <= static_cast<int64_t>(m.dims[0]) &&
+          c.L.mem->find(m.address + row_off + static_cast<uint64_t>(coord[0]) * eb, uint64_t{count[0]} * eb)) {
+        // A whole row inside the tensor and its allocation: copied in pieces that end where a 16-byte line
+        // of the (unswizzled) destination ends, one access on each side per piece; the bytes, and the runs
+        // of addresses the accesses record, are those of the element-by-element copy below.
+        for (uint32_t i0 = 0; i0 < count[0];) {
+          const uint64_t at = dst + e * eb;
+          const uint32_t n = std::min(count[0] - i0, static_cast<uint32_t>((16 - at % 16) / eb));
+          const uint32_t bytes = n * eb;
+          uint8_t* to = mem_access(c, Space::Shared, swizzle_shared(m.swizzle, static_cast<uint32_t>(at)), bytes,
+                                   lane, true, 1);
+          const uint64_t off = row_off + static_cast<uint64_t>(coord[0] + i0) * m.strides[0];
+          std::memcpy(to, mem_access(c, Space::Global, m.address + off, bytes, lane, false, 1), bytes);
+          i0 += n;
+          e += n;
+        }
+        continue;
       }
       for (uint32_t i0 = 0; i0 < count[0]; ++i0, ++e) {
         const int64_t g = coord[0] + static_cast<int64_t>(i0) * m.estride[0];

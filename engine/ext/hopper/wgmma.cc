@@ -110,19 +110,22 @@ void read_tile(const ExecCtx& c, const Instr& in, DType t, const MatrixDesc& d, 
       }
     return;
   }
-  size_t line = 0;
-  for (uint32_t o = 0; o < outer; ++o)
-    for (uint32_t i = 0; i < inner; i += 8) {
-      const uint8_t* p = base + addr[line++];
-      for (uint32_t j = 0; j < 8; ++j) {
-        const uint32_t mn = mn_major ? i + j : o, k = mn_major ? o : i + j;
-        out[mn * mn_stride + k * k_stride] = scale * elem_value(t, static_cast<uint32_t>(p[2 * j] | (p[2 * j + 1] << 8)));
+  // A line's 8 elements go to out[first + j * step]; the element type is decided once, not per element.
+  const size_t step = mn_major ? mn_stride : k_stride;
+  const auto lines_as = [&](auto decode) {
+    size_t line = 0;
+    for (uint32_t o = 0; o < outer; ++o)
+      for (uint32_t i = 0; i < inner; i += 8) {
+        const uint8_t* p = base + addr[line++];
+        float* to = out + (mn_major ? i * mn_stride + o * k_stride : o * mn_stride + i * k_stride);
+        for (uint32_t j = 0; j < 8; ++j)
+          to[j * step] = scale * decode(static_cast<uint32_t>(p[2 * j] | (p[2 * j + 1] << 8)));
       }
-    }
+  };
+  if (t == DType::F16) lines_as([](uint32_t bits) { return elem_value(DType::F16, bits); });
+  else if (t == DType::BF16) lines_as([](uint32_t bits) { return elem_value(DType::BF16, bits); });
+  else lines_as([t](uint32_t bits) { return elem_value(t, bits); });
 }
-
-// Accumulator element i of a lane: row lane/4 (+8), column 8(i/4) + 2(lane%4) + i%2 of the warp's 16 rows.
-RC d_elem(int lane, int i) { return {lane / 4 + 8 * ((i / 2) % 2), 8 * (i / 4) + 2 * (lane % 4) + i % 2}; }
 
 void ex_mma_async(ExecCtx& c, const Instr& in) {
   HopperCta& st = hopper_state(c);
@@ -197,54 +200,54 @@ void ex_mma_async(ExecCtx& c, const Instr& in) {
   }
   // D = A B + (scale-d ? D : 0), in fp32 in order of k (f16 x f16 products are exact in fp32): each element
   // starts from its accumulator (or 0) and adds A[m][k] x B[col][n] for k = 0..15 in turn, a product rounded
-  // and then added (no fused multiply-add); the whole 64 x N tile row by row, so the loop over the N columns
-  // of a row is a vector loop (the same operations in the same order per element as one element at a time).
-  const size_t cols = static_cast<size_t>(n_cols);
-  std::vector<float> D(64 * cols);
-  // Accumulator register i of lane l holds D element d_elem(l, i) of its warp's 16 rows: register by register,
-  // each a column of 32 lanes.
-  const auto at = [&](uint32_t w, int lane, int i) {
-    const RC p = d_elem(lane, i);
-    return (16 * w + static_cast<size_t>(p.r)) * cols + static_cast<size_t>(p.c);
-  };
+  // and then added (no fused multiply-add). Every accumulator is read before any is written (a register may
+  // appear twice in D), into acc[w][i][lane]: register i of lane 4r + q of warp w holds D element (row
+  // 16w + r (+8 for (i / 2) odd), column 8 (i / 4) + 2q + i % 2), so registers 4j + 2h and 4j + 2h + 1 of
+  // lanes 4r .. 4r + 3 hold columns 8j .. 8j + 7 of one row, interleaved: the eight are one vector (the same
+  // operations in the same order per element as one element at a time).
+  using V8 = float __attribute__((vector_size(32)));
+  const size_t cols = static_cast<size_t>(n_cols), nregs = d_regs.size();
+  std::vector<float> acc(4 * nregs * 32);
   for (uint32_t w = 0; w < 4; ++w) {
     const WarpState& ws = c.cta.warps[first + w];
-    for (int i = 0; i < n_cols / 2; ++i) {
-      const int32_t r = d_regs[static_cast<size_t>(i)];
-      for (int lane = 0; lane < 32; ++lane) D[at(w, lane, i)] = scale_d ? f32_from_bits(ws.reg(r, lane)) : 0.0f;
-    }
+    for (size_t i = 0; i < nregs; ++i)
+      for (int lane = 0; lane < 32; ++lane)
+        acc[(w * nregs + i) * 32 + static_cast<size_t>(lane)] = scale_d ? f32_from_bits(ws.reg(d_regs[i], lane)) : 0.0f;
   }
-  using V8 = float __attribute__((vector_size(32)));
-  for (size_t m = 0; m < 64; ++m) {
-    float* drow = D.data() + m * cols;
-    const float* brow[16];
-    for (size_t k = 0; k < 16; ++k) brow[k] = B.data() + static_cast<size_t>(col[m * 16 + k]) * cols;
-    const float* arow = A.data() + m * 16;
-    size_t n = 0;
-    for (; n + 8 <= cols; n += 8) {  // eight columns to a vector, the 16 products added in order of k
-      V8 acc;
-      std::memcpy(&acc, drow + n, sizeof acc);
-      for (size_t k = 0; k < 16; ++k) {
-        V8 b;
-        std::memcpy(&b, brow[k] + n, sizeof b);
-        acc = acc + arow[k] * b;
+  for (uint32_t w = 0; w < 4; ++w)
+    for (size_t h = 0; h < 2; ++h)
+      for (size_t r = 0; r < 8; ++r) {
+        const size_t m = 16 * w + 8 * h + r;
+        const float* brow[16];
+        for (size_t k = 0; k < 16; ++k) brow[k] = B.data() + static_cast<size_t>(col[m * 16 + k]) * cols;
+        const float* arow = A.data() + m * 16;
+        for (size_t j = 0; j < cols / 8; ++j) {
+          float* even = acc.data() + (w * nregs + 4 * j + 2 * h) * 32 + 4 * r;  // columns 8j + 2q
+          float* odd = even + 32;                                                // columns 8j + 2q + 1
+          V8 sum = {even[0], odd[0], even[1], odd[1], even[2], odd[2], even[3], odd[3]};
+          for (size_t k = 0; k < 16; ++k) {
+            V8 b;
+            std::memcpy(&b, brow[k] + 8 * j, sizeof b);
+            sum = sum + arow[k] * b;
+          }
+          for (int q = 0; q < 4; ++q) {
+            even[q] = sum[2 * q];
+            odd[q] = sum[2 * q + 1];
+          }
+        }
       }
-      std::memcpy(drow + n, &acc, sizeof acc);
-    }
-    for (; n < cols; ++n)
-      for (size_t k = 0; k < 16; ++k) drow[n] += arow[k] * brow[k][n];
-  }
   for (uint32_t w = 0; w < 4; ++w) {
     WarpState& ws = c.cta.warps[first + w];
     WarpWgmma& wm = st.warps[first + w];
     wm.d_regs = d_regs;
-    wm.d_vals.assign(d_regs.size() * 32, 0);
-    for (int i = 0; i < n_cols / 2; ++i) {
-      const int32_t r = d_regs[static_cast<size_t>(i)];
-      uint64_t* vals = wm.d_vals.data() + static_cast<size_t>(i) * 32;
+    wm.d_vals.resize(nregs * 32);  // every entry written below: what each register holds now
+    for (size_t i = 0; i < nregs; ++i) {
+      uint64_t* vals = wm.d_vals.data() + i * 32;
+      const float* from = acc.data() + (w * nregs + i) * 32;
       for (int lane = 0; lane < 32; ++lane) {
-        ws.set_reg(r, lane, bits_from_f32(D[at(w, lane, i)]));
-        vals[lane] = ws.reg(r, lane);
+        const uint64_t bits = bits_from_f32(from[lane]);
+        ws.set_reg(d_regs[i], lane, bits);
+        vals[lane] = bits;  // as ws.reg reads it back: a register keeps (at least) the low 32 bits
       }
     }
   }
