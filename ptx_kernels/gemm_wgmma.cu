@@ -7,7 +7,8 @@
 // multiple of 64 by the host; M and N are any: TMA zero-fills the rows of a box past the tensor, and the
 // epilogue stores only rows < M and columns < N.
 //
-// Block tile 128 x BN x 64, STAGES shared-memory buffers filled by TMA (128-byte swizzle for the dense A and
+// Block tile 128 x BN x 64 (BN = 8 for one to eight columns: decode steps, lm_head; 128 and 256), STAGES
+// shared-memory buffers filled by TMA (128-byte swizzle for the dense A and
 // Bt tiles, 64-byte swizzle for the compressed A tile) and guarded by mbarriers: full[s] (one producer
 // arrival + the stage's bytes), empty[s] (one arrival per consumer warp). Warpgroup 0 is the producer (one
 // thread issues the loads); warpgroups 1 and 2 each own 64 rows of the tile and keep one wgmma group in flight
@@ -37,7 +38,10 @@ template <int BN, bool SPARSE>
 __device__ __forceinline__ void mma_stage(float (&d)[BN / 2], uint32_t a, uint32_t b, uint32_t lo, uint32_t hi)
 {
     if constexpr (SPARSE) {
-        if constexpr (BN == 128) {
+        if constexpr (BN == 8) {
+            wgmma_sp_m64n8k32(d, desc_sw64(a), desc_sw128(b), lo, 1);
+            wgmma_sp_m64n8k32(d, desc_sw64(a + 32), desc_sw128(b + 64), hi, 1);
+        } else if constexpr (BN == 128) {
             wgmma_sp_m64n128k32(d, desc_sw64(a), desc_sw128(b), lo, 1);
             wgmma_sp_m64n128k32(d, desc_sw64(a + 32), desc_sw128(b + 64), hi, 1);
         } else {
@@ -47,7 +51,8 @@ __device__ __forceinline__ void mma_stage(float (&d)[BN / 2], uint32_t a, uint32
     } else {
 #pragma unroll
         for (int kk = 0; kk < kBK / 16; ++kk) {
-            if constexpr (BN == 128) wgmma_m64n128k16(d, desc_sw128(a + 32 * kk), desc_sw128(b + 32 * kk), 1);
+            if constexpr (BN == 8) wgmma_m64n8k16(d, desc_sw128(a + 32 * kk), desc_sw128(b + 32 * kk), 1);
+            else if constexpr (BN == 128) wgmma_m64n128k16(d, desc_sw128(a + 32 * kk), desc_sw128(b + 32 * kk), 1);
             else wgmma_m64n256k16(d, desc_sw128(a + 32 * kk), desc_sw128(b + 32 * kk), 1);
         }
     }
@@ -132,7 +137,9 @@ __device__ __forceinline__ void gemm(const CUtensorMap* map_a, const CUtensorMap
         stc::gemm<BN, STAGES, true>(&map_a, &map_b, &map_m, c, m, n, k);                                        \
     }
 
+STC_DENSE(8, 6)
 STC_DENSE(128, 4)
 STC_DENSE(256, 4)
+STC_SPARSE(8, 6)
 STC_SPARSE(128, 5)
 STC_SPARSE(256, 4)

@@ -41,11 +41,11 @@ import pandas as pd
 
 from stcsim.gpu.calibrate import read_ncu_csv
 from stcsim.harness.files import write_csv_atomic
+from stcsim.harness.sparsert_problems import CSR, DENSE_SIMT, PROBLEMS
 from stcsim.kernels import GemmProblem, Kernel, get_kernel, kernels_for, random_operands, relative_error
 from stcsim.kernels.protocol import ptx_for
 from stcsim.kernels.registry import kernel_pattern, silicon_kernels
 from stcsim.kernels.run import DeviceEngine, launch
-from stcsim.harness.sparsert_problems import CSR, DENSE_SIMT, PROBLEMS
 from stcsim.kernels.spmm_sparsert import SparseRtKernel
 from stcsim.sparsity import Pattern, get
 from stcsim.workloads import get_network, unique_gemm_shapes

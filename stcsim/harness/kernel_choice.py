@@ -49,7 +49,7 @@ import numpy as np
 
 from stcsim.config import load_config
 from stcsim.kernels import GemmProblem, Kernel, NoKernelError, get_kernel, kernels_for, registry
-from stcsim.kernels.problem import ceil_div
+from stcsim.kernels.problem import TileShape, ceil_div
 from stcsim.kernels.ptx_info import opcodes
 from stcsim.kernels.run import launch
 from stcsim.sim import Engine, LaunchError
@@ -68,6 +68,9 @@ FIXED = "fixed:"
 PADDING_SLACK = 0.75
 """A tile stays on the shortlist when its useful fraction of the padded M x N is at least this share of the
 best tile's (N = 49 on a 128-wide tile uses 38 %, on a 64-wide one 77 %: the 128-wide tile is dropped)."""
+NARROW_TILE_FACTOR = 4
+"""A kernel without a block tile whose estimate tile is narrower than the family's widest / this is a
+candidate up to N = this x its width (the Hopper GEMMs' 8-wide tile: N <= 32)."""
 FULL_SIMULATION_MACS = 1 << 28
 """A candidate whose padded M x N x K is at most this is simulated whole; a larger one by two short-K
 launches extrapolated to K (``estimate_cycles``)."""
@@ -274,6 +277,12 @@ def _pick(candidates: list[Kernel], problem: GemmProblem, config: str) -> Kernel
     return max(tiles, key=lambda k: ctas[k.procedural_name])
 
 
+def shape_tile(kernel: Kernel) -> TileShape | None:
+    """The C tile the estimate pads a problem to: the kernel's ``block_tile``, else its ``estimate_tile``
+    (the Hopper GEMMs), else None."""
+    return getattr(kernel, "block_tile", None) or getattr(kernel, "estimate_tile", None)
+
+
 def _padding_use(kernel: Kernel, problem: GemmProblem) -> float:
     """The useful fraction of the M x N the kernel's block tiles cover (1.0 without a block tile)."""
     tile = getattr(kernel, "block_tile", None)
@@ -294,7 +303,9 @@ def shortlist(members: list[Kernel], problem: GemmProblem, config: str) -> list[
     order. Tiles: those whose padding use is at least PADDING_SLACK of the best, from the largest block tile
     down to the first whose grid fills every SM. Of a tile whose grid does not fill the SMs: its smallest
     split that fills them (else its largest), and its unsplit kernel only when the grid fills half the SMs
-    or the tile has no split that runs the problem. Kernels without a block tile all stay."""
+    or the tile has no split that runs the problem. Kernels without a block tile stay, but for a narrow one
+    (``estimate_tile`` narrower than the family's widest / NARROW_TILE_FACTOR) on a problem wider than
+    NARROW_TILE_FACTOR times it (A read once per 8 columns of a wide N)."""
     sms = num_sms(config)
     use = {k.procedural_name: _padding_use(k, problem) for k in members}
     best = max(use.values())
@@ -303,7 +314,10 @@ def shortlist(members: list[Kernel], problem: GemmProblem, config: str) -> list[
         tile = getattr(k, "block_tile", None)
         if tile is not None and use[k.procedural_name] >= PADDING_SLACK * best:
             tiled.setdefault((tile.m, tile.n), []).append(k)
-    keep = [k for k in members if getattr(k, "block_tile", None) is None]
+    untiled = [k for k in members if getattr(k, "block_tile", None) is None]
+    widest = max((t.n for k in untiled if (t := shape_tile(k)) is not None), default=0)
+    keep = [k for k in untiled
+            if (t := shape_tile(k)) is None or t.n * NARROW_TILE_FACTOR >= min(problem.n, widest + 1)]
     for _, kernels in sorted(tiled.items(), key=lambda item: -item[0][0] * item[0][1]):
         ctas = _tile_ctas(kernels[0], problem)
         by_split = {getattr(k, "splits", 1): k for k in kernels}
@@ -465,7 +479,7 @@ def estimate_cycles(kernel: Kernel, problem: GemmProblem, pattern: Pattern, spar
                   for b in (few, 2 * few)]
             steps = (waves(problem.batch) - waves(few)) / (waves(2 * few) - waves(few))
             return at[0] + (at[1] - at[0]) * steps
-    tile = getattr(kernel, "block_tile", None) or getattr(kernel, "estimate_tile", None)
+    tile = shape_tile(kernel)
     depth = getattr(kernel, "estimate_depth", None) or (tile.k if tile is not None else 64)
     splits = getattr(kernel, "splits", 1)
     rows = ceil_div(problem.m, tile.m) * tile.m if tile is not None else problem.m

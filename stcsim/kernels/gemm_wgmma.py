@@ -98,6 +98,12 @@ class WgmmaGemmKernel(CommittedPtx):
         return f"wgmma.mma_async{'.sp' if self.sparse else ''}.m64n{self.block_n}k{32 if self.sparse else 16}"
 
     @property
+    def per_shape(self) -> bool:
+        """The narrow-N tile is registered for the per-shape choice only (``kernel_choice``): the fixed rule
+        (``fixed:auto``) keeps the 128- and 256-wide tiles it had."""
+        return self.block_n < 128
+
+    @property
     def procedural_name(self) -> str:
         """e.g. gemm_wgmma_sp_f16_f32_tile128x128x64_stage5."""
         kind = "gemm_wgmma_sp" if self.sparse else "gemm_wgmma"
@@ -105,9 +111,9 @@ class WgmmaGemmKernel(CommittedPtx):
 
     @property
     def estimate_tile(self) -> TileShape:
-        """The C tile of one thread block and its k step: what the kernel choice pads a problem to when it
-        weighs a whole launch against short-K ones (``kernel_choice.estimate_cycles``; these kernels have no
-        ``block_tile``, which would put them in the shape rule's tile shortlist)."""
+        """The C tile of one thread block and its k step: what the kernel choice's shape rule and estimate pad
+        a problem to (``kernel_choice.shape_tile``; these kernels have no ``block_tile``, which would make
+        them candidates of the fixed rule's ``per_shape`` tiles)."""
         return TileShape(BM, self.block_n, BK)
 
     def stage_bytes(self) -> int:
@@ -189,12 +195,15 @@ class WgmmaGemmKernel(CommittedPtx):
 
 
 WGMMA_KERNELS: tuple[WgmmaGemmKernel, ...] = (
+    WgmmaGemmKernel(8, 6),
     WgmmaGemmKernel(128, 4),
     WgmmaGemmKernel(256, 4),
+    WgmmaGemmKernel(8, 6, sparse=True),
     WgmmaGemmKernel(128, 5, sparse=True),
     WgmmaGemmKernel(256, 4, sparse=True),
 )
-"""Dense and 2:4 sparse, in 128 x 128 and 128 x 256 tiles (the wider tile for large GEMMs on the H100)."""
+"""Dense and 2:4 sparse, in 128 x 8 tiles (N of one to eight: decode steps, lm_head, as a library's narrow-N
+kernels serve them), 128 x 128 and 128 x 256 (the wider tile for large GEMMs on the H100)."""
 
 
 @dataclass(frozen=True)

@@ -95,6 +95,18 @@ def test_the_shortlist_drops_padded_tiles_and_takes_the_split_that_fills_the_sms
                      "gemm_wmma_f16_f32_tile128x128x32_warp64x32_splitk2", WMMA}
 
 
+def test_the_narrow_hopper_tile_is_a_candidate_for_narrow_n_only():
+    """The 8-wide wgmma tile joins the 128- and 256-wide ones up to N = 4 x 8 (decode steps, lm_head); on a
+    wide N the two wide tiles stay, as before it existed."""
+    sparse = [k for k in kernels_for(get("nm:N=2,M=4"))
+              if family(k.procedural_name) == "gemm_wgmma_sp_f16_f32"]
+    tiles = {n: {k.procedural_name.split("_tile")[1]
+                 for k in shortlist(sparse, GemmProblem(4096, n, 4096), "h100")} for n in (1, 32, 33, 2048)}
+    wide = {"128x128x64_stage5", "128x256x64_stage4"}
+    assert tiles[1] == tiles[32] == wide | {"128x8x64_stage6"}
+    assert tiles[33] == tiles[2048] == wide
+
+
 def test_the_per_shape_choice_is_the_fastest_simulated_candidate(candidate_cache):
     p = GemmProblem(64, 40, 512)
     choice = choose_kernel(p, DENSE, 0.0, "v100")

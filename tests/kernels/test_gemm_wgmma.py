@@ -12,8 +12,8 @@ from stcsim.kernels.gemm_wgmma import WGMMA_KERNELS, WgmmaGemmKernel, lane_metad
 from stcsim.sim import Engine, LaunchError
 from stcsim.sparsity import get
 
-DENSE128, DENSE256, SPARSE128, SPARSE256 = WGMMA_KERNELS
-SHAPES = [(128, 128, 64), (200, 72, 100), (72, 300, 24)]
+DENSE8, DENSE128, DENSE256, SPARSE8, SPARSE128, SPARSE256 = WGMMA_KERNELS
+SHAPES = [(128, 128, 64), (200, 72, 100), (72, 300, 24), (136, 1, 72), (40, 5, 130)]
 
 
 def prepared(kernel: WgmmaGemmKernel, m: int, n: int, k: int, seed: int):
@@ -57,6 +57,8 @@ def test_names_and_refusals() -> None:
     assert SPARSE128.supports(get("nm:N=2,M=4"))[0] and not SPARSE128.supports(get("nm:N=1,M=4"))[0]
     assert DENSE128.supports(get("dense"))[0] and not DENSE128.supports(get("nm:N=2,M=4"))[0]
     assert DENSE128.can_implement(GemmProblem(1, 1, 1), get("dense"))[0]
+    assert get_kernel("gemm_wgmma_f16_f32_tile128x8x64_stage6") is DENSE8
+    assert SPARSE8.instruction == "wgmma.mma_async.sp.m64n8k32"
 
 
 @pytest.mark.parametrize("config", ["v100", "a100"])
