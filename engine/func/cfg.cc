@@ -211,40 +211,84 @@ void compute_reconvergence(Kernel& k) {
       s.push_back(last + 1 < n ? b + 1 : exit_node);
     }
   }
-  // Post-dominator sets by iterative data flow over bitsets.
-  const size_t words = (static_cast<size_t>(nb) + 1 + 63) / 64;
-  std::vector<Bits> pdom(static_cast<size_t>(nb) + 1, Bits(words, ~uint64_t{0}));
-  auto set = [](Bits& b, int i) { b[static_cast<size_t>(i) / 64] |= uint64_t{1} << (i % 64); };
-  auto test = [](const Bits& b, int i) { return (b[static_cast<size_t>(i) / 64] >> (i % 64)) & 1; };
-  pdom[static_cast<size_t>(exit_node)].assign(words, 0);
-  set(pdom[static_cast<size_t>(exit_node)], exit_node);
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    for (int b = nb - 1; b >= 0; --b) {
-      Bits nw(words, ~uint64_t{0});
-      for (int s : succ[static_cast<size_t>(b)])
-        for (size_t w = 0; w < words; ++w) nw[w] &= pdom[static_cast<size_t>(s)][w];
-      set(nw, b);
-      if (nw != pdom[static_cast<size_t>(b)]) { pdom[static_cast<size_t>(b)] = nw; changed = true; }
+  // Immediate post-dominators by Cooper, Harvey and Kennedy's iterative algorithm ("A Simple, Fast Dominance
+  // Algorithm") on the reversed graph, rooted at the exit: near-linear time and linear memory. Blocks from
+  // which the exit cannot be reached (only infinite loops) are not in that tree; the greatest fixed point of
+  // the post-dominator equations gives each of them every node as a post-dominator, and the reconvergence
+  // point below is chosen for them as it would be from those sets.
+  std::vector<std::vector<int>> pred(static_cast<size_t>(nb) + 1);
+  for (int b = 0; b < nb; ++b)
+    for (int s : succ[static_cast<size_t>(b)]) pred[static_cast<size_t>(s)].push_back(b);
+  // Postorder of the reversed graph from the exit (iterative depth-first search over the predecessors).
+  constexpr int kNone = -1;
+  std::vector<int> po(static_cast<size_t>(nb) + 1, kNone), order;  // order: nodes by postorder number
+  order.reserve(static_cast<size_t>(nb) + 1);
+  {
+    std::vector<char> seen(static_cast<size_t>(nb) + 1, 0);
+    std::vector<std::pair<int, size_t>> stack{{exit_node, 0}};
+    seen[static_cast<size_t>(exit_node)] = 1;
+    while (!stack.empty()) {
+      auto& [x, i] = stack.back();
+      const auto& ps = pred[static_cast<size_t>(x)];
+      if (i < ps.size()) {
+        const int y = ps[i++];
+        if (!seen[static_cast<size_t>(y)]) {
+          seen[static_cast<size_t>(y)] = 1;
+          stack.push_back({y, 0});
+        }
+        continue;
+      }
+      po[static_cast<size_t>(x)] = static_cast<int>(order.size());
+      order.push_back(x);
+      stack.pop_back();
     }
   }
-  auto count = [&](const Bits& b) {
-    int c = 0;
-    for (uint64_t w : b) c += __builtin_popcountll(w);
-    return c;
+  std::vector<int> ipdom(static_cast<size_t>(nb) + 1, kNone);
+  ipdom[static_cast<size_t>(exit_node)] = exit_node;
+  const auto intersect = [&](int a, int b) {
+    while (a != b) {
+      while (po[static_cast<size_t>(a)] < po[static_cast<size_t>(b)]) a = ipdom[static_cast<size_t>(a)];
+      while (po[static_cast<size_t>(b)] < po[static_cast<size_t>(a)]) b = ipdom[static_cast<size_t>(b)];
+    }
+    return a;
   };
-  // The immediate post-dominator is the strict post-dominator with the most post-dominators itself.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {  // reverse postorder, the exit first
+      const int b = *it;
+      if (b == exit_node) continue;
+      int nw = kNone;
+      for (int s : succ[static_cast<size_t>(b)]) {
+        if (po[static_cast<size_t>(s)] == kNone || ipdom[static_cast<size_t>(s)] == kNone) continue;
+        nw = nw == kNone ? s : intersect(s, nw);
+      }
+      if (nw != ipdom[static_cast<size_t>(b)]) { ipdom[static_cast<size_t>(b)] = nw; changed = true; }
+    }
+  }
+  // Post-dominators of each node in the tree (itself, ..., the exit); every node for the others.
+  std::vector<int> depth(static_cast<size_t>(nb) + 1, nb + 1);
+  depth[static_cast<size_t>(exit_node)] = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it)
+    if (*it != exit_node) depth[static_cast<size_t>(*it)] = depth[static_cast<size_t>(ipdom[static_cast<size_t>(*it)])] + 1;
+  // Of a block outside the tree, every node post-dominates it; its reconvergence point is the other node with
+  // the most post-dominators, the first in block order on ties: the first other such block, else the first
+  // block of the tree with the deepest chain.
+  std::vector<int> loops;  // blocks outside the tree, in block order
+  int deepest = kNone;
+  for (int b = 0; b <= nb; ++b) {
+    if (po[static_cast<size_t>(b)] == kNone) loops.push_back(b);
+    else if (deepest == kNone || depth[static_cast<size_t>(b)] > depth[static_cast<size_t>(deepest)]) deepest = b;
+  }
+  const auto outside_choice = [&](int b) {
+    for (int c : loops)
+      if (c != b) return c;
+    return deepest;
+  };
   for (int b = 0; b < nb; ++b) {
     const int last = (b + 1 < nb ? first[static_cast<size_t>(b) + 1] : n) - 1;
     Instr& in = k.code[static_cast<size_t>(last)];
     if (in.op != Op::Bra) continue;
-    int best = -1, best_count = -1;
-    for (int p = 0; p <= nb; ++p) {
-      if (p == b || !test(pdom[static_cast<size_t>(b)], p)) continue;
-      const int cnt = count(pdom[static_cast<size_t>(p)]);
-      if (cnt > best_count) { best = p; best_count = cnt; }
-    }
+    const int best = po[static_cast<size_t>(b)] == kNone ? outside_choice(b) : ipdom[static_cast<size_t>(b)];
     in.reconv = (best < 0 || best == exit_node) ? -1 : first[static_cast<size_t>(best)];
   }
 }
