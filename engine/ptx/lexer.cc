@@ -217,7 +217,9 @@ std::string parse_number(const std::string& s, Operand& o) {
   else if (prefixed) return "malformed number";
   if (digits.empty() || !all_of(digits, base == 16 ? "0123456789abcdefABCDEF" : base == 8 ? "01234567" : base == 2 ? "01" : "0123456789"))
     return "malformed number";
-  if (!digits_value(digits, base, o.imm)) return "integer literal out of range (more than 64 bits)";
+  if (!digits_value(digits, base, o.imm))
+    return "integer literal out of range (more than 64 bits; not supported: ptxas wraps some such literals, "
+           "stcsim takes none)";
   return "";
 }
 

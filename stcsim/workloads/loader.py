@@ -7,6 +7,7 @@ the network does not use (BatchNorm statistics, biases) are ignored.
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -40,7 +41,13 @@ def _read_torch(path: Path) -> dict[str, np.ndarray]:
             f"reading {path.name} needs PyTorch, which is not installed; .npz files work without it "
             "(on a machine with torch: numpy.savez(path, **{k: v.numpy() for k, v in state_dict.items()}))"
         ) from err
-    state = torch.load(path, map_location="cpu", weights_only=True)
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except OSError:
+        raise
+    except Exception as err:  # noqa: BLE001 - torch raises many kinds (pickle, zip, runtime) for a bad file
+        raise ValueError(f"{path.name} is not a readable PyTorch state_dict file (torch.load with "
+                         f"weights_only=True: {type(err).__name__})") from err
     if not isinstance(state, Mapping):
         raise ValueError(f"{path.name} holds a {type(state).__name__}; expected a state_dict name -> tensor")
     return {
@@ -81,7 +88,12 @@ def load_weights(net: Network, path: str | Path, prefix: str = "") -> dict[str, 
     """
     path = Path(path)
     if path.suffix == ".npz":
-        with np.load(path, allow_pickle=False) as archive:
+        try:
+            archive = np.load(path, allow_pickle=False)
+        except (ValueError, zipfile.BadZipFile, EOFError) as err:
+            raise ValueError(f"{path.name} is not a readable .npz file of arrays (numpy.load, no pickles: "
+                             f"{type(err).__name__})") from err
+        with archive:
             return match_weights(net, archive, prefix, source=str(path))
     if path.suffix in TORCH_SUFFIXES:
         return match_weights(net, _read_torch(path), prefix, source=str(path))

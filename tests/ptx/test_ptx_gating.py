@@ -306,6 +306,19 @@ CASES: dict[str, Case] = {
         "sink _ as a source element: not supported",
         ptxas_accepts=True,
     ),
+    "an integer literal beyond 64 bits": Case(
+        _in_body("\tmov.u32 %r1, 18446744073709551616;\n"), "more than 64 bits; not supported",
+        ptxas_accepts=True,
+    ),
+    "mbarrier.pending_count": Case(
+        _in_body("\t.reg .b64 %rd<2>;\n\tmbarrier.pending_count.b64 %r1, %rd1;\n"),
+        "unsupported mbarrier.pending_count (not supported",
+        ptxas_accepts=True,
+    ),
+    # refused as an invalid type, not as unsupported (docs/errors.md: the PTX ISA does not describe it)
+    "add with .pred besides its type": Case(
+        _in_body("\tadd.pred.s32 %r1, %r2, %r3;\n"), "unsupported type .pred.s32", ptxas_accepts=True,
+    ),
     "a 32-bit global address in cp.async": Case(
         _in_body(CP_ASYNC.replace("[%rd1]", "[%r2]")), "uses a 32-bit global address: not supported",
         ptxas_accepts=True,

@@ -132,3 +132,22 @@ def test_pt_that_is_not_a_state_dict(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setitem(sys.modules, "torch", _fake_torch([1, 2]))
     with pytest.raises(ValueError, match="w.pt holds a list; expected a state_dict"):
         load_weights(_small_net(), tmp_path / "w.pt")
+
+
+def test_unreadable_pt_is_a_value_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch.load raising on a corrupt file (a pickle error, a bad zip) is the one-line bad-input error."""
+    torch = _fake_torch(None)
+
+    def broken(path: object, map_location: str, weights_only: bool) -> object:
+        raise RuntimeError("PytorchStreamReader failed reading zip archive: failed finding central directory")
+
+    torch.load = broken
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    with pytest.raises(ValueError, match=r"w.pt is not a readable PyTorch state_dict file .*RuntimeError"):
+        load_weights(_small_net(), tmp_path / "w.pt")
+
+
+def test_unreadable_npz_is_a_value_error(tmp_path: Path) -> None:
+    (tmp_path / "w.npz").write_bytes(b"not a zip archive" * 8)
+    with pytest.raises(ValueError, match=r"w.npz is not a readable .npz file"):
+        load_weights(_small_net(), tmp_path / "w.npz")
