@@ -316,8 +316,12 @@ def shortlist(members: list[Kernel], problem: GemmProblem, config: str) -> list[
             tiled.setdefault((tile.m, tile.n), []).append(k)
     untiled = [k for k in members if getattr(k, "block_tile", None) is None]
     widest = max((t.n for k in untiled if (t := shape_tile(k)) is not None), default=0)
-    keep = [k for k in untiled
-            if (t := shape_tile(k)) is None or t.n * NARROW_TILE_FACTOR >= min(problem.n, widest + 1)]
+
+    def narrow_on_wide_n(tile: TileShape | None) -> bool:
+        return (tile is not None and tile.n * NARROW_TILE_FACTOR <= widest
+                and tile.n * NARROW_TILE_FACTOR < problem.n)
+
+    keep = [k for k in untiled if not narrow_on_wide_n(shape_tile(k))]
     for _, kernels in sorted(tiled.items(), key=lambda item: -item[0][0] * item[0][1]):
         ctas = _tile_ctas(kernels[0], problem)
         by_split = {getattr(k, "splits", 1): k for k in kernels}
