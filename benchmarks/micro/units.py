@@ -237,6 +237,22 @@ def _branch_taken(config: str) -> Result:
     return _alu_result("branch.taken", config, step, expected, 2)
 
 
+LOOP_BODY = 2  # add / xor instructions in the loop of branch.loop: the back-edge's chain is the longer
+
+
+def _branch_loop(config: str) -> Result:
+    cfg = flat(config)
+    clock, cycles, _, _ = per_step(config, "branch_loop", K_ALU, body=LOOP_BODY,
+                                   args=lambda e, out: [out, 0xFFFFFFFF])  # fmt: skip
+    chain = 2 * unit_latency(cfg, "int") + max(unit_latency(cfg, "branch"), unit_interval(cfg, "branch"))
+    slack = chain + unit_interval(cfg, "int")
+    return Result(
+        "branch.loop", config, clock, chain, "cycles", at_least=True,
+        checks={"gpu_sim_cycle": Check(cycles, chain, at_least=True),
+                "at most one int issue slot more": Check(clock, slack, at_most=True)},
+    )  # fmt: skip
+
+
 def _completion(body: str) -> Callable[[str], Result]:
     def runner(config: str) -> Result:
         cfg = flat(config)
@@ -368,6 +384,16 @@ def _cases() -> Iterator[Bench]:
         ("units.int.latency", "units.branch.latency"),
         "branch_cond",
         _branch_taken,
+    )
+    yield case(
+        "branch.loop",
+        "latency",
+        f"a `.pragma \"nounroll\"` loop over {LOOP_BODY} add / xor instructions: per iteration at least its "
+        "back-edge's chain, counter add -> setp -> bra (2 x int latency + branch latency), and at most one "
+        "int issue slot more",
+        ("units.int.latency", "units.branch.latency"),
+        "branch_loop",
+        _branch_loop,
     )
     yield case(
         "end.ret",

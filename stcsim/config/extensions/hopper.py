@@ -52,8 +52,10 @@ GROUP = Group("Hopper wgmma / mbarrier / TMA extension (engine/ext/hopper); sm_9
         "Cycles from cp.async.bulk.tensor issue until its first bytes arrive in shared memory (the copy "
         "engine's latency, including the global read)", "cycles",
         f"{_CSV}, rows tma_latency 1024..32768: least-squares fit latency = 355.7 + bytes / 107.2 (a fit of "
-        "two parameters to six points, residuals -19..+11 cycles), less the 10 cycles of instructions the "
-        "engine times itself", 346, 100_000),
+        "two parameters to six points, residuals -19..+11 cycles), less the 22 cycles of instructions the "
+        "engine times itself between the clock reads (expect_tx, try_wait, a branch: 6 + "
+        "units.branch.latency 16; 10 and 346 before the branch latency was measured, calibration step 30)",
+        334, 100_000),
     "tma_bytes_per_cycle": _sm90_int(
         "Bytes per cycle the SM's TMA copy engine moves into shared memory", "B/cycle",
         f"{_CSV}, rows tma_latency 1024..32768: slope of the same least-squares fit (1 / 0.00933 cycles "
