@@ -69,9 +69,7 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   c.launch_overhead = r.u32("gpu.launch_overhead_cycles");
   c.num_sms = r.u32("gpu.num_sms");
   c.sub_cores = r.u32("sm.sub_cores");
-  const std::string pol = r.str("sched.policy");
-  if (pol != "gto" && pol != "lrr") throw std::invalid_argument("GPU config key 'sched.policy' must be gto or lrr, got '" + pol + "'");
-  c.gto = pol == "gto";
+  c.gto = r.str("sched.policy") == "gto";  // (gto or lrr: the schema's choice)
   c.issue_width = r.u32("sched.issue_width");
   c.max_warps = r.u32("sm.max_warps");
   c.max_ctas = r.u32("sm.max_ctas");
@@ -96,7 +94,6 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   }
   c.tensor_pipes = r.u32("tensor.pipes_per_subcore");
   c.smem_banks = r.u32("smem.banks");
-  if (c.smem_banks == 0 || c.smem_banks > 256) throw std::invalid_argument("GPU config key 'smem.banks' must be in [1, 256]");
   c.smem_bank_bytes = r.u32("smem.bank_width_bytes");
   c.smem_latency = r.u32("smem.latency");
   c.smem_cycles_per_wavefront = r.u32("smem.cycles_per_wavefront");
@@ -114,8 +111,6 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   c.l1_latency = r.u32("l1d.hit_latency");
   c.l1_mshr = r.u32("l1d.mshr_entries");
   c.store_sector_cycles = r.num("l1d.store_sector_cycles");
-  if (c.store_sector_cycles > 0 && c.l1_sector != 32)
-    throw std::invalid_argument("GPU config key 'l1d.store_sector_cycles' needs l1d.sector_bytes = 32 (it prices 16-byte halves)");
   c.l2_sets = r.u32("l2.sets_per_slice");
   c.l2_slices = r.u32("l2.slices");
   c.l2_assoc = r.u32("l2.assoc");
@@ -142,31 +137,17 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   if (c.icache) {
     c.inst_bytes = r.u32("icache.instruction_bytes");
     c.icache_line = r.u32("icache.line_bytes");
-    const uint32_t l0 = r.u32("icache.l0_bytes"), l1 = r.u32("icache.l1_bytes"), l15 = r.u32("icache.l15_bytes");
-    for (const auto& [key, bytes] : {std::pair{"l0_bytes", l0}, {"l1_bytes", l1}, {"l15_bytes", l15}})
-      if (c.icache_line == 0 || bytes == 0 || bytes % c.icache_line)
-        throw std::invalid_argument(std::string("GPU config key 'icache.") + key + "' must be a whole, non-zero number of icache.line_bytes");
-    c.icache_l0_lines = l0 / c.icache_line;
-    c.icache_l1_lines = l1 / c.icache_line;
-    c.icache_l15_lines = l15 / c.icache_line;
+    c.icache_l0_lines = r.u32("icache.l0_bytes") / c.icache_line;  // (whole lines: stcsim/config/rules.py)
+    c.icache_l1_lines = r.u32("icache.l1_bytes") / c.icache_line;
+    c.icache_l15_lines = r.u32("icache.l15_bytes") / c.icache_line;
     c.icache_fill = r.num("icache.fill_cycles");
     c.icache_l2_fill = r.num("icache.l2_fill_cycles");
     c.icache_dram_fill = r.num("icache.dram_fill_cycles");
   }
   c.cp_async_sync = r.has("cp_async.mode") && r.str("cp_async.mode") == "sync";
-  if (c.sub_cores == 0 || c.num_sms == 0) throw std::invalid_argument("GPU config needs at least one SM and one sub-core");
-  if (c.tensor_pipes == 0) throw std::invalid_argument("GPU config key 'tensor.pipes_per_subcore' must be >= 1");
-  if (c.l1_sector == 0 || c.l1_line % c.l1_sector || c.l2_line % c.l2_sector)
-    throw std::invalid_argument("GPU config: cache line sizes must be multiples of the sector size");
-  if (c.l2_dram_fetch % c.l2_sector || c.l2_dram_fetch > c.l2_line || c.l2_line % c.l2_dram_fetch)
-    throw std::invalid_argument("GPU config key 'l2.dram_fetch_bytes' must be whole sectors dividing the L2 line");
-  if (c.l2_interleave % c.l2_line)
-    throw std::invalid_argument("GPU config key 'l2.slice_interleave_bytes' must be a multiple of l2.line_bytes");
+  // Ranges and cross-key constraints are checked once, in Python (stcsim/config/schema.py and rules.py),
+  // before a config reaches the engine; here only what the reader's types demand.
   c.l2_slice_map = find_l2_slice_map(r.str("l2.slice_map"));
-  if (c.l2_slice_map && (c.l2_slice_map->slices != c.l2_slices || c.l2_slice_map->unit_bytes != c.l2_interleave))
-    throw std::invalid_argument("GPU config key 'l2.slice_map' names a map of " + std::to_string(c.l2_slice_map->slices) +
-                                " slices in units of " + std::to_string(c.l2_slice_map->unit_bytes) +
-                                " bytes: it needs l2.slices and l2.slice_interleave_bytes to match");
   c.record = r.read();
   return c;
 }

@@ -91,6 +91,19 @@ def test_cross_key_rules_name_keys_and_files(tmp_path: Path) -> None:
         load_config(_overlay(tmp_path, "units:\n  shfl:\n    latency: 26\n"))
 
 
+@pytest.mark.parametrize(("overlay", "message"), [
+    ("icache:\n  l0_bytes: 1000\n", r"icache\.l0_bytes: violates: the L0 instruction cache is whole lines"),
+    ("l2:\n  dram_fetch_bytes: 96\n", r"l2\.dram_fetch_bytes: violates: an L2 miss fetches whole sectors"),
+    ("l2:\n  slice_interleave_bytes: 96\n", r"l2\.slice_interleave_bytes: violates: the slice interleave"),
+    ("l1d:\n  sector_bytes: 64\n  store_sector_cycles: 2.0\n", r"l1d\.store_sector_cycles: violates"),
+])
+def test_the_checks_the_engine_once_made_are_rules(tmp_path: Path, overlay: str, message: str) -> None:
+    """Constraints the C++ reader used to check (and could word differently) are Python rules, reported
+    against the config file before the engine sees it."""
+    with pytest.raises(ConfigError, match=message):
+        load_config(_overlay(tmp_path, overlay))
+
+
 def test_get_unknown_key_suggests() -> None:
     with pytest.raises(ConfigError, match=r"gpu\.num_sm: unknown key; did you mean 'gpu\.num_sms'"):
         load_config("v100").get("gpu.num_sm")
