@@ -24,6 +24,7 @@ from functools import cache
 from pathlib import Path
 
 from stcsim.config import load_config
+from stcsim.config.loader import GpuConfig
 from stcsim.harness.kernel_choice import (
     AUTO,
     DENSE,
@@ -66,6 +67,17 @@ class Variant:
     config: str
     kernel: str = AUTO
     label: str = ""
+    # The resolved config the point runs on (``make`` resolves it once; not part of the point's identity,
+    # which its spec and digest already are): its engines and its results' config digest come from it.
+    gpu: GpuConfig | None = field(default=None, compare=False, repr=False)
+
+    def resolved(self) -> GpuConfig:
+        """The point's resolved config (resolving `config` where the point was built without ``make``)."""
+        return self.gpu if self.gpu is not None else load_config(self.config)
+
+    def config_hash(self) -> str:
+        """The resolved config's digest (``GpuConfig.digest``: every key, overlays applied)."""
+        return self.gpu.digest() if self.gpu is not None else config_digest(self.config)
 
     @classmethod
     def make(cls, pattern: str, sparsity: float, config: str, kernel: str = AUTO, label: str = "") -> Variant:
@@ -76,10 +88,10 @@ class Variant:
         value = 0.0 if spec == DENSE else float(sparsity)
         if not 0.0 <= value < 1.0:
             raise ValueError(f"sparsity must be in [0, 1), got {sparsity!r}")
-        load_config(config)
+        gpu = load_config(config)
         default = f"{spec}@{value:g}/{config}" if spec != DENSE else f"{spec}/{config}"
         default += "" if kernel == AUTO else f"/{kernel}"
-        return cls(spec, value, config, kernel, label or default)
+        return cls(spec, value, config, kernel, label or default, gpu)
 
 
 def fixed_sparsity(pattern: Pattern) -> float | None:
@@ -327,7 +339,7 @@ def plan_network(
     jobs = []
     for variant in variants:
         check_variant(variant)
-        versions = {"engine": engine_version(), "config": config_digest(variant.config)}
+        versions = {"engine": engine_version(), "config": variant.config_hash()}
         for g in groups:
             per_launch, note, decided = decide_launch(g.layer, variant)
             action, reason, run_shape, choice, fallback = decided

@@ -106,7 +106,7 @@ def run_job(job: LayerJob) -> dict[str, object]:
     weights, x = layer_weights(job), activations(job)
     operands, density = prepared(job, kernel, weights, x)
     launched = time.perf_counter()
-    result, stats = launch(kernel, Engine(job.variant.config), operands, job.sample)
+    result, stats = launch(kernel, Engine(job.variant.resolved()), operands, job.sample)
     launch_seconds = time.perf_counter() - launched
     row = {**describe(job), "density": density, **check_output(job, kernel, operands, weights, x, result)}
     row["host_seconds"] = time.perf_counter() - start

@@ -154,7 +154,7 @@ def _plan_shapes(network: str, variants: list[Variant], batch: int, shapes: set[
     jobs = []
     for variant in variants:
         plans.check_variant(variant)
-        versions = {"engine": plans.engine_version(), "config": plans.config_digest(variant.config)}
+        versions = {"engine": plans.engine_version(), "config": variant.config_hash()}
         for g in groups:
             action, reason, run_shape, choice, fallback = plans._decide(g.layer, variant)
             jobs.append(LayerJob(

@@ -40,6 +40,22 @@ def test_variant_canonicalises_and_labels():
         Variant.make("dense", 0, "v100", "fast")
 
 
+def test_a_sweep_point_carries_its_resolved_config_and_digest():
+    """``make`` resolves the config once; the point's engines and its results' digest come from it, and a
+    point built with a resolved config of its own (an override) runs on that one."""
+    from stcsim.config import load_config
+    from stcsim.harness.jobs import config_digest
+
+    v = Variant.make("dense", 0.0, "v100")
+    assert v.gpu is not None and v.resolved() is v.gpu
+    assert v.config_hash() == config_digest("v100") == load_config("v100").digest()
+    slow = load_config("v100", overrides={"dram.latency": 900})
+    w = dataclasses.replace(v, gpu=slow)
+    assert w == v and w.config_hash() == slow.digest() != v.config_hash()  # identity: spec and label
+    bare = Variant("dense", 0.0, "v100")  # built without make: resolved on demand, the same digest
+    assert bare.resolved().digest() == v.config_hash() == bare.config_hash()
+
+
 def test_a_named_kernel_for_another_pattern_is_refused():
     v = Variant.make("unstructured", 0.9, "v100", "gemm_wmma_f16_f32_tile64x64x32_warp32x32")
     with pytest.raises(ValueError, match="implements the dense pattern, not unstructured"):

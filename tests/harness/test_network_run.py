@@ -83,8 +83,10 @@ def test_identical_runs_under_two_labels_are_simulated_once(tmp_path, seed):
 def test_an_edited_config_invalidates_only_its_rows(tmp_path):
     overlay = tmp_path / "slow_tensor.yaml"
     overlay.write_text("tensor:\n  wmma_m16n16k16_f32:\n    issue_interval: 60\n")
-    variants = sweep(["dense"], [0.0], ["v100", f"v100+{overlay}"], ["auto"])
-    plan = lambda: plan_network(MOBILENET, variants, max_layers=2)  # noqa: E731
+    # A sweep point holds its config resolved when it was made: a run after the edit makes its points again
+    # (as a new command does), so the plan is built from a fresh sweep each time.
+    points = lambda: sweep(["dense"], [0.0], ["v100", f"v100+{overlay}"], ["auto"])  # noqa: E731
+    plan = lambda: plan_network(MOBILENET, points(), max_layers=2)  # noqa: E731
     first = run_jobs(plan(), tmp_path, InlineExecutor(), progress=False)
     assert first.simulated == 4
     overlay.write_text("tensor:\n  wmma_m16n16k16_f32:\n    issue_interval: 120\n")
