@@ -148,6 +148,12 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   // Ranges and cross-key constraints are checked once, in Python (stcsim/config/schema.py and rules.py),
   // before a config reaches the engine; here only what the reader's types demand.
   c.l2_slice_map = find_l2_slice_map(r.str("l2.slice_map"));
+  // Not a config check but the engine's own table's invariant (memsys indexes per-slice state by the map's
+  // slice numbers): rules.py states it to users; this keeps memory safe should the two ever drift apart.
+  if (c.l2_slice_map && (c.l2_slice_map->slices != c.l2_slices || c.l2_slice_map->unit_bytes != c.l2_interleave))
+    throw std::invalid_argument("GPU config key 'l2.slice_map' names a map of " + std::to_string(c.l2_slice_map->slices) +
+                                " slices in units of " + std::to_string(c.l2_slice_map->unit_bytes) +
+                                " bytes: it needs l2.slices and l2.slice_interleave_bytes to match");
   c.record = r.read();
   return c;
 }
