@@ -37,10 +37,10 @@ LOOP_BODIES = (2, 8, 16)
 TAKEN = {"ne": "taken", "eq": "not taken"}  # flag 0xffffffff equals no step index
 
 
-def _per_step(config: str, body: int, cmp: str) -> float:
-    clock, _, _, _ = launch.per_step(config, "branch_cond", K, cmp=cmp, body=body,
-                                     args=lambda e, out: [out, 0xFFFFFFFF])  # fmt: skip
-    return clock
+def _per_step(config: str, bench: str, body: int, cmp: str | None) -> float:
+    """Cycles per step of one probe (%clock64, k vs 2k steps) on whatever `launch.Engine` is."""
+    extra = {"cmp": cmp} if cmp else {}
+    return launch.per_step(config, bench, K, body=body, args=lambda e, out: [out, 0xFFFFFFFF], **extra)[0]
 
 
 def _silicon(config: str, bench: str, body: int, cmp: str | None) -> tuple[list[float], str]:
@@ -48,10 +48,8 @@ def _silicon(config: str, bench: str, body: int, cmp: str | None) -> tuple[list[
     engine = launch.Engine
     launch.Engine = SiliconEngine  # type: ignore[misc,assignment]
     SiliconEngine.loaded.clear()
-    extra = {"cmp": cmp} if cmp else {}
-    args = lambda e, out: [out, 0xFFFFFFFF]  # noqa: E731
     try:
-        runs = [launch.per_step(config, bench, K, body=body, args=args, **extra)[0] for _ in range(REPEATS)]
+        runs = [_per_step(config, bench, body, cmp) for _ in range(REPEATS)]
     finally:
         launch.Engine = engine  # type: ignore[misc]
     return runs, "/".join(str(c) for c in SiliconEngine.loaded[:2])
@@ -61,7 +59,7 @@ def _loop_rows(config: str) -> list[dict]:
     """The loop probe: per iteration on silicon (median of REPEATS) and on `config`."""
     rows = []
     for body in LOOP_BODIES:
-        sim = launch.per_step(config, "branch_loop", K, body=body, args=lambda e, out: [out, 0xFFFFFFFF])[0]
+        sim = _per_step(config, "branch_loop", body, None)
         runs, sass = _silicon(config, "branch_loop", body, None)
         silicon = float(np.median(runs))
         rows.append({"body": body, "silicon_cycles_per_iteration": silicon,
@@ -93,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for body in BODIES:
         for cmp, kind in TAKEN.items():
-            sim = _per_step(a.config, body, cmp)
+            sim = _per_step(a.config, "branch_cond", body, cmp)
             runs, sass = _silicon(a.config, "branch_cond", body, cmp)
             silicon = float(np.median(runs))
             rows.append({"body": body, "branch": kind, "silicon_cycles_per_step": silicon,

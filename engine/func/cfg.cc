@@ -13,6 +13,29 @@ using Bits = std::vector<uint64_t>;
 
 bool ends_block(const Instr& in) { return is_control(in); }
 
+// The kernel's basic blocks: leaders are pc 0, branch targets and the instruction after a control
+// instruction; `first[b]` is block b's first pc, `block_of[pc]` the block of a pc.
+struct Blocks {
+  std::vector<int> first, block_of;
+
+  explicit Blocks(const Kernel& k) {
+    const int n = static_cast<int>(k.code.size());
+    std::vector<char> leader(static_cast<size_t>(n) + 1, 0);
+    leader[0] = 1;
+    for (int pc = 0; pc < n; ++pc) {
+      const Instr& in = k.code[static_cast<size_t>(pc)];
+      if (in.op == Op::Bra && in.target >= 0) leader[static_cast<size_t>(in.target)] = 1;
+      if (ends_block(in)) leader[static_cast<size_t>(pc) + 1] = 1;
+    }
+    block_of.resize(static_cast<size_t>(n));
+    for (int pc = 0; pc < n; ++pc) {
+      if (leader[static_cast<size_t>(pc)]) first.push_back(pc);
+      block_of[static_cast<size_t>(pc)] = static_cast<int>(first.size()) - 1;
+    }
+  }
+  int count() const { return static_cast<int>(first.size()); }
+};
+
 }  // namespace
 
 void successors(const Kernel& k, int pc, std::vector<int>& out) {
@@ -114,19 +137,10 @@ uint32_t estimate_registers(const Kernel& k) {
   const size_t nr = k.regs.size();
   if (n == 0 || nr == 0) return 2;
   const size_t words = (nr + 63) / 64;
-  std::vector<char> leader(static_cast<size_t>(n) + 1, 0);
-  leader[0] = 1;
-  for (int pc = 0; pc < n; ++pc) {
-    const Instr& in = k.code[static_cast<size_t>(pc)];
-    if (in.op == Op::Bra && in.target >= 0) leader[static_cast<size_t>(in.target)] = 1;
-    if (ends_block(in)) leader[static_cast<size_t>(pc) + 1] = 1;
-  }
-  std::vector<int> starts, block_of(static_cast<size_t>(n));
-  for (int pc = 0; pc < n; ++pc) {
-    if (leader[static_cast<size_t>(pc)]) starts.push_back(pc);
-    block_of[static_cast<size_t>(pc)] = static_cast<int>(starts.size()) - 1;
-  }
-  const int nb = static_cast<int>(starts.size());
+  const Blocks blocks(k);
+  const std::vector<int>& starts = blocks.first;
+  const std::vector<int>& block_of = blocks.block_of;
+  const int nb = blocks.count();
   const auto block_end = [&](int b) { return b + 1 < nb ? starts[static_cast<size_t>(b) + 1] : n; };
   const auto has = [](const Bits& v, int32_t r) { return (v[static_cast<size_t>(r) / 64] >> (r % 64)) & 1u; };
   const auto width = [&](int32_t r) { return register_slots(k, r); };
@@ -179,21 +193,10 @@ uint32_t estimate_registers(const Kernel& k) {
 void compute_reconvergence(Kernel& k) {
   const int n = static_cast<int>(k.code.size());
   if (n == 0) return;
-  // Block leaders: pc 0, branch targets, and the instruction after a control instruction.
-  std::vector<char> leader(static_cast<size_t>(n) + 1, 0);
-  leader[0] = 1;
-  for (int pc = 0; pc < n; ++pc) {
-    const Instr& in = k.code[static_cast<size_t>(pc)];
-    if (in.op == Op::Bra && in.target >= 0) leader[static_cast<size_t>(in.target)] = 1;
-    if (ends_block(in)) leader[static_cast<size_t>(pc) + 1] = 1;
-  }
-  std::vector<int> block_of(static_cast<size_t>(n));
-  std::vector<int> first;
-  for (int pc = 0; pc < n; ++pc) {
-    if (leader[static_cast<size_t>(pc)]) first.push_back(pc);
-    block_of[static_cast<size_t>(pc)] = static_cast<int>(first.size()) - 1;
-  }
-  const int nb = static_cast<int>(first.size());
+  const Blocks blocks(k);
+  const std::vector<int>& first = blocks.first;
+  const std::vector<int>& block_of = blocks.block_of;
+  const int nb = blocks.count();
   const int exit_node = nb;  // virtual exit
   std::vector<std::vector<int>> succ(static_cast<size_t>(nb));
   for (int b = 0; b < nb; ++b) {
