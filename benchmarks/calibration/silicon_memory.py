@@ -35,18 +35,20 @@ SMS = 132
 _OPS = {"ldg": r"LDG", "stg": r"STG", "lds": r"LDS", "sts": r"STS", "hmma": r"HMMA", "atomic": r"(ATOM|RED)"}
 
 
-def parse_sass(text: str) -> pd.DataFrame:
-    """cuobjdump -sass text -> one row per function: SASS instruction count and counts per opcode class."""
+def parse_sass(text: str, ops: dict[str, str] | None = None) -> pd.DataFrame:
+    """cuobjdump -sass text -> one row per function: SASS instruction count and counts per opcode class
+    (`ops`: column -> opcode pattern, default the memory and HMMA classes)."""
+    ops = _OPS if ops is None else ops
     rows: list[dict[str, Any]] = []
     for line in text.splitlines():
         fn = re.search(r"Function : (\S+)", line)
         if fn:
-            rows.append({"kernel": fn[1], "sass_insts": 0, **dict.fromkeys(_OPS, 0)})
+            rows.append({"kernel": fn[1], "sass_insts": 0, **dict.fromkeys(ops, 0)})
             continue
         inst = re.match(r"\s+/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
         if inst and rows and inst[1] != "NOP":
             rows[-1]["sass_insts"] += 1
-            for key, pat in _OPS.items():
+            for key, pat in ops.items():
                 rows[-1][key] += bool(re.match(pat, inst[1]))
     return pd.DataFrame(rows)
 

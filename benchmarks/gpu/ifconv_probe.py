@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from benchmarks.calibration.silicon_memory import parse_sass
 from stcsim.harness.files import write_csv_atomic
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,15 +69,8 @@ def sass_bra(ptx_path: Path, arch: str) -> dict[str, int]:
         subprocess.run(["ptxas", "-O3", f"-arch={arch}", str(ptx_path), "-o", str(cubin)], check=True)
         sass = subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True, text=True,
                               check=True).stdout
-    counts: dict[str, int] = {}
-    current = ""
-    for line in sass.splitlines():
-        if m := re.search(r"Function : (\w+)", line):
-            current = m.group(1)
-            counts[current] = 0
-        elif current and re.search(r"\bBRA\b", line):
-            counts[current] += 1
-    return counts
+    table = parse_sass(sass, {"bra": r"BRA\b"})
+    return dict(zip(table["kernel"], table["bra"], strict=True)) if len(table) else {}
 
 
 def main(argv: list[str] | None = None) -> int:
