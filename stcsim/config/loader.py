@@ -13,6 +13,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -59,8 +60,19 @@ class GpuConfig:
     def digest(self) -> str:
         """A short hash of every resolved value (16 hex digits): two configs with the same digest time every
         launch alike, whatever files and overrides they came from."""
+        return self._digest
+
+    @cached_property
+    def _digest(self) -> str:
         text = json.dumps(self.values, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def __eq__(self, other: object) -> bool:
+        """Configs are equal when they time every launch alike: the same resolved values (``digest``)."""
+        return isinstance(other, GpuConfig) and self.digest() == other.digest()
+
+    def __hash__(self) -> int:
+        return hash(self.digest())
 
     def get(self, key: str) -> Value:
         """Return one value by dotted key; unknown or (on this GPU) absent keys raise ``ConfigError``."""

@@ -292,14 +292,14 @@ def _decide(layer: Layer, variant: Variant, batch: int = 1) -> tuple:
     decision = layer_decision(layer, pattern, DEFAULT_POLICY)
     base = (decision.action, decision.reason, decision.run_shape)
     if not layer.is_gemm:
-        choice = choose_kernel(problem, get(DENSE), 0.0, variant.config, _dense_selector(variant.kernel))
+        choice = choose_kernel(problem, get(DENSE), 0.0, variant.resolved(), _dense_selector(variant.kernel))
         why = (f"{DEPTHWISE}; no kernel of the set runs it as a stencil: dense fallback, {layer.groups} "
                "GEMMs of M = 1 (one per channel)")
         return (*base, choice, why)
     if decision.action == DENSE:
-        choice = choose_kernel(problem, get(DENSE), 0.0, variant.config, _dense_selector(variant.kernel))
+        choice = choose_kernel(problem, get(DENSE), 0.0, variant.resolved(), _dense_selector(variant.kernel))
         return (*base, choice, "" if variant.pattern == DENSE else decision.reason)
-    choice = choose_kernel(problem, pattern, variant.sparsity, variant.config, variant.kernel)
+    choice = choose_kernel(problem, pattern, variant.sparsity, variant.resolved(), variant.kernel)
     return (*base, choice, choice.fallback)
 
 

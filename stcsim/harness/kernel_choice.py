@@ -47,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from stcsim.config import load_config
+from stcsim.config import GpuConfig, load_config
 from stcsim.kernels import GemmProblem, Kernel, NoKernelError, get_kernel, kernels_for, registry
 from stcsim.kernels.problem import TileShape, ceil_div
 from stcsim.kernels.ptx_info import opcodes
@@ -130,25 +130,48 @@ def math_units(name: str) -> str:
     return TENSOR_CORE if uses_tensor else CUDA_CORE
 
 
+ConfigRef = str | GpuConfig
+"""A GPU config as the choice takes it: a spec (``"v100+stc"``, resolved here) or a resolved config (a sweep
+point's, overrides included). Candidates are simulated on, and cached by, the resolved config."""
+
+
 @cache
-def num_sms(config: str) -> int:
+def _load(spec: str) -> GpuConfig:
+    return load_config(spec)
+
+
+def resolve(config: ConfigRef) -> GpuConfig:
+    """The resolved config of a spec (once per process) or the resolved config itself."""
+    return config if isinstance(config, GpuConfig) else _load(config)
+
+
+def config_name(config: ConfigRef) -> str:
+    """The config as messages name it: its spec."""
+    return resolve(config).spec
+
+
+def num_sms(config: ConfigRef) -> int:
     """SMs of a GPU config (``gpu.num_sms``)."""
-    return int(load_config(config).flat()["gpu.num_sms"])
+    return int(resolve(config).get("gpu.num_sms"))
 
 
 @cache
-def _probe_engine(config: str) -> Engine:
-    """One engine per config for every probe launch of this process."""
+def _probe_engine(config: GpuConfig) -> Engine:
+    """One engine per resolved config for every probe launch of this process."""
     return Engine(config)
 
 
-@cache
-def probe(name: str, pattern_spec: str, sparsity: float, config: str) -> str:
+def probe(name: str, pattern_spec: str, sparsity: float, config: ConfigRef) -> str:
     """Why kernel `name` cannot run on `config` ('' when a 64^3 launch with the pattern is accepted).
 
     Only a refused launch (LaunchError: no timing for an instruction, too many resources for an SM) counts;
     a probe problem the kernel itself refuses says nothing about the GPU, so it passes.
     """
+    return _probe(name, pattern_spec, sparsity, resolve(config))
+
+
+@cache
+def _probe(name: str, pattern_spec: str, sparsity: float, config: GpuConfig) -> str:
     kernel, pattern = get_kernel(name), get(pattern_spec)
     if not kernel.can_implement(PROBE_PROBLEM, pattern)[0]:
         return ""
@@ -265,7 +288,7 @@ def _last_family(candidates: list[Kernel]) -> list[Kernel]:
     return [k for k in candidates if family_rank(k.procedural_name) == last]
 
 
-def _pick(candidates: list[Kernel], problem: GemmProblem, config: str) -> Kernel:
+def _pick(candidates: list[Kernel], problem: GemmProblem, config: ConfigRef) -> Kernel:
     """The fixed rule: the last registered family, then, of its kernels registered for it (not
     ``per_shape``), the largest block tile whose grid covers every SM, else the one with most blocks."""
     members = _last_family(candidates)
@@ -298,7 +321,7 @@ def _tile_ctas(kernel: Kernel, problem: GemmProblem) -> int:
     return grid[0] * grid[1] * problem.batch
 
 
-def shortlist(members: list[Kernel], problem: GemmProblem, config: str) -> list[Kernel]:
+def shortlist(members: list[Kernel], problem: GemmProblem, config: ConfigRef) -> list[Kernel]:
     """The configurations of one family worth simulating for `problem` (module docstring), in registry
     order. Tiles: those whose padding use is at least PADDING_SLACK of the best, from the largest block tile
     down to the first whose grid fills every SM. Of a tile whose grid does not fill the SMs: its smallest
@@ -344,15 +367,16 @@ def cache_dir() -> Path:
     return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "stcsim") / "kernel_choice"
 
 
-def _cache_key(kernel: Kernel, problem: GemmProblem, pattern: Pattern, sparsity: float, config: str) -> str:
+def _cache_key(kernel: Kernel, problem: GemmProblem, pattern: Pattern, sparsity: float,
+               config: ConfigRef) -> str:
     """Everything a candidate's simulated cycles depend on, hashed: kernel, its PTX, shape, pattern,
     sparsity, resolved config, engine build."""
-    from stcsim.harness.jobs import config_digest, engine_version, file_digest  # jobs imports this module
+    from stcsim.harness.jobs import engine_version, file_digest  # jobs imports this module
 
     shape = [problem.m, problem.n, problem.k] + ([problem.batch] if problem.batch > 1 else [])
     facts = {"kernel": kernel.procedural_name, "ptx": file_digest(kernel.ptx_path)[:16],
              "shape": shape, "pattern": pattern.spec(), "sparsity": sparsity,
-             "config": config_digest(config), "engine": engine_version()}
+             "config": resolve(config).digest(), "engine": engine_version()}
     return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:32]
 
 
@@ -369,7 +393,7 @@ class Simulation:
     problem: GemmProblem
     pattern: str
     sparsity: float
-    config: str
+    config: ConfigRef
 
     def cost(self) -> int:
         """What simulating it costs, roughly: threads launched times the K each thread block reduces (padded
@@ -424,7 +448,7 @@ def simulate_all(wanted: list[Simulation], runner: object) -> None:
 
 
 def simulate_cycles(kernel: Kernel, problem: GemmProblem, pattern: Pattern, sparsity: float,
-                    config: str) -> float:
+                    config: ConfigRef) -> float:
     """Simulated cycles (``gpu_sim_cycle``) of one launch of `kernel` on `problem` with seeded random
     operands (weights pruned to `sparsity` in `pattern` by the kernel), cached in memory and on disk
     (``collecting``: NaN for a launch neither cache holds, which is listed instead of simulated)."""
@@ -445,12 +469,12 @@ def simulate_cycles(kernel: Kernel, problem: GemmProblem, pattern: Pattern, spar
         weights = rng.uniform(-1.0, 1.0, (*lead, problem.m, problem.k)).astype(np.float32)
         activations = rng.uniform(-1.0, 1.0, (*lead, problem.k, problem.n)).astype(np.float32)
         operands = kernel.prepare(weights, activations, pattern, sparsity)
-        cycles = float(launch(kernel, Engine(config), operands)[1]["gpu_sim_cycle"])
+        cycles = float(launch(kernel, Engine(resolve(config)), operands)[1]["gpu_sim_cycle"])
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(json.dumps({"kernel": kernel.procedural_name, "shape": str(problem),
-                                       "config": config, "cycles": cycles}))
+                                       "config": config_name(config), "cycles": cycles}))
             tmp.replace(path)
         except OSError:
             pass  # a read-only cache only costs the simulation again
@@ -459,7 +483,7 @@ def simulate_cycles(kernel: Kernel, problem: GemmProblem, pattern: Pattern, spar
 
 
 def estimate_cycles(kernel: Kernel, problem: GemmProblem, pattern: Pattern, sparsity: float,
-                    config: str) -> float:
+                    config: ConfigRef) -> float:
     """Simulated cycles of `kernel` on `problem`: the launch itself when its padded M x N x K is at most
     FULL_SIMULATION_MACS, else two launches of the same grid with PROBE_STEPS block k steps per K slice,
     extrapolated linearly to the problem's steps per slice (the grid, its waves, the prologue and the
@@ -498,7 +522,7 @@ def estimate_cycles(kernel: Kernel, problem: GemmProblem, pattern: Pattern, spar
 
 
 def _tune(candidates: list[Kernel], problem: GemmProblem, pattern: Pattern, sparsity: float,
-          config: str) -> tuple[Kernel, str, tuple[tuple[str, float], ...]]:
+          config: ConfigRef) -> tuple[Kernel, str, tuple[tuple[str, float], ...]]:
     """The per-shape choice (module docstring): (kernel, how, simulated candidates with their cycles)."""
     members = _last_family(candidates)
     if len(members) == 1:
@@ -516,7 +540,7 @@ def _tune(candidates: list[Kernel], problem: GemmProblem, pattern: Pattern, spar
     return listed[best], TUNED, cycles
 
 
-def _choose(left: list[Kernel], problem: GemmProblem, pattern: Pattern, sparsity: float, config: str,
+def _choose(left: list[Kernel], problem: GemmProblem, pattern: Pattern, sparsity: float, config: ConfigRef,
             fixed: bool, spec: str, fallback: str = "") -> KernelChoice:
     """The choice among the kernels left: the fixed rule, or the per-shape one."""
     if fixed:
@@ -527,7 +551,7 @@ def _choose(left: list[Kernel], problem: GemmProblem, pattern: Pattern, sparsity
 
 def _narrow(
     kernels: tuple[Kernel, ...], selector: str, problem: GemmProblem, pattern: Pattern, sparsity: float,
-    config: str,
+    config: ConfigRef,
 ) -> tuple[list[Kernel], list[str]]:
     """The kernels that pass the three filters, and one reason per kernel that did not."""
     left, reasons = [], []
@@ -550,7 +574,7 @@ def _narrow(
             continue
         refused = probe(name, pattern.spec(), sparsity, config)
         if refused:
-            reasons.append(f"{name} cannot run on {config}: {refused}")
+            reasons.append(f"{name} cannot run on {config_name(config)}: {refused}")
             continue
         left.append(kernel)
     if selector == AUTO and any(math_units(k.procedural_name) == TENSOR_CORE for k in left):
@@ -559,10 +583,11 @@ def _narrow(
 
 
 def choose_kernel(
-    problem: GemmProblem, pattern: Pattern, sparsity: float, config: str, selector: str = AUTO
+    problem: GemmProblem, pattern: Pattern, sparsity: float, config: ConfigRef, selector: str = AUTO
 ) -> KernelChoice:
     """The kernel for `problem` with weights in `pattern` on `config` (module docstring), or the dense
     fallback with the reason. ValueError when not even a dense kernel of the selected units runs."""
+    config = resolve(config)
     spec = pattern.spec()
     fixed, base = parse_selector(selector)
     try:
@@ -574,12 +599,13 @@ def choose_kernel(
         if left:
             return _choose(left, problem, pattern, sparsity, config, fixed, spec)
     if spec == DENSE:
-        raise ValueError(f"no dense kernel ({selector}) runs {problem} on {config}: {'; '.join(reasons)}")
+        raise ValueError(f"no dense kernel ({selector}) runs {problem} on {config_name(config)}: "
+                         f"{'; '.join(reasons)}")
     dense_units = units_of(base)
     dense = get(DENSE)
     left, dense_reasons = _narrow(kernels_for(dense), dense_units, problem, dense, 0.0, config)
     if not left:
-        raise ValueError(f"no dense {dense_units} kernel runs {problem} on {config}: "
+        raise ValueError(f"no dense {dense_units} kernel runs {problem} on {config_name(config)}: "
                          f"{'; '.join(dense_reasons)}")
     named = base if base in SELECTORS else f"{base!r}"
     why = "; ".join(reasons) if reasons else f"no kernel {named} implements the sparsity pattern {spec!r}"

@@ -6,6 +6,7 @@ import json
 import pytest
 
 import stcsim.harness.kernel_choice as kc
+from stcsim.config import load_config
 from stcsim.harness.executor import InlineExecutor
 from stcsim.harness.kernel_choice import (
     CUDA_CORE,
@@ -62,6 +63,21 @@ def test_fixed_tile_is_the_largest_that_still_covers_every_sm():
     # the per-shape choice keeps the family; on 256 CTAs >= 108 SMs only the 128x128 tile is left
     choice = choose_kernel(GemmProblem(2048, 2048, 64), DENSE, 0.0, "a100")
     assert (choice.kernel, choice.how, choice.candidates) == (MMA128, "only", ())
+
+
+def test_a_resolved_config_s_overrides_reach_the_choice(candidate_cache):
+    """A sweep point's resolved config (overrides included) is what the choice sizes its grid rules by and
+    simulates its candidates on, not the config its spec names: with 40 SMs the 128 x 128 tile's 50 CTAs
+    cover the GPU."""
+    small = load_config("a100", {"gpu.n_clusters": 20})
+    p = GemmProblem(256, 3136, 64)
+    assert choose_kernel(p, DENSE, 0.0, "a100", FIXED_AUTO).kernel == MMA64
+    assert choose_kernel(p, DENSE, 0.0, small, FIXED_AUTO).kernel == MMA128
+    q, kernel = GemmProblem(40, 24, 64), get_kernel("gemm_wmma_f16_f32_tile32x32x32_warp16x16")
+    simulate_cycles(kernel, q, DENSE, 0.0, "a100")
+    simulate_cycles(kernel, q, DENSE, 0.0, small)
+    simulate_cycles(kernel, q, DENSE, 0.0, load_config("a100"))  # the spec's own config: the same entry
+    assert len(list(candidate_cache.glob("*.json"))) == 2
 
 
 def test_fixed_selectors_parse_and_name_their_kernel():
