@@ -28,7 +28,7 @@ from stcsim.kernels.shmma_tiles import SHMMA_TILE_KERNELS
 from stcsim.kernels.sparse_tiles import SIMT_SPARSE_TILE_KERNELS
 from stcsim.kernels.spmm_csr import CsrSpmmKernel
 from stcsim.kernels.spmm_csrmv import CSRMV_KERNELS
-from stcsim.kernels.spmm_shflbw import SHFLBW_KERNELS
+from stcsim.kernels.spmm_shflbw import SHFLBW_KERNELS, SHFLBW_WMMA_KERNELS
 from stcsim.kernels.spmm_sparsert import SparseRtKernel
 from stcsim.kernels.spmm_tvw import TVW_KERNELS
 from stcsim.sparsity import get
@@ -182,6 +182,7 @@ KERNEL_SET: tuple[Kernel, ...] = (
     *EXTENSOR_KERNELS,  # wmma.smma.L chunk SpMM (paper 004), one row per scheme: extensor
     *MMA_SP_KERNELS,  # 2:4 mma.sp.sync m16n8k32 GEMM (the hardware's sparse Tensor Core): nm:N=2,M=4
     *TVW_KERNELS,  # tile-vector-wise (paper 002) on the 2:4 GEMM: tvw:G=64, tvw:G=128
+    *SHFLBW_WMMA_KERNELS,  # the same on WMMA m16n16k16 (sm_70+: V100, T4; ranked below the mma.sync one)
     *SHFLBW_KERNELS,  # gathered-B mma.sync SpMM (paper 000): shflbw:V=32|64
     *TILEWISE_KERNELS,  # CTO-fused mma.sync GEMM (paper 002): tw:G=32k|64k
     *TEW_KERNELS,  # the same plus the element-wise remainder on CUDA cores: tew:G=32k|64k

@@ -124,6 +124,44 @@ class GatheredTile:
 GATHERED_TILES: tuple[GatheredTile, ...] = (GatheredTile(32, (32, 32)), GatheredTile(64, (32, 64)))
 """The two tile shapes of every gathered-B kernel: groups of a multiple of 32 rows, and of 64."""
 
+
+@dataclass(frozen=True)
+class WmmaGatheredTile:
+    """Tiles of the gathered-B WMMA GEMM of the sm_70 / sm_75 Shfl-BW SpMM (ptx_kernels/spmm_shflbw_wmma.cu):
+    a block_m x block_n x 32 block tile of condensed rows as the tiled WMMA GEMM's (gemm_wmma_tiles.cu),
+    warps of warp_tile (m16n16k16 fragments), synchronous copies, static shared memory only."""
+
+    block_m: int
+    block_n: int
+    warp_tile: tuple[int, int]
+    block_k: ClassVar[int] = 32
+
+    @property
+    def name(self) -> str:
+        """The tile part of a procedural name, e.g. tile64x64x32_warp32x32."""
+        wm, wn = self.warp_tile
+        return f"tile{self.block_m}x{self.block_n}x{self.block_k}_warp{wm}x{wn}"
+
+    @property
+    def threads(self) -> Dim3:
+        """A warp per warp tile of the block tile."""
+        wm, wn = self.warp_tile
+        return (32 * (self.block_m // wm) * (self.block_n // wn), 1, 1)
+
+    def geometry(self, n: int, rows: int) -> tuple[Dim3, Dim3, int]:
+        """(grid, block, dynamic shared bytes = 0) for `n` columns of D and up to `rows` condensed rows."""
+        grid = (ceil_div(n, self.block_n), max(1, ceil_div(rows, self.block_m)), 1)
+        return grid, self.threads, 0
+
+
+WMMA_GATHERED_TILES: tuple[WmmaGatheredTile, ...] = (
+    WmmaGatheredTile(32, 64, (16, 32)),
+    WmmaGatheredTile(64, 64, (32, 32)),
+    WmmaGatheredTile(32, 32, (16, 16)),
+)
+"""The WMMA gathered-B tiles, 2x2 warps each: 32 x 64 (warps of 16x32) and 32 x 32 (16x16) for groups of a
+multiple of 32 rows, 64 x 64 (32x32) for groups of a multiple of 64 rows."""
+
 CONDENSED_ALIGN = 8
 """Halves per 16-byte cp.async chunk: condensed rows of A are padded to a multiple of it."""
 

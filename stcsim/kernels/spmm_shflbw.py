@@ -1,4 +1,7 @@
-"""The Shfl-BW SpMM of paper 000 on the Tensor Cores (ptx_kernels/spmm_shflbw.cu, gathered_mma.cuh).
+"""The Shfl-BW SpMM of paper 000 on the Tensor Cores: the sm_80 kernel (ptx_kernels/spmm_shflbw.cu,
+gathered_mma.cuh: cp.async, ldmatrix, mma.sync m16n8k16) and its sm_70 / sm_75 variant
+(ptx_kernels/spmm_shflbw_wmma.cu: WMMA m16n16k16, synchronous global -> shared copies), which the V100 and
+the T4 run.
 
 W (M x K) is pruned and encoded by the ``shflbw`` pattern (stcsim.sparsity.shflbw): groups of V rows (after
 the row permutation) that keep the same columns. The kernel reads the format's row_indices (int32, one per
@@ -6,8 +9,8 @@ stored row, group-major; ids >= M are padding rows), col_ptr and col_indices (in
 as A: one fp16 row per stored row, the group's kept values left-aligned, zero padded to lda (a multiple of 8).
 X (K x N) is fp16 row-major with ldb = N rounded up to 8; D (M x N) fp32, ldc = N.
 
-Parameters (A, B, C, row_indices, col_ptr, col_indices, M, N, rows, V, lda, ldb, ldc): six 64-bit pointers
-then seven 32-bit integers. The grid covers round_up(M, 64) stored rows (V = 32 or 64 stores
+Parameters (A, B, C, row_indices, col_ptr, col_indices, M, N, rows, V, lda, ldb, ldc), both kernels: six
+64-bit pointers then seven 32-bit integers. The grid covers round_up(M, 64) stored rows (V = 32 or 64 stores
 round_up(M, V)); blocks past the stored rows exit at once.
 """
 
@@ -27,7 +30,9 @@ from stcsim.kernels.problem import GemmProblem, round_up
 from stcsim.kernels.protocol import Dim3, require
 from stcsim.kernels.sparse_support import (
     GATHERED_TILES,
+    WMMA_GATHERED_TILES,
     GatheredTile,
+    WmmaGatheredTile,
     nonempty,
     stack_condensed,
     unstack_condensed,
@@ -43,20 +48,22 @@ _LAYOUT = OperandLayout(a_dtype="float16", b_dtype="float16", align_ab=8)
 @dataclass(frozen=True)
 class ShflBWSpmmKernel(CommittedPtx):
     """Descriptor of the Shfl-BW SpMM with one gathered-B tile (a `Kernel`); V must be a multiple of its
-    block_m."""
+    block_m. The sm_80 kernel; ShflBWWmmaSpmmKernel is its sm_70 / sm_75 variant (same operands and
+    parameters, another PTX file and tile)."""
 
-    tile: GatheredTile
+    tile: GatheredTile | WmmaGatheredTile
 
     pattern_name: ClassVar[str] = "shflbw"
     tolerance: ClassVar[float] = 1e-2
     ptx_file: ClassVar[str] = "spmm_shflbw.ptx"
     instruction: ClassVar[str] = "mma.sync.m16n8k16"
     summary: ClassVar[str] = "X rows gathered per V-row group into shared memory, mma.sync, rows written back"
+    name_prefix: ClassVar[str] = "spmm_shflbw"
 
     @property
     def procedural_name(self) -> str:
         """e.g. spmm_shflbw_f16_f32_tile64x128x32_warp32x64_stage3."""
-        return f"spmm_shflbw_{_LAYOUT.type_tag}_{self.tile.name}"
+        return f"{self.name_prefix}_{_LAYOUT.type_tag}_{self.tile.name}"
 
     def supports(self, pattern: Pattern) -> tuple[bool, str]:
         """Shfl-BW with V = 32 or 64, a multiple of the block's rows (a block never straddles two groups)."""
@@ -95,7 +102,7 @@ class ShflBWSpmmKernel(CommittedPtx):
         return Operands(problem, pattern, arrays)
 
     def launch_geometry(self, p: GemmProblem) -> tuple[Dim3, Dim3, int]:
-        """(grid, block, dynamic shared bytes): a block per block_m stored rows and 128 columns of D."""
+        """(grid, block, dynamic shared bytes): a block per block_m stored rows and block_n columns of D."""
         return self.tile.geometry(p.n, round_up(p.m, max(GROUP_HEIGHTS)))
 
     def args(self, operands: Operands, pointers: Mapping[str, int]) -> list[int | float]:
@@ -131,5 +138,24 @@ def _blocks(fmt: ShflBWFormat) -> list[np.ndarray]:
     return [fmt.values[s : s + fmt.V * c].reshape(fmt.V, c) for s, c in zip(starts, counts, strict=False)]
 
 
+@dataclass(frozen=True)
+class ShflBWWmmaSpmmKernel(ShflBWSpmmKernel):
+    """The Shfl-BW SpMM on the sm_70 / sm_75 Tensor Cores (ptx_kernels/spmm_shflbw_wmma.cu): the tiled WMMA
+    GEMM's structure (gemm_wmma_tiles.cu, unsplit) with X rows gathered per group, synchronous copies, WMMA
+    m16n16k16. Same operands, parameters and grid rows as ShflBWSpmmKernel; static shared memory."""
+
+    tile: WmmaGatheredTile
+
+    ptx_file: ClassVar[str] = "spmm_shflbw_wmma.ptx"
+    instruction: ClassVar[str] = "wmma.mma.m16n16k16"
+    summary: ClassVar[str] = "X rows gathered per V-row group into shared memory, WMMA, rows written back"
+    name_prefix: ClassVar[str] = "spmm_shflbw_wmma"
+
+
 SHFLBW_KERNELS: tuple[ShflBWSpmmKernel, ...] = tuple(ShflBWSpmmKernel(t) for t in GATHERED_TILES)
 """The Shfl-BW SpMM with 32-row blocks (V = 32, 64) and 64-row blocks (V = 64)."""
+
+SHFLBW_WMMA_KERNELS: tuple[ShflBWWmmaSpmmKernel, ...] = tuple(
+    ShflBWWmmaSpmmKernel(t) for t in WMMA_GATHERED_TILES
+)
+"""The WMMA Shfl-BW SpMM (V100, T4): 32 x 64 and 32 x 32 blocks (V = 32, 64), 64 x 64 blocks (V = 64)."""

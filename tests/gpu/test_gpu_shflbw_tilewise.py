@@ -1,5 +1,6 @@
-"""The Shfl-BW SpMM (paper 000) and the TW / TEW GEMMs (paper 002) on a real GPU (GpuEngine over CuPy), on
-fresh random pruned weights, against numpy through each pattern's decode: the same PTX the simulator runs."""
+"""The Shfl-BW SpMMs (paper 000: mma.sync and WMMA) and the TW / TEW GEMMs (paper 002) on a real GPU
+(GpuEngine over CuPy), on fresh random pruned weights, against numpy through each pattern's decode: the same
+PTX the simulator runs."""
 
 import pytest
 
@@ -16,16 +17,19 @@ SHAPES = [
 
 TILE32 = "f16_f32_tile32x128x32_warp32x32_stage3"
 TILE64 = "f16_f32_tile64x128x32_warp32x64_stage3"
+WMMA = "spmm_shflbw_wmma_f16_f32"
 RUNS = [
     pytest.param(f"spmm_shflbw_{TILE32}", "shflbw:V=32", 0.75, id="shflbw-v32-75"),
     pytest.param(f"spmm_shflbw_{TILE64}", "shflbw:V=64", 0.75, id="shflbw-v64-75"),
     pytest.param(f"spmm_shflbw_{TILE32}", "shflbw:V=64", 0.9, id="shflbw-v64-90-tile32"),
+    pytest.param(f"{WMMA}_tile32x64x32_warp16x32", "shflbw:V=32", 0.75, id="shflbw-wmma-v32-75"),
+    pytest.param(f"{WMMA}_tile64x64x32_warp32x32", "shflbw:V=64", 0.75, id="shflbw-wmma-v64-75"),
+    pytest.param(f"{WMMA}_tile32x32x32_warp16x16", "shflbw:V=64", 0.9, id="shflbw-wmma-v64-90"),
     pytest.param(f"gemm_tilewise_{TILE32}", "tw:G=32", 0.5, id="tw-g32-50"),
     pytest.param(f"gemm_tilewise_{TILE64}", "tw:G=128", 0.75, id="tw-g128-75"),
     pytest.param(f"gemm_tew_{TILE64}", "tew:G=64", 0.75, id="tew-g64-75"),
     pytest.param(f"gemm_tew_{TILE32}", "tew:G=32,delta=0.05", 0.5, id="tew-g32-50"),
 ]
-
 
 
 @pytest.mark.gpu

@@ -172,19 +172,25 @@ def test_the_numbers_of_papers_000_002_003_are_those_of_the_digests():
         (2048, 256, 512), (512, 256, 2048), (512, 256, 512)}
 
 
-def test_bars_the_gpu_cannot_run_are_listed_with_the_instructions_they_lack():
-    """Paper 000's Shfl-BW kernel uses cp.async and mma.sync m16n8k16 (sm_80+): on the V100 and the T4 its
-    bars are unavailable with the reason, their panels' dense baselines are not run, the A100 panel runs."""
+def test_paper000_runs_every_panel_on_the_kernels_its_gpu_has():
+    """Paper 000's V100 and T4 panels run the WMMA Shfl-BW SpMM (sm_70+: no cp.async, no mma.sync), the A100
+    panel the mma.sync one; no bar is unavailable, none falls back."""
     plan = reproduce.plan_figure(get_figure("paper000-transformer"), layers=1)
-    for gpu in ("V100", "T4"):
-        for v in (32, 64):
-            why = plan.unavailable[f"Shfl-BW V={v} ({gpu}, 75%)"]
-            assert why.startswith(f"not runnable on {gpu.lower()}: every shflbw:V={v} kernel")
-            assert "cp.async, mma.sync m16n8k16: sm_80+" in why and "(spmm_shflbw.ptx:" in why
-        assert plan.unavailable[f"Tensor Core Dense ({gpu})"].startswith("not run: no other bar")
-    assert set(plan.variants) == {"Tensor Core Dense (A100)", "Shfl-BW V=32 (A100, 75%)",
-                                  "Shfl-BW V=64 (A100, 75%)"}
+    assert plan.unavailable == {} and len(plan.variants) == 9
     assert [(j.variant.label, j.fallback) for j in plan.jobs if j.fallback] == []
+    for job in plan.jobs:
+        if job.variant.pattern.startswith("shflbw"):
+            wmma = job.choice.kernel.startswith("spmm_shflbw_wmma_")
+            assert wmma == (job.variant.config in ("v100", "t4")), (job.variant.label, job.choice.kernel)
+
+
+def test_bars_the_gpu_cannot_run_are_listed_with_the_instructions_they_lack():
+    """A bar whose every kernel the GPU refuses (here the sm_80 Shfl-BW family, selected by its glob, on the
+    V100) is unavailable, with the sm_80 instructions the kernels use and where."""
+    why = reproduce.refusal("shflbw:V=64", 0.75, "v100", "spmm_shflbw_f16_f32_*")
+    assert why.startswith("not runnable on v100: every shflbw:V=64 kernel")
+    assert "cp.async, mma.sync m16n8k16: sm_80+" in why and "(spmm_shflbw.ptx:" in why
+    assert reproduce.refusal("shflbw:V=64", 0.75, "v100", "tensor-core") == ""
 
 
 def test_a_bar_runs_its_per_network_pattern():

@@ -47,7 +47,7 @@ _CONFIGS: dict[str, tuple[str, ...]] = {
     "extensor": ("titanv+extensor",),
     "nm": ("h100",),
     "tvw": ("h100",),
-    "shflbw": ("h100",),
+    "shflbw": ("h100", "v100"),
     "tw": ("h100",),
     "tew": ("h100",),
     "sparsert": ("h100",),
