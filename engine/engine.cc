@@ -11,6 +11,7 @@
 #include "func/numeric.h"
 #include "func/regalloc.h"
 #include "func/schedule.h"
+#include "func/value_flow.h"
 #include "ptx/errors.h"
 #include "ptx/parser.h"
 #include "timing/gpu.h"
@@ -55,6 +56,7 @@ std::vector<std::string> Engine::load_ptx(const std::string& text, const std::st
   }
   if (schedule_loads_)
     for (auto& k : m->kernels) schedule_loads_early(*k);
+  for (auto& k : m->kernels) k->mma_values_note = mma_values_note(*k);  // on PTX registers: before compaction
   for (auto& k : m->kernels) compact_registers(*k);
   std::vector<std::string> names;
   for (auto& k : m->kernels)
@@ -247,6 +249,7 @@ StatMap Engine::launch(const LaunchRequest& req) {
   for (int i = 0; i < 3; ++i) { L.grid[i] = req.grid[i]; L.block[i] = req.block[i]; }
   L.dynamic_shared = req.dynamic_shared;
   L.serialize_wgmma = req.serialize_wgmma;
+  L.mma_values = !(req.skip_mma_values && k.mma_values_note.empty());
   L.shared_bytes = (req.dynamic_shared ? align_up(k.static_shared_bytes, 16) : k.static_shared_bytes) + req.dynamic_shared;
   // The config's limit whether or not the launch is timed; without a config, the PTX target's.
   const uint64_t shared_limit = has_config_ ? cfg_.max_shared_per_cta : max_shared_per_block(k.sm);
@@ -279,6 +282,7 @@ StatMap Engine::launch(const LaunchRequest& req) {
   }
   StatMap out;
   st.finish(timing, req.sample > 0, out);
+  if (req.skip_mma_values) out["mma_values_skipped"] = L.mma_values ? 0.0 : 1.0;
   return out;
 }
 

@@ -39,6 +39,9 @@ struct LaunchRequest {
   bool serialize_wgmma = false;  // ptxas's C7515 for this kernel: its wgmma.mma_async run one at a time
   uint32_t threads = 1;          // host threads of a full-detail timing launch (same stats; timing/gpu.h)
   bool lockstep = false;         // a full-detail timing launch in the lockstep loop (same stats; timing/gpu.h)
+  bool skip_mma_values = false;  // cycles only: skip the Tensor Core arithmetic where it cannot reach the timing
+                                 // (Kernel::mma_values_note; same stats, outputs the results reach are not
+                                 // written); the stats then say whether it was skipped (mma_values_skipped)
   LaunchLimits limits;           // the watchdog's bounds (func/watchdog.h)
   InterruptPoll interrupt;       // polled every few ms of host time; true stops the launch (Interrupted)
 };

@@ -162,7 +162,7 @@ bool stop_requested(bool& exiting) {
 stc::StatMap launch(stc::Engine& e, const std::string& kernel, const std::vector<int64_t>& grid,
                   const std::vector<int64_t>& block, const nb::list& args, int64_t shared_bytes, bool timing,
                   int64_t regs_per_thread, uint64_t max_cycles, uint64_t max_warp_insts, double sample,
-                  uint64_t max_ctas, bool serialize_wgmma, int64_t threads, bool lockstep) {
+                  uint64_t max_ctas, bool serialize_wgmma, int64_t threads, bool lockstep, bool skip_mma_values) {
   stc::LaunchRequest r;
   r.kernel = kernel;
   const auto g = dims(grid, "grid"), b = dims(block, "block");
@@ -179,6 +179,7 @@ stc::StatMap launch(stc::Engine& e, const std::string& kernel, const std::vector
   if (threads < 1 || threads > 1024) throw stc::LaunchError("threads must be in [1, 1024]");
   r.threads = static_cast<uint32_t>(threads);
   r.lockstep = lockstep;
+  r.skip_mma_values = skip_mma_values;
   bool exiting = false;
   r.interrupt = [&exiting] { return stop_requested(exiting); };
   for (size_t i = 0; i < args.size(); ++i) r.args.push_back(kernel_arg(args[i], i));
@@ -240,6 +241,8 @@ NB_MODULE(_engine, m) {
           }, "text"_a, "file"_a, "sass"_a = std::map<std::string, stc::SassFacts>{},
            "Parses and links PTX; returns the entry kernel names.")
       .def("kernel_names", &stc::Engine::kernel_names)
+      .def("mma_values_note", [](const stc::Engine& e, const std::string& name) { return e.kernel(name).mma_values_note; },
+           "Where a Tensor Core result of the kernel reaches the timing ('': nowhere; func/value_flow.h).")
       .def("kernel_code", [](const stc::Engine& e, const std::string& name) {
             std::vector<std::tuple<std::string, int32_t, bool>> out;
             for (const auto& in : e.kernel(name).code) out.emplace_back(in.text, in.target, in.unrolled);
@@ -269,12 +272,13 @@ NB_MODULE(_engine, m) {
       .def("launch", &launch, "kernel"_a, "grid"_a, "block"_a, "args"_a, "shared_bytes"_a = 0, "timing"_a = true,
            "regs_per_thread"_a = 0, "max_cycles"_a = stc::kDefaultMaxCycles,
            "max_warp_insts"_a = stc::kDefaultMaxWarpInsts, "sample"_a = 0.0, "max_ctas"_a = stc::kDefaultMaxCtas,
-           "serialize_wgmma"_a = false, "threads"_a = 1, "lockstep"_a = false,
+           "serialize_wgmma"_a = false, "threads"_a = 1, "lockstep"_a = false, "skip_mma_values"_a = false,
            "Runs a kernel; returns its stats. max_cycles / max_warp_insts / max_ctas: watchdog limits (0: none); "
            "sample > 0: sampled simulation with that wave tolerance (0: full detail); serialize_wgmma: ptxas "
            "serialized the kernel's wgmma.mma_async (warning C7515), each waits for the warp's earlier groups. threads: host threads of a full-detail timing launch (its "
            "SMs split among them; the same stats as one thread). lockstep: a full-detail timing launch runs the "
-           "lockstep loop, on one thread (the same stats).");
+           "lockstep loop, on one thread (the same stats). skip_mma_values: cycles only, the Tensor Core "
+           "arithmetic skipped where its results cannot reach the timing (stat mma_values_skipped).");
   m.attr("DEFAULT_MAX_CYCLES") = stc::kDefaultMaxCycles;
   m.attr("DEFAULT_MAX_WARP_INSTS") = stc::kDefaultMaxWarpInsts;
   m.attr("DEFAULT_MAX_CTAS") = stc::kDefaultMaxCtas;

@@ -69,7 +69,7 @@ bool mma_direct(ExecCtx& c, const Instr& in) {
 }
 
 void ex_mma(ExecCtx& c, const Instr& in) {
-  if (mma_direct(c, in)) return;
+  if (!c.L.mma_values || mma_direct(c, in)) return;
   static const FragTable a16 = make_table(8, [](int l, int i) { return mma_a(16, l, i); });
   static const FragTable a8 = make_table(4, [](int l, int i) { return mma_a(8, l, i); });
   static const FragTable b16 = make_table(4, [](int l, int i) { return mma_b(16, l, i); });
@@ -114,6 +114,7 @@ void expand_sparse_a(const ExecCtx& c, const Instr& in, SparseRow (&rows)[16]) {
 // D = A * B + C for m16n8k32 with A 2:4 sparse: only the kept elements are multiplied (as the hardware, which
 // selects rows of B by the metadata), exactly in fp32, and accumulated in fp32 in order of the kept elements.
 void ex_mma_sp(ExecCtx& c, const Instr& in) {
+  if (!c.L.mma_values) return;
   static const FragTable b32 = make_table(8, [](int l, int i) { return mma_b(32, l, i); });
   static const FragTable cd = make_table(4, mma_c);
   SparseRow rows[16];
@@ -149,7 +150,7 @@ bool wmma_mma_direct(ExecCtx& c, const Instr& in) {
 }
 
 void ex_wmma_mma(ExecCtx& c, const Instr& in) {
-  if (wmma_mma_direct(c, in)) return;
+  if (!c.L.mma_values || wmma_mma_direct(c, in)) return;
   static const FragTable a = make_table(16, wmma_a);
   static const FragTable b = make_table(16, wmma_b);
   static const FragTable cd = make_table(8, wmma_c);
@@ -616,6 +617,7 @@ void decode_wmma(Instr& in) {
     need_vec(in, 2, 8, "B");
     need_vec(in, 3, in.types[3] == DType::F32 ? 8 : 4, "C");
     in.traits.tensor_math = true;
+    in.traits.fragment_operands = 0b1111;  // D, A, B, C
     in.traits.op_class = in.types[0] == DType::F16 ? "tensor.wmma_m16n16k16_f16" : "tensor.wmma_m16n16k16_f32";
     in.fn = &ex_wmma_mma;
     return;
@@ -697,6 +699,7 @@ void decode_mma(Instr& in) {
   need_vec(in, 2, in.shape_k / 8u, "B");          // k x 8
   need_vec(in, 3, in.types[3] == DType::F32 ? 4 : 2, "C");
   in.traits.tensor_math = true;
+  in.traits.fragment_operands = 0b1111;  // D, A, B, C (not mma.sp's metadata and selector)
   in.traits.op_class = sparse ? "tensor.mma_sp_m16n8k32_f32"
                        : in.shape_k == 8 ? "tensor.mma_m16n8k8_f32" : "tensor.mma_m16n8k16_f32";
   in.fn = sparse ? &ex_mma_sp : &ex_mma;

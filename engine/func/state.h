@@ -275,6 +275,8 @@ struct LaunchState {
   bool record_accesses = true;     // fill WarpRecord::acc (the timing model needs it; functional runs do not)
   bool serialize_wgmma = false;    // ptxas serialized the kernel's wgmma.mma_async (C7515): each one waits
                                    // for the warp's earlier wgmma groups to complete (timing/gpu.cc)
+  bool mma_values = true;          // Tensor Core instructions compute their results (false: a cycles-only
+                                   // launch of a kernel whose results cannot reach the timing, value_flow.h)
 };
 
 struct ExecCtx {

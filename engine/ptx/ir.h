@@ -124,6 +124,9 @@ struct Traits {
   bool writes_dst = true;        // operand 0 is a destination (its registers go to Instr::dsts)
   bool branch = false;           // the next instruction of the warp waits for the branch to resolve
   bool tensor_math = false;      // a warp-level matrix multiply (counted in tensor_insts)
+  uint8_t fragment_operands = 0;  // a matrix multiply's operands (bit i: operand i) that hold only values of
+                                  // its product (D and the A, B, C fragments), not metadata, coordinates,
+                                  // descriptors or selectors (func/value_flow.h)
   bool fragment_load = false;    // a matrix-fragment load (wmma.load A/B, ldmatrix): from shared memory one
                                  // SASS LDSM (smem.matrix_extra_latency beyond an ld.shared)
   bool fragment_transposed = false;  // a wmma.load of A .col / B .row: from outside shared memory ptxas adds
@@ -271,6 +274,9 @@ struct Kernel {
   uint16_t sm = 0;                    // the module's .target sm_XX (0: unknown)
   bool arch_specific = false;         // the target is architecture-specific (sm_90a: wgmma needs it)
   uint16_t ptx = 0;                   // the module's .version times ten (0: unknown)
+  // Where a value derived from a Tensor Core result reaches the timing ("": nowhere, func/value_flow.h): a
+  // launch that asks for cycles only may then skip that arithmetic (LaunchRequest::skip_mma_values).
+  std::string mma_values_note = "no analysis";
 };
 
 struct Module {

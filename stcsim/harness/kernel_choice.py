@@ -21,11 +21,12 @@ default, *per-shape choice*): its block tiles and split-K variants are narrowed 
 down to the first whose grid fills every SM; per tile the smallest K split that fills the SMs; and always the
 kernel the fixed rule below runs, so the choice is never worse than it), and each one left is simulated on the
 config (``estimate_cycles``: the layer itself, or for a large layer two short-K
-launches of the same grid extrapolated linearly to K; cached in memory and on disk by shape, pattern, config,
-kernel PTX and engine). The fastest wins; the choice records how it was made and every candidate's cycles. A
-selector ``fixed:SEL`` keeps the *fixed rule* instead: of the kernels registered before the per-shape tiles
-(``per_shape``), the largest block tile whose grid still covers every SM, else the one with the most thread
-blocks (``fixed:NAME`` is that one kernel everywhere).
+launches of the same grid extrapolated linearly to K; cycles only, ``Engine.launch(..., values=False)``: the
+Tensor Core arithmetic is skipped where its results cannot reach the timing, the same cycles; cached in memory
+and on disk by shape, pattern, config, kernel PTX and engine). The fastest wins; the choice records how it
+was made and every candidate's cycles. A selector ``fixed:SEL`` keeps the *fixed rule* instead: of the
+kernels registered before the per-shape tiles (``per_shape``), the largest block tile whose grid still covers
+every SM, else the one with the most thread blocks (``fixed:NAME`` is that one kernel everywhere).
 
 When nothing is left, the layer runs on the dense kernel chosen by the same rules for the same math units
 (``units_of``): a *fallback*, with the reason.
@@ -469,7 +470,9 @@ def simulate_cycles(kernel: Kernel, problem: GemmProblem, pattern: Pattern, spar
         weights = rng.uniform(-1.0, 1.0, (*lead, problem.m, problem.k)).astype(np.float32)
         activations = rng.uniform(-1.0, 1.0, (*lead, problem.k, problem.n)).astype(np.float32)
         operands = kernel.prepare(weights, activations, pattern, sparsity)
-        cycles = float(launch(kernel, Engine(resolve(config)), operands)[1]["gpu_sim_cycle"])
+        # cycles only: the Tensor Core arithmetic is skipped where its results cannot reach the timing (the
+        # same cycles, engine/func/value_flow.h); the outputs are not read
+        cycles = float(launch(kernel, Engine(resolve(config)), operands, values=False)[1]["gpu_sim_cycle"])
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{os.getpid()}.tmp")

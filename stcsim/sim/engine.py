@@ -209,6 +209,12 @@ class Engine:
             return facts.registers[kernel], "ptxas"
         return 0, "estimate"
 
+    def cycles_only_note(self, kernel: str) -> str:
+        """Why a cycles-only launch of `kernel` (``launch(..., values=False)``) computes its Tensor Core
+        results anyway: the first instruction where one reaches the timing and what it decides there ('' when
+        none does and the arithmetic is skipped)."""
+        return str(self._eng.mma_values_note(kernel))
+
     def kernel_names(self) -> list[str]:
         """Names of every loaded entry kernel."""
         return list(self._eng.kernel_names())
@@ -227,6 +233,7 @@ class Engine:
         max_warp_insts: int | None = None,
         sample: float = 0.0,
         max_ctas: int | None = None,
+        values: bool = True,
     ) -> dict[str, float | str]:
         """Runs `kernel` over `grid` x `block` threads with `args` packed by the PTX parameter types.
 
@@ -247,6 +254,14 @@ class Engine:
         loop's steady iterations run functionally only and are timed at the measured pace. The stats then
         include the sampling group (`sample_mode` says whether it sampled or fell back to full detail, and
         why; `sample_error_estimate` the estimated relative error). 0 (the default) is full detail.
+
+        `values=False` asks for cycles only: where no value derived from a Tensor Core instruction's result
+        can reach the timing (an address, a predicate, a barrier, a descriptor; a static analysis of the
+        kernel, engine/func/value_flow.h), the launch skips that arithmetic, as a trace-driven simulator
+        computes no values; every statistic is the same, but the memory those results are stored into is not
+        written (do not read the outputs). Where a result can reach the timing, the launch computes it as
+        usual (`cycles_only_note` says where). The stats then include `mma_values_skipped` (1.0 skipped,
+        0.0 computed).
         """
         cycles = self.max_cycles if max_cycles is None else max_cycles
         insts = self.max_warp_insts if max_warp_insts is None else max_warp_insts
@@ -255,6 +270,8 @@ class Engine:
             raise LaunchError(f"kernel must be a kernel name (str), got {kernel!r}")
         if not isinstance(timing, bool | np.bool_):
             raise LaunchError(f"timing must be True or False, got {timing!r}")
+        if not isinstance(values, bool | np.bool_):
+            raise LaunchError(f"values must be True or False, got {values!r}")
         facts = self._facts(kernel, bool(timing))
         regs, regs_source = self._registers(kernel, facts,
                                             launch_args.integer(regs_per_thread, "regs_per_thread", 0, 255))
@@ -275,6 +292,7 @@ class Engine:
                 serialized,
                 self.threads,
                 self.lockstep,
+                not values,
             )
         )
         if self.config is not None:

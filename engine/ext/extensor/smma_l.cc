@@ -70,13 +70,14 @@ void ex_load(ExecCtx& c, const Instr& in) {
 
 void ex_mma(ExecCtx& c, const Instr& in) {
   const int l = in.shape_k, w = in.num;
+  const bool values = c.L.mma_values;  // false: the chunk's work and checks only (a cycles-only launch)
   float B[kMaxL][16], C[16][16], D[16][16];
   const auto& bv = in.ops[3].vec;
-  for (int blk = 0; blk < l / 16; ++blk) {
+  for (int blk = 0; values && blk < l / 16; ++blk) {
     const std::vector<int32_t> regs(bv.begin() + 8 * blk, bv.begin() + 8 * blk + 8);
     gather(c, regs, DType::F16, wmma_b_table(), &B[16 * blk]);
   }
-  gather(c, in.ops[4].vec, DType::F32, wmma_c_table(), C);
+  if (values) gather(c, in.ops[4].vec, DType::F32, wmma_c_table(), C);
   WorkSummary& work = c.rec.work;
   work.size = kWorkBytes;
   std::fill(work.bytes.begin(), work.bytes.begin() + kWorkBytes, 0);
@@ -84,7 +85,7 @@ void ex_mma(ExecCtx& c, const Instr& in) {
   const auto& xv = in.ops[2].vec;
   for (int r = 0; r < 16; ++r) {
     float acc[16];
-    for (int n = 0; n < 16; ++n) acc[n] = C[r][n];
+    for (int n = 0; values && n < 16; ++n) acc[n] = C[r][n];
     int real = 0, last = -1;
     for (int j = 0; j < w; ++j) {
       const int lane = 2 * r + j / (w / 2), slot = j % (w / 2);
@@ -95,15 +96,17 @@ void ex_mma(ExecCtx& c, const Instr& in) {
       if (col >= l) bad_chunk(c, in, r, "coordinate " + std::to_string(col) + " is outside the chunk (L = " + std::to_string(l) + ")");
       if (col <= last) bad_chunk(c, in, r, "coordinates must ascend (" + std::to_string(last) + " then " + std::to_string(col) + ")");
       last = col;
-      const float v = elem_value(DType::F16, static_cast<uint32_t>(frag_get(c, av, lane, slot, true)));
-      for (int n = 0; n < 16; ++n) acc[n] += v * B[col][n];  // fp16 x fp16 is exact in fp32
+      if (values) {
+        const float v = elem_value(DType::F16, static_cast<uint32_t>(frag_get(c, av, lane, slot, true)));
+        for (int n = 0; n < 16; ++n) acc[n] += v * B[col][n];  // fp16 x fp16 is exact in fp32
+      }
       work.bytes[static_cast<size_t>(16 + 16 * r + real / 4)] |= static_cast<uint8_t>((col / 16) << (2 * (real % 4)));
       ++real;
     }
     work.bytes[static_cast<size_t>(r)] = static_cast<uint8_t>(real);
-    for (int n = 0; n < 16; ++n) D[r][n] = acc[n];
+    for (int n = 0; values && n < 16; ++n) D[r][n] = acc[n];
   }
-  scatter(c, in.ops[0].vec, DType::F32, wmma_c_table(), D);
+  if (values) scatter(c, in.ops[0].vec, DType::F32, wmma_c_table(), D);
 }
 
 // ---- decode ---------------------------------------------------------------------------------------
@@ -159,6 +162,7 @@ void decode(Instr& in, const Kernel&) {
     need_vec(in, 4, 8, "C");
     in.unit = Unit::TENSOR;
     in.traits.tensor_math = true;
+    in.traits.fragment_operands = 0b11011;  // D, the values, B, C (not the coordinates)
     in.traits.op_class = "extensor.smma_l" + std::to_string(l);
     in.fn = &ex_mma;
     return;

@@ -133,7 +133,7 @@ void ex_mma_async(ExecCtx& c, const Instr& in) {
   const auto& d_regs = in.ops[0].vec;
   if (!me.arrived) {
     if (!me.ever_fenced) hopper_fault(c, in, "no wgmma.fence before the warp's first wgmma.mma_async");
-    if (!me.fenced && me.d_regs == d_regs)
+    if (c.L.mma_values && !me.fenced && me.d_regs == d_regs)
       for (size_t r = 0; r < d_regs.size(); ++r)
         for (int lane = 0; lane < 32; ++lane)
           if (reg_of(c.w, d_regs[r], lane) != me.d_vals[r * 32 + static_cast<size_t>(lane)])
@@ -149,6 +149,10 @@ void ex_mma_async(ExecCtx& c, const Instr& in) {
   c.rec.work.bytes[1] = in.shape_k == 32;
   c.rec.work.bytes[2] = !(in.ops.size() > 1 && in.ops[1].kind == OpndKind::Vec);
   if (a == Arrival::Released) return;
+  if (!c.L.mma_values) {  // a cycles-only launch: the rendezvous and the work summary, no arithmetic
+    release(c, st);
+    return;
+  }
 
   const MmaOps o = mma_ops(in);
   const uint32_t first = c.w.warp_in_cta / 4 * 4;
@@ -347,6 +351,7 @@ void decode_mma(Instr& in) {
   in.sub = MMA;
   in.unit = Unit::TENSOR;
   in.traits.tensor_math = true;
+  in.traits.fragment_operands = in.ops[1].kind == OpndKind::Vec ? 0b11 : 0b1;  // D (and A from registers)
   in.traits.op_class = sparse ? "hopper.wgmma_sp" : "hopper.wgmma";
   in.fn = &ex_mma_async;
 }

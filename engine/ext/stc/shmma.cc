@@ -61,6 +61,7 @@ void ex_load_meta(ExecCtx& c, const Instr& in) {
 }
 
 void ex_mma(ExecCtx& c, const Instr& in) {
+  if (!c.L.mma_values) return;
   const int k = in.shape_k;
   float B[16][16], C[16][16], D[16][16];
   gather(c, in.ops[2].vec, DType::F16, wmma_b_table(), B);
@@ -127,6 +128,7 @@ void decode(Instr& in, const Kernel&) {
     need_vec(in, 4, 1, "the offsets");
     in.unit = Unit::TENSOR;
     in.traits.tensor_math = true;
+    in.traits.fragment_operands = 0b1111;  // D, A, B, C (not the offsets)
     in.traits.op_class = "stc.smma_k" + std::to_string(k);
     in.fn = &ex_mma;
     return;
