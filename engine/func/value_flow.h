@@ -29,7 +29,7 @@ namespace stc {
 
 // "" when no value derived from a Tensor Core instruction's result can reach the timing (see above), else
 // the first instruction where one can and what it decides there ("file:line `text`: a Tensor Core result
-// reaches its address"). Runs on the kernel as parsed, before register compaction (operands name PTX
+// reaches its address"), or that the kernel has no Tensor Core instruction (nothing to skip). Runs on the kernel as parsed, before register compaction (operands name PTX
 // registers).
 std::string mma_values_note(const Kernel& k);
 

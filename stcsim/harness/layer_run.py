@@ -5,10 +5,14 @@ conv), the activations uniform in [-1, 1) seeded by the layer name. A sparse ker
 and prunes and encodes them itself (``Kernel.prepare``); a dense fallback gets the pruned weights (``W *
 mask``), so it computes the pruned layer. The output is checked against the kernel's float64 reference
 (through the pattern's decode): whole for layers up to ``check_limit`` MACs, else on a seeded sample of
-output columns (the ``check`` column says which). Returns the row: the plan's columns, the check, host
-seconds, every stat of the launch (and, for a generated kernel, how its PTX was generated: codegen_*) and the
-launch in physical units (``stcsim.harness.units``): ``time_us`` at the config's clock, ``tflops`` (2 x M x N
-x K over that time), ``peak_tflops`` of the kernel's ``math_units`` on the config and ``pct_peak``.
+output columns (the ``check`` column says which). A layer checked on a sample of columns (or not checked) is
+timed by a cycles-only launch (``Engine.launch(..., values=False)``: the Tensor Core arithmetic skipped where
+it cannot reach the timing, the same stats); where that skipped the arithmetic (``mma_values_skipped``), the
+sampled columns are run apart, functionally, on the kernel's operands for those columns and checked (``check``
+ends in "run apart"). Returns the row: the plan's columns, the check, host seconds, every stat of the launch
+(and, for a generated kernel, how its PTX was generated: codegen_*) and the launch in physical units
+(``stcsim.harness.units``): ``time_us`` at the config's clock, ``tflops`` (2 x M x N x K over that time),
+``peak_tflops`` of the kernel's ``math_units`` on the config and ``pct_peak``.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import numpy as np
 from stcsim.harness import units
 from stcsim.harness.jobs import CHECK_SAMPLE_COLUMNS, LayerJob, describe
 from stcsim.harness.kernel_choice import math_units
-from stcsim.kernels import Kernel, Operands, get_kernel, relative_error
+from stcsim.kernels import GemmProblem, Kernel, Operands, get_kernel, relative_error
 from stcsim.kernels.protocol import GeneratedKernel
 from stcsim.kernels.run import launch
 from stcsim.sim import Engine
@@ -81,20 +85,32 @@ def prepared(job: LayerJob, kernel: Kernel, weights: np.ndarray, x: np.ndarray,
     return kernel.prepare(weights, x, pattern, job.variant.sparsity), pruned.density
 
 
+def checks_all_columns(job: LayerJob, p: GemmProblem) -> bool:
+    """Whether the check compares the whole output (else a sample of columns, or nothing)."""
+    return job.check and (p.m * p.n * p.k * p.batch <= job.check_limit or p.n <= CHECK_SAMPLE_COLUMNS)
+
+
 def check_output(job: LayerJob, kernel: Kernel, operands: Operands, weights: np.ndarray, x: np.ndarray,
-                 result: np.ndarray) -> dict[str, object]:
-    """Compare with the kernel's reference: whole, or on a sample of columns for large layers."""
+                 result: np.ndarray | None) -> dict[str, object]:
+    """Compare with the kernel's reference: whole, or on a sample of columns for large layers (`result`
+    None: the timed launch computed cycles only, so the sampled columns run apart, functionally)."""
     if not job.check:
         return {"check": "off", "rel_error": np.nan, "tolerance": kernel.tolerance, "check_ok": True}
     p = operands.problem
-    if p.m * p.n * p.k * p.batch <= job.check_limit or p.n <= CHECK_SAMPLE_COLUMNS:
+    if checks_all_columns(job, p):
+        assert result is not None, "a whole-output check needs the timed launch's values"
         err = relative_error(result, kernel.reference(operands))
         how = "full"
     else:  # the same columns of every batch element
         cols = np.sort(layer_rng(job, "check").choice(p.n, CHECK_SAMPLE_COLUMNS, replace=False))
         sample = prepared(job, kernel, weights, np.ascontiguousarray(x[..., cols]), density=False)[0]
-        err = relative_error(result[..., cols], kernel.reference(sample))
         how = f"sampled: {CHECK_SAMPLE_COLUMNS} of {p.n} columns"
+        if result is None:
+            result_cols = launch(kernel, Engine(job.variant.resolved()), sample, timing=False)[0]
+            how += ", run apart"
+        else:
+            result_cols = result[..., cols]
+        err = relative_error(result_cols, kernel.reference(sample))
     ok = bool(err < kernel.tolerance)
     return {"check": how, "rel_error": err, "tolerance": kernel.tolerance, "check_ok": ok}
 
@@ -106,9 +122,12 @@ def run_job(job: LayerJob) -> dict[str, object]:
     weights, x = layer_weights(job), activations(job)
     operands, density = prepared(job, kernel, weights, x)
     launched = time.perf_counter()
-    result, stats = launch(kernel, Engine(job.variant.resolved()), operands, job.sample)
+    values = checks_all_columns(job, operands.problem)  # else cycles only: the check needs no values of it
+    result, stats = launch(kernel, Engine(job.variant.resolved()), operands, job.sample, values=values)
     launch_seconds = time.perf_counter() - launched
-    row = {**describe(job), "density": density, **check_output(job, kernel, operands, weights, x, result)}
+    computed = values or stats.get("mma_values_skipped") == 0.0
+    row = {**describe(job), "density": density,
+           **check_output(job, kernel, operands, weights, x, result if computed else None)}
     row["host_seconds"] = time.perf_counter() - start
     row["launch_seconds"] = launch_seconds
     row.update({name: value for name, value in stats.items() if name != CONFIG_STAT})

@@ -35,12 +35,14 @@ class DeviceEngine(Protocol):
 
 
 def launch(
-    kernel: Kernel, engine: DeviceEngine, operands: Operands, sample: float = 0.0, values: bool = True
+    kernel: Kernel, engine: DeviceEngine, operands: Operands, sample: float = 0.0, values: bool = True,
+    timing: bool = True,
 ) -> tuple[np.ndarray, Any]:
     """Run prepared operands on `engine`: allocate and copy every operand array, load the PTX, launch with
     `kernel.args`, copy the outputs back. Returns the m x n result (`kernel.unpack`) and whatever the engine's
     launch returned (its stats). `sample` > 0: sampled simulation; `values=False`: cycles only, the result
-    not computed where it cannot reach the timing (both the simulator's `Engine.launch` options)."""
+    not computed where it cannot reach the timing; `timing=False`: functional only, no cycles (the
+    simulator's `Engine.launch` options)."""
     pointers = {a.name: engine.malloc(a.data.nbytes) for a in operands}
     for a in operands:
         engine.copy_to(pointers[a.name], a.data)
@@ -49,6 +51,8 @@ def launch(
     options: dict[str, Any] = {"sample": sample} if sample else {}
     if not values:
         options["values"] = False
+    if not timing:
+        options["timing"] = False
     stats = engine.launch(kernel.entry, grid, block, kernel.args(operands, pointers), shared_bytes, **options)
     outputs = {a.name: engine.copy_from(pointers[a.name], a.data.shape, a.dtype) for a in operands.outputs}
     return kernel.unpack(operands, outputs), stats

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from stcsim.harness import layer_run
 from stcsim.harness.jobs import Variant, WeightSource, plan_network
 from stcsim.harness.layer_run import layer_weights, run_job
 from stcsim.sim.engine import stat_info
@@ -39,11 +40,32 @@ def test_fallback_runs_the_pruned_weights_densely(dense_only, seed):
 
 
 def test_large_layers_are_checked_on_sampled_columns(seed):
+    """A sampled check's layer is timed cycles only; a Tensor Core kernel's sampled columns then run apart
+    (the WMMA GEMM on the v100), a CUDA-core kernel's (nothing to skip) come from the timed launch itself."""
+    for kernel, apart in (("tensor-core", True), ("cuda-core", False)):
+        jobs = _jobs("dense", 0, seed, layers=3, check_limit=1, kernel=kernel)
+        job = next(j for j in jobs if j.layer.n > 128)
+        row = run_job(job)
+        expect = f"sampled: 128 of {job.layer.n} columns" + (", run apart" if apart else "")
+        assert row["check"] == expect and row["check_ok"] and row["mma_values_skipped"] == float(apart)
+    off = run_job(_jobs("dense", 0, seed, layers=1, check=False)[0])
+    assert off["check"] == "off" and np.isnan(off["rel_error"]) and off["mma_values_skipped"] == 1.0
+    full = run_job(_jobs("dense", 0, seed, layers=1)[0])
+    assert full["check"] == "full" and "mma_values_skipped" not in full  # checked whole: computed
+
+
+def test_a_sampled_check_run_apart_compares_real_values(seed, monkeypatch):
+    """The columns run apart are the kernel's output: a corrupted one fails the check."""
+    real = layer_run.launch
+
+    def corrupt(kernel, engine, operands, *args, **kwargs):
+        result, stats = real(kernel, engine, operands, *args, **kwargs)
+        return (result + 1.0 if kwargs.get("timing") is False else result), stats
+
+    monkeypatch.setattr(layer_run, "launch", corrupt)
     job = next(j for j in _jobs("dense", 0, seed, layers=3, check_limit=1) if j.layer.n > 128)
     row = run_job(job)
-    assert row["check"] == f"sampled: 128 of {job.layer.n} columns" and row["check_ok"]
-    off = run_job(_jobs("dense", 0, seed, layers=1, check=False)[0])
-    assert off["check"] == "off" and np.isnan(off["rel_error"])
+    assert row["check"].endswith("run apart") and not row["check_ok"]
 
 
 def test_a_registered_sparse_kernel_runs_the_pruned_layer(csr_kernel, seed):
