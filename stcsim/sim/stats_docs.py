@@ -17,9 +17,11 @@ engine/stats.def (core) and by extensions in engine/ext/<name>/; formulas live i
 `ptxas`, `estimate` or `launch`; see `Engine`) and `wgmma_serialized` (1 when ptxas serialized the
 kernel's wgmma, advisory C7515, and the model ran them one at a time; stcsim.sim.ptxas_facts) and
 `copy_group` (ptxas's copy grouping read from the SASS, which the load schedule followed; 0: none, the
-PTX-only schedule; stcsim.sim.sass_facts). Groups
-`launch` and `functional` come with every launch; the other groups only from the cycle-level model (an
-`Engine` with a config), `sampling` only from launches with `sample=...`. Kinds: *counter* (summed while the
+PTX-only schedule; stcsim.sim.sass_facts); a cycles-only launch (`values=False`) adds `mma_values_skipped`
+(1 when its Tensor Core arithmetic was skipped, 0 when the kernel's results can reach its timing or it has
+none; `Engine.cycles_only_note`). Groups `launch` and `functional` come with every launch; the other
+groups only from the cycle-level model (an `Engine` with a config), `sampling` only from launches with
+`sample=...`. Kinds: *counter* (summed while the
 launch runs), *value* (set once), *formula* (computed from other stats, in one place). These are the columns
 of the network-run CSVs.
 """
