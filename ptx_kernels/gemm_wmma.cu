@@ -9,21 +9,11 @@
 
 #include <cstdint>
 
+#include "wmma_tile.cuh"
+
 using namespace nvcuda;
 
 namespace stc {
-
-// fp16 zero built from its bit pattern (no inline-asm conversion in the PTX).
-__device__ __forceinline__ half half_zero()
-{
-    __half_raw raw;
-    raw.x = 0;
-    return half(raw);
-}
-
-using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major>;
-using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major>;
-using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
 
 // Copies the 16x16 tile at (r0, c0) of a rows x cols matrix into dst (ld 16), zero outside the matrix.
 // Each lane of the warp copies 8 consecutive elements of one row.

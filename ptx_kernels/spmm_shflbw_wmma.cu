@@ -34,20 +34,11 @@
 
 #include <cstdint>
 
+#include "wmma_tile.cuh"
+
 using namespace nvcuda;
 
 namespace stc {
-
-__device__ __forceinline__ half half_zero()
-{
-    __half_raw raw;
-    raw.x = 0;
-    return half(raw);
-}
-
-using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major>;
-using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major>;
-using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
 
 // Copies the 8 halves at column c of one row (src: the row's first element) into dst, zero at and past column
 // cols (cols <= 0: a row of zeros, src is not read): one 16-byte load when the whole chunk is inside (vec:
