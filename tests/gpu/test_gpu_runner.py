@@ -81,3 +81,19 @@ def test_repeats_zero_launches_exactly_once(repeats: int, launches: int):
     timing = eng.launch("increment", (1, 1, 1), (1, 1, 1), [addr])
     assert eng.copy_from(addr, (1,), np.uint32)[0] == 7 + launches
     assert timing["repeats"] == repeats and timing["gpu_time_ms"] > 0
+
+
+@pytest.mark.gpu
+def test_graph_mode_replays_the_captured_launches():
+    """graph=True: one warm-up launch, then `repeats` launches captured once (not run) and the graph
+    replayed once to warm up and GRAPH_REPLAYS times timed; the time is per launch."""
+    pytest.importorskip("cupy")
+    eng = GpuEngine(repeats=3, graph=True)
+    eng.load_ptx(INCREMENT_PTX)
+    addr = eng.malloc(4)
+    eng.copy_to(addr, np.array([7], np.uint32))
+    timing = eng.launch("increment", (1, 1, 1), (1, 1, 1), [addr])
+    launches = 1 + 3 * (1 + GpuEngine.GRAPH_REPLAYS)
+    assert eng.copy_from(addr, (1,), np.uint32)[0] == 7 + launches
+    assert timing["graph"] == 1.0 and timing["repeats"] == 3
+    assert 0 < timing["gpu_time_ms_min"] <= timing["gpu_time_ms"] < 0.05  # back to back: no host latency
