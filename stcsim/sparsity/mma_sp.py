@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from stcsim.sparsity.base import check_mask, pad_to
-from stcsim.sparsity.nm import group_positions
+from stcsim.sparsity.nm import group_codes, position_table
 
 TILE_M, TILE_K = 16, 32
 SELECTORS = (0, 1)
@@ -102,23 +102,35 @@ def pack_m16n8k32(weights: np.ndarray, mask: np.ndarray) -> MmaSpOperands:
     if w.dtype != np.float16:
         raise ValueError(f"mma.sp .f16 operand A must be float16, got {w.dtype}")
     w, m = pad_to(w, TILE_M, TILE_K), pad_to(m, TILE_M, TILE_K)
-    idx, kept = group_positions(m, 2, 4)
-    chunks = w.reshape(w.shape[0], -1, 4)
-    values = np.where(kept, np.take_along_axis(chunks, idx, axis=-1), np.float16(0))
+    code = group_codes(m, 2, 4)  # (rows, chunks): which of its four elements each chunk keeps
+    positions, kept = position_table(2, 4)  # by code: the two positions, and whether each is kept
+    flat, codes = np.ascontiguousarray(w).reshape(-1), code.reshape(-1)
+    first = np.arange(0, flat.size, 4)  # each chunk's first element (1-D lookups: no fancy-index iterator)
+    values = np.empty((codes.size, 2), dtype=np.float16)
+    for s in range(2):
+        chosen = flat[first + np.take(positions[:, s], codes)]
+        values[:, s] = np.where(np.take(kept[:, s], codes), chosen, np.float16(0))
     rows, n_chunks = w.shape[0], w.shape[1] // 4
-    per_tile = idx.reshape(rows // 16, 16, n_chunks // 8, 8, 2).transpose(0, 2, 1, 3, 4)
-    return MmaSpOperands(weights.shape, values.reshape(rows, -1), tile_metadata_words(per_tile))
+    nibbles = np.take((positions[:, 0] | positions[:, 1] << 2).astype(np.uint8), code)
+    per_tile = nibbles.reshape(rows // 16, 16, n_chunks // 8, 8).transpose(0, 2, 1, 3)
+    return MmaSpOperands(weights.shape, values.reshape(rows, -1), _nibble_words(per_tile))
 
 
 def tile_metadata_words(indices: np.ndarray) -> np.ndarray:
     """Metadata words ``[..., 2*g + j]`` of tiles from their ``(..., 16 rows, 8 chunks, 2)`` 2-bit indices."""
     idx = np.asarray(indices, dtype=np.uint32)
-    nibbles = idx[..., 0] | (idx[..., 1] << 2)  # (..., row = 8*half + g, chunk = 4*j + c)
+    return _nibble_words(idx[..., 0] | (idx[..., 1] << 2))
+
+
+def _nibble_words(nibbles: np.ndarray) -> np.ndarray:
+    """Metadata words ``[..., 2*g + j]`` (uint32) of tiles from each chunk's 4-bit ``idx0 | idx1 << 2``,
+    ``(..., 16 rows, 8 chunks)``: row ``8*half + g`` and chunk ``4*j + c`` at bits ``16*half + 4*c`` of
+    word ``(g, j)``."""
     lead = nibbles.shape[:-2]
-    by_word = nibbles.reshape(*lead, 2, 8, 2, 4)  # (..., half, g, j, c)
-    shifts = (16 * np.arange(2)[:, None, None, None] + 4 * np.arange(4)).astype(np.uint32)
-    words = np.bitwise_or.reduce(by_word << shifts, axis=(-4, -1))  # (..., g, j)
-    return words.reshape(*lead, 16).astype(np.uint32)
+    n = np.asarray(nibbles, dtype=np.uint32).reshape(*lead, 2, 8, 2, 4)  # (..., half, g, j, c)
+    halves = n[..., 0] | (n[..., 1] << 4) | (n[..., 2] << 8) | (n[..., 3] << 12)  # (..., half, g, j)
+    words = halves[..., 0, :, :] | (halves[..., 1, :, :] << 16)  # (..., g, j)
+    return words.reshape(*lead, 16)
 
 
 def lane_metadata(tile_words: np.ndarray, selector: int) -> np.ndarray:

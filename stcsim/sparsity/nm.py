@@ -97,17 +97,28 @@ def group_positions(mask: np.ndarray, N: int, M: int) -> tuple[np.ndarray, np.nd
     Kept positions come first in the choice; missing ones are the lowest unused positions. Raises
     ValueError if a group keeps more than ``N``.
     """
-    groups = pad_to(mask, 1, M).reshape(mask.shape[0], -1, M)
     if M > SMALL_GROUP:
+        groups = pad_to(mask, 1, M).reshape(mask.shape[0], -1, M)
         _check_kept(int(groups.sum(axis=-1).max()) if groups.size else 0, N, M)
         return _group_positions(groups, N)
-    code = np.zeros(groups.shape[:-1], dtype=np.uint8)  # each group's mask bits (2:4: 16 masks)
+    code = group_codes(mask, N, M)
+    positions, kept = position_table(N, M)
+    return positions[code], kept[code]
+
+
+def group_codes(mask: np.ndarray, N: int, M: int) -> np.ndarray:
+    """Each group's mask bits (bit j: element j kept; K zero-padded), ``(rows, groups)`` uint8, for groups
+    of at most SMALL_GROUP; ValueError if a group keeps more than ``N``. Index ``position_table(N, M)`` with
+    them for ``group_positions``."""
+    if M > SMALL_GROUP:
+        raise ValueError(f"group_codes takes groups of at most {SMALL_GROUP}, got M={M}")
+    groups = pad_to(mask, 1, M).reshape(mask.shape[0], -1, M)
+    code = np.zeros(groups.shape[:-1], dtype=np.uint8)  # (2:4: 16 masks)
     for j in range(M):
         code |= groups[..., j].view(np.uint8) << np.uint8(j)
     present = np.flatnonzero(np.bincount(code.ravel(), minlength=1 << M))
     _check_kept(max((bin(c).count("1") for c in present), default=0), N, M)
-    positions, kept = _position_table(N, M)
-    return positions[code], kept[code]
+    return code
 
 
 def _check_kept(most: int, N: int, M: int) -> None:
@@ -129,7 +140,7 @@ def _group_positions(groups: np.ndarray, N: int) -> tuple[np.ndarray, np.ndarray
 
 
 @cache
-def _position_table(N: int, M: int) -> tuple[np.ndarray, np.ndarray]:
+def position_table(N: int, M: int) -> tuple[np.ndarray, np.ndarray]:
     """``_group_positions`` of each of the 2^M masks of a group (mask bit j: element j kept), by mask."""
     masks = (np.arange(1 << M)[:, None] >> np.arange(M)) & 1 == 1
     return _group_positions(masks, N)
