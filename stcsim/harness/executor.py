@@ -3,7 +3,8 @@
 Every executor maps one picklable function over (index, job) items and yields results as they finish, in
 any order. ``attempt`` is that function: it runs a job and turns an exception into a ``JobError`` (message
 and traceback) so one failing layer never stops the others. ``ProcessExecutor`` is a ``multiprocessing``
-pool of spawned workers (the default: one worker per core). ``DaskExecutor`` submits the same function to a
+pool of spawned workers (the default: one worker per core; each keeps its freed memory for reuse,
+``host_memory``). ``DaskExecutor`` submits the same function to a
 ``dask.distributed`` scheduler at an address, or to a ``LocalCluster`` it starts when none is given; it needs
 the optional extra ``pip install "stcsim[dask]"``.
 """
@@ -17,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from stcsim.harness.host_memory import reuse_freed_memory
 from stcsim.harness.jobs import LayerJob
 from stcsim.harness.layer_run import run_job
 
@@ -72,7 +74,7 @@ class ProcessExecutor:
     def __init__(self, workers: int) -> None:
         """Start the pool."""
         self.workers = workers
-        self._pool = multiprocessing.get_context("spawn").Pool(workers)
+        self._pool = multiprocessing.get_context("spawn").Pool(workers, initializer=reuse_freed_memory)
 
     def map_unordered(self, fn: Callable[[Any], Outcome], items: Iterable[Any]) -> Iterator[Outcome]:
         """Results as workers finish them."""

@@ -33,6 +33,7 @@ from rich.progress import (
 
 from stcsim.harness import kernel_choice, units
 from stcsim.harness.executor import EXECUTORS, DaskUnavailable, Executor, JobError, attempt, make_executor
+from stcsim.harness.host_memory import reuse_freed_memory
 from stcsim.harness.jobs import (
     DEFAULT_CHECK_LIMIT,
     LayerJob,
@@ -459,4 +460,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    reuse_freed_memory()  # the CLI process only: an importing program keeps its allocator
     raise SystemExit(main())

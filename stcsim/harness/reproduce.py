@@ -43,6 +43,7 @@ import pandas as pd
 from stcsim.harness import jobs as plans
 from stcsim.harness.compare import GEOMEAN, compare
 from stcsim.harness.executor import EXECUTORS, DaskUnavailable
+from stcsim.harness.host_memory import reuse_freed_memory
 from stcsim.harness.jobs import LayerJob, Variant, plan_network, simulation_work
 from stcsim.harness.kernel_choice import (
     AUTO,
@@ -666,4 +667,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    reuse_freed_memory()  # the CLI process only: an importing program keeps its allocator
     raise SystemExit(main())

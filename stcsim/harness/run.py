@@ -6,6 +6,7 @@ import argparse
 import sys
 from dataclasses import dataclass
 
+from stcsim.harness.host_memory import reuse_freed_memory
 from stcsim.harness.jobs import fixed_sparsity
 from stcsim.kernels import (
     GemmCheck,
@@ -149,4 +150,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    reuse_freed_memory()  # the CLI process only: an importing program keeps its allocator
     raise SystemExit(main())
