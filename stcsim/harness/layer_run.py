@@ -26,7 +26,7 @@ from stcsim.harness import units
 from stcsim.harness.jobs import CHECK_SAMPLE_COLUMNS, LayerJob, describe
 from stcsim.harness.kernel_choice import math_units
 from stcsim.kernels import GemmProblem, Kernel, Operands, get_kernel, relative_error
-from stcsim.kernels.protocol import GeneratedKernel
+from stcsim.kernels.protocol import GeneratedKernel, ReusesWeights
 from stcsim.kernels.run import launch
 from stcsim.sim import Engine
 from stcsim.sparsity import get, prune_gemm
@@ -103,7 +103,11 @@ def check_output(job: LayerJob, kernel: Kernel, operands: Operands, weights: np.
         how = "full"
     else:  # the same columns of every batch element
         cols = np.sort(layer_rng(job, "check").choice(p.n, CHECK_SAMPLE_COLUMNS, replace=False))
-        sample = prepared(job, kernel, weights, np.ascontiguousarray(x[..., cols]), density=False)[0]
+        x_cols = np.ascontiguousarray(x[..., cols])
+        if isinstance(kernel, ReusesWeights):  # the weights as the timed launch had them, not prepared again
+            sample = kernel.with_activations(operands, x_cols)
+        else:
+            sample = prepared(job, kernel, weights, x_cols, density=False)[0]
         how = f"sampled: {CHECK_SAMPLE_COLUMNS} of {p.n} columns"
         if result is None:
             result_cols = launch(kernel, Engine(job.variant.resolved()), sample, timing=False)[0]

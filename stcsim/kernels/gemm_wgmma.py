@@ -144,8 +144,7 @@ class WgmmaGemmKernel(CommittedPtx):
         require(self, problem, pattern)
         kp = padded_k(problem.k)
         w = np.asarray(weights)
-        bt = OperandArray("Bt", k_major(np.asarray(activations).T.astype(np.float16), problem.n, kp))
-        c = poisoned("C", (problem.m, problem.n), np.float32)
+        bt, c = self._activation_side(problem, activations)
         if not self.sparse:
             a = OperandArray("A", k_major(w.astype(np.float16), problem.m, kp))
             return Operands(problem, pattern, (a, bt, c))
@@ -157,6 +156,21 @@ class WgmmaGemmKernel(CommittedPtx):
         arrays = (OperandArray("values", np.ascontiguousarray(packed.values)),
                   OperandArray("meta", lane_metadata_blocks(packed.metadata)), bt, c)
         return Operands(problem, pattern, arrays)
+
+    def with_activations(self, operands: Operands, activations: np.ndarray) -> Operands:
+        """`operands`' A (or values and meta) with Bt and C made for `activations` (K x N'): what
+        `prepare` gives for the same weights, without pruning and packing them again (ReusesWeights)."""
+        p = operands.problem
+        problem = GemmProblem.of((p.m, p.k), np.shape(activations))
+        require(self, problem, operands.pattern)
+        weights = tuple(a for a in operands.arrays if a.name not in ("Bt", "C"))
+        return Operands(problem, operands.pattern, (*weights, *self._activation_side(problem, activations)))
+
+    @staticmethod
+    def _activation_side(problem: GemmProblem, activations: np.ndarray) -> tuple[OperandArray, OperandArray]:
+        """Bt = X^T (fp16, K-major, K padded to BK) and the poisoned fp32 C."""
+        bt = k_major(np.asarray(activations).T.astype(np.float16), problem.n, padded_k(problem.k))
+        return OperandArray("Bt", bt), poisoned("C", (problem.m, problem.n), np.float32)
 
     def launch_geometry(self, p: GemmProblem) -> tuple[Dim3, Dim3, int]:
         """(grid, block, dynamic shared bytes): one block per 128 x BN tile of C."""

@@ -102,6 +102,18 @@ class GeneratedKernel(Kernel, Protocol):
         ...
 
 
+@runtime_checkable
+class ReusesWeights(Kernel, Protocol):
+    """A kernel that can pair operands it prepared with other activations without preparing the weights
+    again (pruning, encoding and laying out a large layer's weights costs seconds; its activations little):
+    what the sampled check of a large layer uses for its columns."""
+
+    def with_activations(self, operands: Operands, activations: np.ndarray) -> Operands:
+        """The operands `prepare(weights, activations, ...)` gives for the weights of `operands` and these
+        activations (K x N' for any N'): the weights' arrays shared, the activations' and outputs' new."""
+        ...
+
+
 def ptx_for(kernel: Kernel, operands: Operands) -> Path:
     """The PTX file a launch of `operands` loads: the generated module of a GeneratedKernel, else the
     kernel's own file."""

@@ -68,6 +68,25 @@ def test_a_sampled_check_run_apart_compares_real_values(seed, monkeypatch):
     assert row["check"].endswith("run apart") and not row["check_ok"]
 
 
+def test_a_sampled_check_reuses_the_prepared_weights(seed, monkeypatch):
+    """A kernel that ReusesWeights (the wgmma GEMMs) checks its sampled columns with the weights it
+    prepared for the timed launch: prepared once per job, the check still passing."""
+    from stcsim.kernels.gemm_wgmma import WgmmaGemmKernel
+
+    variant = Variant.make("nm:N=2,M=4", 0.5, "h100")
+    jobs = plan_network(MOBILENET, [variant], weights=WeightSource(seed), max_layers=3, check_limit=1)
+    job = next(j for j in jobs if j.layer.n > 128 and j.choice.kernel.startswith("gemm_wgmma_sp"))
+    calls, real = [], WgmmaGemmKernel.prepare
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(WgmmaGemmKernel, "prepare", counted)
+    row = run_job(job)
+    assert row["check"].endswith("run apart") and row["check_ok"] and len(calls) == 1
+
+
 def test_a_registered_sparse_kernel_runs_the_pruned_layer(csr_kernel, seed):
     job = _jobs("unstructured", 0.9, seed, layers=1)[0]
     assert job.choice.kernel == csr_kernel

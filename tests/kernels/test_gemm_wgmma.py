@@ -93,3 +93,26 @@ def test_wide_tile_uses_n256() -> None:
         insts[kernel.block_n] = stats["hopper_wgmma_insts"]
     assert insts[256] * 2 == insts[128]
 
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_with_activations_equals_preparing_again(sparse: bool) -> None:
+    """ReusesWeights: the prepared weights with other activations (another N) are, array for array, what
+    `prepare` gives for the same weights and those activations; a K that does not match is refused."""
+    from stcsim.kernels.protocol import ReusesWeights
+
+    kernel = next(k for k in WGMMA_KERNELS if k.sparse == sparse)
+    pattern = get("nm:N=2,M=4" if sparse else "dense")
+    rng = np.random.default_rng()
+    w = rng.standard_normal((200, 96)).astype(np.float32)
+    x, x2 = rng.standard_normal((96, 40)).astype(np.float32), rng.standard_normal((96, 7)).astype(np.float32)
+    assert isinstance(kernel, ReusesWeights)
+    reused = kernel.with_activations(kernel.prepare(w, x, pattern, 0.5), x2)
+    fresh = kernel.prepare(w, x2, pattern, 0.5)
+    assert reused.problem == fresh.problem and reused.names == fresh.names
+    for name in fresh.names:
+        a, b = reused[name], fresh[name]
+        assert a.dtype == b.dtype and a.shape == b.shape
+        assert np.array_equal(a, b, equal_nan=True), name
+    with pytest.raises(ValueError, match="96"):
+        kernel.with_activations(fresh, x2[:64])
