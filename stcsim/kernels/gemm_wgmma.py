@@ -29,7 +29,7 @@ from typing import ClassVar
 import numpy as np
 
 from stcsim.kernels.limits import check_launch
-from stcsim.kernels.operands import OperandArray, Operands, poisoned
+from stcsim.kernels.operands import OperandArray, Operands, float64_product, poisoned
 from stcsim.kernels.paths import CommittedPtx
 from stcsim.kernels.problem import GemmProblem, TileShape, ceil_div
 from stcsim.kernels.protocol import Dim3, require
@@ -201,11 +201,10 @@ class WgmmaGemmKernel(CommittedPtx):
         metadata, stcsim.sparsity.mma_sp)."""
         p = operands.problem
         if self.sparse:
-            packed = MmaSpOperands((p.m, p.k), operands["values"], tile_words(operands["meta"]))
-            w = packed.to_dense().astype(np.float64)
+            w = MmaSpOperands((p.m, p.k), operands["values"], tile_words(operands["meta"])).to_dense()
         else:
-            w = operands["A"][:, : p.k].astype(np.float64)
-        return w @ operands["Bt"][:, : p.k].astype(np.float64).T
+            w = operands["A"][:, : p.k]
+        return float64_product(w, operands["Bt"][:, : p.k])
 
 
 WGMMA_KERNELS: tuple[WgmmaGemmKernel, ...] = (

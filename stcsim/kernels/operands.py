@@ -94,3 +94,19 @@ class Operands:
     def nbytes(self) -> int:
         """Device bytes of all operands together."""
         return sum(a.data.nbytes for a in self.arrays)
+
+
+REFERENCE_ROWS = 2048
+"""Rows of the left operand converted to float64 at a time by ``float64_product``."""
+
+
+def float64_product(a: np.ndarray, bt: np.ndarray) -> np.ndarray:
+    """``a @ bt.T`` in float64 (a: m x k, bt: n x k, any float dtypes), converting REFERENCE_ROWS rows of
+    `a` at a time: a kernel reference without a float64 copy of a whole weight matrix (an LLM head of
+    32000 x 4096 is 1 GiB of float64, allocated and faulted in for one matrix-vector product)."""
+    b64 = np.asarray(bt, dtype=np.float64).T
+    out = np.empty((a.shape[0], bt.shape[0]), dtype=np.float64)
+    for start in range(0, a.shape[0], REFERENCE_ROWS):
+        rows = slice(start, start + REFERENCE_ROWS)
+        np.matmul(np.asarray(a[rows], dtype=np.float64), b64, out=out[rows])
+    return out

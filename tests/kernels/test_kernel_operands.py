@@ -54,3 +54,17 @@ def test_operands_need_unique_names_and_an_output():
         Operands(P, Dense(), (a, OperandArray("A", meta.data), c))
     with pytest.raises(ValueError, match="no output"):
         Operands(P, Dense(), (a, meta))
+
+
+def test_float64_product_blocks_rows_and_equals_the_whole_product(monkeypatch) -> None:
+    """Converted a few rows at a time (block edges inside the matrix and a short last block), the same
+    float64 product as converting the whole left operand."""
+    from stcsim.kernels import operands
+
+    monkeypatch.setattr(operands, "REFERENCE_ROWS", 16)
+    rng = np.random.default_rng()
+    for m, n, k in ((50, 3, 40), (16, 1, 7), (5, 9, 64)):
+        a = rng.standard_normal((m, k)).astype(np.float16)
+        bt = rng.standard_normal((n, k)).astype(np.float32)
+        got = operands.float64_product(a, bt)
+        assert got.dtype == np.float64 and np.array_equal(got, a.astype(np.float64) @ bt.astype(np.float64).T)
