@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from stcsim.sparsity.base import check_mask, pad_to
-from stcsim.sparsity.nm import group_codes, position_table
+from stcsim.sparsity.nm import BLOCK_ELEMENTS, group_codes, position_table
 
 TILE_M, TILE_K = 16, 32
 SELECTORS = (0, 1)
@@ -65,17 +65,12 @@ class MmaSpOperands:
         the indices read from the metadata words; what decoding every tile through the register layout
         (``to_dense_by_tiles``) gives, element for element, in array operations."""
         tiles_m, tiles_k, _ = self.metadata.shape
-        rows, chunks = tiles_m * TILE_M, tiles_k * TILE_K // 4
-        words = np.asarray(self.metadata, dtype=np.uint32).reshape(tiles_m, tiles_k, 8, 2)  # (.., g, j)
-        shifts = (16 * np.arange(2)[:, None] + 4 * np.arange(4)).astype(np.uint32)  # (half, c)
-        nibbles = (words[..., None, None] >> shifts) & 0xF  # (tm, tk, g, j, half, c)
-        nibbles = nibbles.transpose(0, 4, 2, 1, 3, 5).reshape(rows, chunks)  # row 16tm + 8half + g
-        values = np.asarray(self.values, dtype=np.float16).reshape(rows, chunks, 2)
-        out = np.zeros((rows, chunks, 4), dtype=np.float16)
-        r, c = np.indices((rows, chunks))
-        out[r, c, nibbles & 3] += values[..., 0]
-        out[r, c, nibbles >> 2] += values[..., 1]
-        return out.reshape(rows, chunks * 4)[: self.shape[0], : self.shape[1]]
+        out = np.empty((tiles_m * TILE_M, tiles_k * TILE_K), dtype=np.float16)
+        step = max(1, BLOCK_ELEMENTS // max(out.shape[1], 1) // TILE_M)  # row tiles a block (temporaries)
+        for tile in range(0, tiles_m, step):
+            rows = slice(tile * TILE_M, (tile + step) * TILE_M)
+            out[rows] = _decode_rows(self.values[rows], self.metadata[tile : tile + step])
+        return out[: self.shape[0], : self.shape[1]]
 
     def to_dense_by_tiles(self) -> np.ndarray:
         """The dense fp16 matrix decoded tile by tile through the register layout (``lane_a_fragments``,
@@ -91,6 +86,22 @@ class MmaSpOperands:
         return out[: self.shape[0], : self.shape[1]]
 
 
+def _decode_rows(values: np.ndarray, metadata: np.ndarray) -> np.ndarray:
+    """``MmaSpOperands.to_dense`` of whole row tiles (their compressed values and metadata words)."""
+    tiles_m, tiles_k, _ = metadata.shape
+    rows, chunks = tiles_m * TILE_M, tiles_k * TILE_K // 4
+    words = np.asarray(metadata, dtype=np.uint32).reshape(tiles_m, tiles_k, 8, 2)  # (.., g, j)
+    shifts = (16 * np.arange(2)[:, None] + 4 * np.arange(4)).astype(np.uint32)  # (half, c)
+    nibbles = (words[..., None, None] >> shifts) & 0xF  # (tm, tk, g, j, half, c)
+    nibbles = nibbles.transpose(0, 4, 2, 1, 3, 5).reshape(rows, chunks)  # row 16tm + 8half + g
+    values = np.asarray(values, dtype=np.float16).reshape(rows, chunks, 2)
+    out = np.zeros((rows, chunks, 4), dtype=np.float16)
+    r, c = np.indices((rows, chunks))
+    out[r, c, nibbles & 3] += values[..., 0]
+    out[r, c, nibbles >> 2] += values[..., 1]
+    return out.reshape(rows, chunks * 4)
+
+
 def pack_m16n8k32(weights: np.ndarray, mask: np.ndarray) -> MmaSpOperands:
     """Compressed values and metadata words of an fp16 ``M x K`` matrix under a 2:4 ``mask``.
 
@@ -102,6 +113,18 @@ def pack_m16n8k32(weights: np.ndarray, mask: np.ndarray) -> MmaSpOperands:
     if w.dtype != np.float16:
         raise ValueError(f"mma.sp .f16 operand A must be float16, got {w.dtype}")
     w, m = pad_to(w, TILE_M, TILE_K), pad_to(m, TILE_M, TILE_K)
+    rows, cols = w.shape
+    values = np.empty((rows, cols // 2), dtype=np.float16)
+    words = np.empty((rows // TILE_M, cols // TILE_K, 16), dtype=np.uint32)
+    step = max(1, BLOCK_ELEMENTS // max(cols, 1) // TILE_M) * TILE_M  # whole row tiles a block
+    for start in range(0, rows, step):
+        block = slice(start, start + step)
+        values[block], words[start // TILE_M : (start + step) // TILE_M] = _pack_rows(w[block], m[block])
+    return MmaSpOperands(weights.shape, values, words)
+
+
+def _pack_rows(w: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``pack_m16n8k32``'s values and metadata words of whole row tiles (rows and columns padded)."""
     code = group_codes(m, 2, 4)  # (rows, chunks): which of its four elements each chunk keeps
     positions, kept = position_table(2, 4)  # by code: the two positions, and whether each is kept
     flat, codes = np.ascontiguousarray(w).reshape(-1), code.reshape(-1)
@@ -113,7 +136,7 @@ def pack_m16n8k32(weights: np.ndarray, mask: np.ndarray) -> MmaSpOperands:
     rows, n_chunks = w.shape[0], w.shape[1] // 4
     nibbles = np.take((positions[:, 0] | positions[:, 1] << 2).astype(np.uint8), code)
     per_tile = nibbles.reshape(rows // 16, 16, n_chunks // 8, 8).transpose(0, 2, 1, 3)
-    return MmaSpOperands(weights.shape, values.reshape(rows, -1), _nibble_words(per_tile))
+    return values.reshape(rows, -1), _nibble_words(per_tile)
 
 
 def tile_metadata_words(indices: np.ndarray) -> np.ndarray:

@@ -63,14 +63,32 @@ class NMFormat(SparseFormat):
         }
 
 
+BLOCK_ELEMENTS = 1 << 22
+"""``top_n_per_group`` ranks a large matrix this many elements (whole rows) at a time: its temporaries (the
+magnitudes, the ranks) stay a few MiB, reused, instead of the size of the matrix (an LLM head's 131 M
+weights: 0.5 GiB of magnitudes, then ranks, each faulted in fresh)."""
+
+
 def top_n_per_group(weights: np.ndarray, N: int, M: int) -> np.ndarray:
     """Mask keeping the ``N`` largest magnitudes of every group of ``M`` along K.
 
-    A zero-padded last group keeps ``min(N, real elements)``; ties keep the lower index.
+    A zero-padded last group keeps ``min(N, real elements)``; ties keep the lower index. Rows are ranked
+    independently, BLOCK_ELEMENTS at a time.
     """
     w = np.asarray(weights)
+    if w.ndim != 2 or w.size <= BLOCK_ELEMENTS:
+        return _top_n_block(w, N, M)
+    keep = np.empty(w.shape, dtype=bool)
+    rows = max(1, BLOCK_ELEMENTS // w.shape[1])
+    for start in range(0, w.shape[0], rows):
+        keep[start : start + rows] = _top_n_block(w[start : start + rows], N, M)
+    return keep
+
+
+def _top_n_block(w: np.ndarray, N: int, M: int) -> np.ndarray:
+    """``top_n_per_group`` of the rows in `w`."""
     if w.dtype in (np.float16, np.float32):  # |w| exact in float32: the order and ties of float64's
-        return top_n_scores_per_group(np.abs(w.astype(np.float32)), N, M)
+        return top_n_scores_per_group(np.abs(w, dtype=np.float32), N, M)
     return top_n_scores_per_group(magnitude(w), N, M)
 
 

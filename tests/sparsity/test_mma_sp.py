@@ -80,3 +80,23 @@ def test_bad_inputs() -> None:
         pack_m16n8k32(w.astype(np.float16), np.ones(w.shape, dtype=bool))
     with pytest.raises(ValueError, match=r"\(0, 1\)"):
         lane_metadata(np.zeros(16, dtype=np.uint32), 2)
+
+
+def test_pack_and_decode_in_row_blocks_equal_the_whole_matrix(monkeypatch) -> None:
+    """pack_m16n8k32 and to_dense take whole row tiles BLOCK_ELEMENTS at a time: the same values, words and
+    decoded matrix as at once (a short last block; metadata with equal indices decoded as added)."""
+    from stcsim.sparsity import mma_sp
+
+    rng = np.random.default_rng()
+    w = rng.standard_normal((70, 100)).astype(np.float16)
+    mask = NM(2, 4).prune(w, 0.5) & (rng.uniform(size=w.shape) < 0.8)
+    whole = pack_m16n8k32(w, mask)
+    meta = whole.metadata.copy()
+    meta[1, 2] = rng.integers(0, 2**32, 16, dtype=np.uint32)
+    dense = mma_sp.MmaSpOperands(w.shape, whole.values, meta).to_dense()
+    monkeypatch.setattr(mma_sp, "BLOCK_ELEMENTS", 16 * 128 * 2)  # two row tiles a block: 32, 32 and 16 rows
+    blocked = pack_m16n8k32(w, mask)
+    assert np.array_equal(blocked.values.view(np.uint16), whole.values.view(np.uint16))
+    assert np.array_equal(blocked.metadata, whole.metadata)
+    again = mma_sp.MmaSpOperands(w.shape, whole.values, meta).to_dense()
+    assert np.array_equal(again.view(np.uint16), dense.view(np.uint16))
