@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <unordered_map>
@@ -124,13 +125,61 @@ Pool& pool() {
   return *p;
 }
 
+// Freed mappings of device allocations, kept by size (whole huge pages) for the next allocation of that
+// size, up to kBlockKeep bytes: a network run's launches allocate the same operands again (the timed launch,
+// its check, the next layer of the same shape), up to 512 MiB; a mapping handed out again costs a memset of pages the
+// process already holds, where a new one costs a page fault and the OS's zeroing per page (on a VM, where
+// the host backs each page at its first touch, the larger part of a layer job's system time).
+constexpr size_t kBlockKeep = size_t{512} << 20;
+
+class BlockCache {
+ public:
+  void* alloc(size_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = free_.find(huge_pages(bytes));
+      if (it != free_.end() && !it->second.empty()) {
+        void* p = it->second.back();
+        it->second.pop_back();
+        kept_ -= it->first;
+        std::memset(p, 0, bytes);  // zero-filled, as a new mapping (the pages past `bytes` are not read)
+        return p;
+      }
+    }
+    return map_huge(bytes);
+  }
+
+  void free(void* p, size_t bytes) {
+    const size_t size = huge_pages(bytes);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (kept_ + size <= kBlockKeep) {
+        free_[size].push_back(p);
+        kept_ += size;
+        return;
+      }
+    }
+    unmap_huge(p, bytes);
+  }
+
+ private:
+  std::mutex mu_;
+  size_t kept_ = 0;
+  std::unordered_map<size_t, std::vector<void*>> free_;
+};
+
+BlockCache& blocks() {
+  static BlockCache* b = new BlockCache;  // immortal, as the pool
+  return *b;
+}
+
 }  // namespace
 
 void* huge_pool_alloc(size_t bytes) { return pool().alloc(bytes); }
 void huge_pool_free(void* p, size_t bytes) { pool().free(p, bytes); }
-void* huge_block_alloc(size_t bytes) { return bytes >= kLarge ? map_huge(bytes) : zeroed(bytes); }
+void* huge_block_alloc(size_t bytes) { return bytes >= kLarge ? blocks().alloc(bytes) : zeroed(bytes); }
 void huge_block_free(void* p, size_t bytes) {
-  if (bytes >= kLarge) unmap_huge(p, bytes);
+  if (bytes >= kLarge) blocks().free(p, bytes);
   else std::free(p);
 }
 #else
