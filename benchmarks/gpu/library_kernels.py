@@ -8,8 +8,9 @@ warm-up under ncu (``gpu__time_duration.sum`` of every kernel it launches), righ
 marker kernel, so each kernel ncu reports belongs to the case whose marker precedes it, and only the GPU's
 time counts (the sum over the case's kernels: cuSPARSE may launch more than one).
 
-Cases per shape: cuBLAS SGEMM (fp32, TF32 off), cuSPARSE SpMM at 96% (CSR fp32, CuPy's ``csr @ x``), and
-the project's fp32 CUDA-core kernels of the Generic and Dense bars (the PTX a simulation runs).
+Cases per shape: cuBLAS SGEMM (fp32, TF32 off) and HGEMM (fp16 in and out, fp32 compute), cuSPARSE SpMM at
+96% (CSR fp32, CuPy's ``csr @ x``), and the project's kernels of the Generic and Dense bars (the PTX a
+simulation runs): the fp32 CUDA-core ones and the dense WMMA and mma.sync GEMMs.
 
     ncu --metrics gpu__time_duration.sum --csv --log-file ncu.csv \\
         python -m benchmarks.gpu.library_kernels run --order order.csv      # on the GPU, CuPy
@@ -38,6 +39,9 @@ WARMUP = "library_kernels_warmup_marker"
 SPARSITY = 0.96
 OURS = (  # (label, kernel, pattern spec, sparsity)
     ("ours_simt_sgemm", "gemm_simt_f32_f32_tile64x64x8_warp32x16_thread4x4", "dense", 0.0),
+    ("ours_wmma", "gemm_wmma_f16_f32_tile64x64x32_warp32x32", "dense", 0.0),
+    ("ours_mma_stage2", "gemm_mma_f16_f32_tile64x64x32_warp32x32_stage2", "dense", 0.0),
+    ("ours_mma_stage3", "gemm_mma_f16_f32_tile128x128x32_warp64x64_stage3", "dense", 0.0),
     ("ours_csr_spmm96", "spmm_csr_f32_f32_tile4x64_warp1x64", "unstructured", SPARSITY),
     ("ours_csrmv1_spmm96", "spmm_csrmv_f32_f32_tile4x1_warp1x1", "unstructured", SPARSITY),
     ("ours_csrmv8_spmm96", "spmm_csrmv_f32_f32_tile4x8_warp1x8", "unstructured", SPARSITY),
@@ -65,11 +69,13 @@ def run(order_path: str, budget: float) -> int:
         a = cp.asarray(rng.uniform(-1, 1, (p.m, p.k)).astype(np.float32))
         b = cp.asarray(rng.uniform(-1, 1, (p.k, p.n)).astype(np.float32))
         csr = sparse.csr_matrix(a * cp.asarray(rng.random((p.m, p.k)) >= SPARSITY))
-        for label, left in (("cublas_sgemm", a), ("cusparse_spmm96", csr)):
-            left @ b  # warm-up: handles, plans and workspaces
+        a16, b16 = a.astype(cp.float16), b.astype(cp.float16)
+        calls = (("cublas_sgemm", a, b), ("cublas_hgemm", a16, b16), ("cusparse_spmm96", csr, b))
+        for label, left, right in calls:
+            left @ right  # warm-up: handles, plans and workspaces
             cp.cuda.runtime.deviceSynchronize()
             marker((1,), (1,), ())
-            left @ b
+            left @ right
             cp.cuda.runtime.deviceSynchronize()
             warmup((1,), (1,), ())  # what follows (operand set-up) belongs to no case
             order.append((len(order), net, layer, batch, p.m, p.n, p.k, label))
