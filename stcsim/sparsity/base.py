@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from typing import ClassVar
 
 import numpy as np
@@ -87,6 +88,19 @@ def check_mask(weights: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.nd
 def keep_count(total: int, sparsity: float) -> int:
     """Number of elements kept out of ``total`` at ``sparsity`` (round half up)."""
     return int(np.floor((1.0 - sparsity) * total + 0.5))
+
+
+BLOCK_ELEMENTS = 1 << 22
+"""Row-independent work on a large matrix (2:4 ranking, packing, decoding) runs about this many elements of
+whole rows at a time: its temporaries stay a few MiB, reused, instead of the size of the matrix (an LLM
+head's 131 M weights: 0.5 GiB of magnitudes, then ranks, each faulted in fresh)."""
+
+
+def row_blocks(rows: int, cols: int, multiple: int = 1) -> Iterator[slice]:
+    """Slices covering ``rows`` rows of ``cols`` elements, each BLOCK_ELEMENTS elements or fewer (at least
+    ``multiple`` rows), every block a multiple of ``multiple`` rows."""
+    step = max(1, BLOCK_ELEMENTS // max(cols, 1) // multiple) * multiple
+    return (slice(start, start + step) for start in range(0, rows, step))
 
 
 def pad_to(arr: np.ndarray, row_multiple: int, col_multiple: int) -> np.ndarray:

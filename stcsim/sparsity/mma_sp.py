@@ -41,8 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stcsim.sparsity.base import check_mask, pad_to
-from stcsim.sparsity.nm import BLOCK_ELEMENTS, group_codes, position_table
+from stcsim.sparsity.base import check_mask, pad_to, row_blocks
+from stcsim.sparsity.nm import group_codes, position_table
 
 TILE_M, TILE_K = 16, 32
 SELECTORS = (0, 1)
@@ -66,10 +66,9 @@ class MmaSpOperands:
         (``to_dense_by_tiles``) gives, element for element, in array operations."""
         tiles_m, tiles_k, _ = self.metadata.shape
         out = np.empty((tiles_m * TILE_M, tiles_k * TILE_K), dtype=np.float16)
-        step = max(1, BLOCK_ELEMENTS // max(out.shape[1], 1) // TILE_M)  # row tiles a block (temporaries)
-        for tile in range(0, tiles_m, step):
-            rows = slice(tile * TILE_M, (tile + step) * TILE_M)
-            out[rows] = _decode_rows(self.values[rows], self.metadata[tile : tile + step])
+        for rows in row_blocks(*out.shape, TILE_M):  # whole row tiles a block (temporaries of a few MiB)
+            tiles = slice(rows.start // TILE_M, rows.stop // TILE_M)
+            out[rows] = _decode_rows(self.values[rows], self.metadata[tiles])
         return out[: self.shape[0], : self.shape[1]]
 
     def to_dense_by_tiles(self) -> np.ndarray:
@@ -116,10 +115,9 @@ def pack_m16n8k32(weights: np.ndarray, mask: np.ndarray) -> MmaSpOperands:
     rows, cols = w.shape
     values = np.empty((rows, cols // 2), dtype=np.float16)
     words = np.empty((rows // TILE_M, cols // TILE_K, 16), dtype=np.uint32)
-    step = max(1, BLOCK_ELEMENTS // max(cols, 1) // TILE_M) * TILE_M  # whole row tiles a block
-    for start in range(0, rows, step):
-        block = slice(start, start + step)
-        values[block], words[start // TILE_M : (start + step) // TILE_M] = _pack_rows(w[block], m[block])
+    for block in row_blocks(rows, cols, TILE_M):  # whole row tiles a block
+        tiles = slice(block.start // TILE_M, block.stop // TILE_M)
+        values[block], words[tiles] = _pack_rows(w[block], m[block])
     return MmaSpOperands(weights.shape, values, words)
 
 

@@ -22,6 +22,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from stcsim.sparsity import base
 from stcsim.sparsity.base import (
     FP16_BYTES,
     Pattern,
@@ -33,6 +34,7 @@ from stcsim.sparsity.base import (
     index_bits,
     keep_count,
     pad_to,
+    row_blocks,
 )
 from stcsim.sparsity.select import magnitude, top_k_per_row, trim_to_count
 from stcsim.sparsity.vectorwise import compact_positions
@@ -63,12 +65,6 @@ class NMFormat(SparseFormat):
         }
 
 
-BLOCK_ELEMENTS = 1 << 22
-"""``top_n_per_group`` ranks a large matrix this many elements (whole rows) at a time: its temporaries (the
-magnitudes, the ranks) stay a few MiB, reused, instead of the size of the matrix (an LLM head's 131 M
-weights: 0.5 GiB of magnitudes, then ranks, each faulted in fresh)."""
-
-
 def top_n_per_group(weights: np.ndarray, N: int, M: int) -> np.ndarray:
     """Mask keeping the ``N`` largest magnitudes of every group of ``M`` along K.
 
@@ -76,12 +72,11 @@ def top_n_per_group(weights: np.ndarray, N: int, M: int) -> np.ndarray:
     independently, BLOCK_ELEMENTS at a time.
     """
     w = np.asarray(weights)
-    if w.ndim != 2 or w.size <= BLOCK_ELEMENTS:
+    if w.ndim != 2 or w.size <= base.BLOCK_ELEMENTS:
         return _top_n_block(w, N, M)
     keep = np.empty(w.shape, dtype=bool)
-    rows = max(1, BLOCK_ELEMENTS // w.shape[1])
-    for start in range(0, w.shape[0], rows):
-        keep[start : start + rows] = _top_n_block(w[start : start + rows], N, M)
+    for rows in row_blocks(*w.shape):
+        keep[rows] = _top_n_block(w[rows], N, M)
     return keep
 
 

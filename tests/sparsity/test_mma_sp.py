@@ -85,7 +85,7 @@ def test_bad_inputs() -> None:
 def test_pack_and_decode_in_row_blocks_equal_the_whole_matrix(monkeypatch) -> None:
     """pack_m16n8k32 and to_dense take whole row tiles BLOCK_ELEMENTS at a time: the same values, words and
     decoded matrix as at once (a short last block; metadata with equal indices decoded as added)."""
-    from stcsim.sparsity import mma_sp
+    from stcsim.sparsity import base, mma_sp
 
     rng = np.random.default_rng()
     w = rng.standard_normal((70, 100)).astype(np.float16)
@@ -94,7 +94,7 @@ def test_pack_and_decode_in_row_blocks_equal_the_whole_matrix(monkeypatch) -> No
     meta = whole.metadata.copy()
     meta[1, 2] = rng.integers(0, 2**32, 16, dtype=np.uint32)
     dense = mma_sp.MmaSpOperands(w.shape, whole.values, meta).to_dense()
-    monkeypatch.setattr(mma_sp, "BLOCK_ELEMENTS", 16 * 128 * 2)  # two row tiles a block: 32, 32 and 16 rows
+    monkeypatch.setattr(base, "BLOCK_ELEMENTS", 16 * 128 * 2)  # two row tiles a block: 32, 32 and 16 rows
     blocked = pack_m16n8k32(w, mask)
     assert np.array_equal(blocked.values.view(np.uint16), whole.values.view(np.uint16))
     assert np.array_equal(blocked.metadata, whole.metadata)

@@ -109,13 +109,13 @@ def test_top_n_per_group_ranks_as_the_float64_sort() -> None:
 def test_top_n_per_group_in_row_blocks_is_the_whole_matrix_mask(monkeypatch) -> None:
     """Ranked BLOCK_ELEMENTS at a time (rows are independent), the mask of ranking the matrix at once, ties
     (zeros) and a padded last group included."""
-    from stcsim.sparsity import nm
+    from stcsim.sparsity import base, nm
 
     rng = np.random.default_rng()
     for dtype in (np.float16, np.float32, np.float64):
         w = rng.standard_normal((50, 61)).astype(dtype)
         w[::3, ::5] = 0
         whole = nm.top_n_per_group(w, 2, 4)
-        monkeypatch.setattr(nm, "BLOCK_ELEMENTS", 200)  # 3 rows a block
+        monkeypatch.setattr(base, "BLOCK_ELEMENTS", 200)  # 3 rows a block
         assert np.array_equal(nm.top_n_per_group(w, 2, 4), whole), dtype
         monkeypatch.undo()
