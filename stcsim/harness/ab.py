@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     result = compare(args.engines[0], args.engines[1], args.case, args.pairs, args.repeat)
     print(f"{'pair':>4}  {'A cpu s':>10}  {'B cpu s':>10}  {'B/A':>6}")
     for i, (ta, tb) in enumerate(zip(result.a_seconds, result.b_seconds, strict=True)):
-        print(f"{i + 1:>4}  {ta:10.6f}  {tb:10.6f}  {tb / ta:6.3f}")
+        print(f"{i + 1:>4}  {ta:10.6g}  {tb:10.6g}  {tb / ta:6.3f}")  # 6 significant digits: tiny cases too
     a, b = args.engines
     print(f"geometric mean B/A = {result.geomean:.4f} ({args.case}; A {a}, B {b})")
     return 0
