@@ -7,7 +7,8 @@ benchmarks/gpu/library_kernels.py (``us``, the sum of the GPU times of every ker
 One row per pair (numerator / denominator, > 1: the numerator is slower) and shape subset: batch 1 (all,
 N = 1, N > 1) and batch 32; each cell the geomean over the shapes that have both, with their count.
 ``ours_csrmv_best`` is the faster of the one- and eight-column library-class csrmm per shape (as the
-per-shape kernel choice picks it).
+per-shape kernel choice picks it); ``ours_tc_best`` the fastest of our dense WMMA and mma.sync GEMMs
+per shape.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ PAIRS = (
     ("ours_wmma", "cublas_hgemm", "our dense WMMA GEMM (fixed 64x64x32) / cuBLAS HGEMM"),
     ("ours_mma_stage2", "cublas_hgemm", "our mma.sync 64x64 2-stage / cuBLAS HGEMM"),
     ("ours_mma_stage3", "cublas_hgemm", "our mma.sync 128x128 3-stage / cuBLAS HGEMM"),
+    ("ours_tc_best", "cublas_hgemm", "our best dense tensor-core GEMM (per shape) / cuBLAS HGEMM"),
+    ("cublas_sgemm", "cublas_hgemm", "cuBLAS SGEMM / cuBLAS HGEMM (libraries' Tensor Core Dense speedup)"),
+    ("ours_simt_sgemm", "ours_wmma", "our SIMT SGEMM / our WMMA GEMM (fixed: Tensor Core Dense speedup)"),
     ("ours_csr_spmm96", "cusparse_spmm96", "our CSR SpMM / cuSPARSE SpMM (96%)"),
     ("ours_csrmv_best", "cusparse_spmm96", "library-class csrmm / cuSPARSE SpMM (96%)"),
     ("ours_csrmv_best", "cublas_sgemm", "library-class csrmm (96%) / cuBLAS SGEMM"),
@@ -41,6 +45,9 @@ def times(df: pd.DataFrame) -> pd.DataFrame:
     wide = df.pivot_table(index=KEYS, columns="kernel", values=column, aggfunc="first")
     if {"ours_csrmv1_spmm96", "ours_csrmv8_spmm96"} <= set(wide.columns):
         wide["ours_csrmv_best"] = wide[["ours_csrmv1_spmm96", "ours_csrmv8_spmm96"]].min(axis=1)
+    dense_tc = [k for k in ("ours_wmma", "ours_mma_stage2", "ours_mma_stage3") if k in wide.columns]
+    if dense_tc:
+        wide["ours_tc_best"] = wide[dense_tc].min(axis=1)
     return wide.reset_index()
 
 

@@ -26,3 +26,15 @@ def test_ratios_per_subset_and_the_best_csrmm():
     csrmm = table.loc["library-class csrmm (96%) / cuBLAS SGEMM"]
     assert csrmm["batch 1"] == "2.45 (2)" and csrmm["batch 32"] == "-"  # sqrt(3 x 2)
     assert "our CSR SpMM / cuSPARSE SpMM (96%)" not in table.index  # pairs without both kernels are left out
+
+
+def test_best_dense_tensor_core_gemm_per_shape():
+    df = pd.DataFrame(
+        _rows("cublas_hgemm", {(1, 1): 1.0, (1, 8): 1.0})
+        + _rows("ours_wmma", {(1, 1): 4.0, (1, 8): 2.0})
+        + _rows("ours_mma_stage2", {(1, 1): 3.0, (1, 8): 5.0})
+        + _rows("ours_mma_stage3", {(1, 1): 6.0, (1, 8): 7.0})
+    )
+    assert times(df)["ours_tc_best"].tolist() == [3.0, 2.0]
+    best = ratio_table(df).set_index("pair").loc["our best dense tensor-core GEMM (per shape) / cuBLAS HGEMM"]
+    assert best["batch 1"] == "2.45 (2)"  # sqrt(3 x 2)
