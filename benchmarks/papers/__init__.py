@@ -1,0 +1,1 @@
+"""Analyses of the papers' own models, used to explain gaps in docs/reproductions.md."""
