@@ -9,8 +9,10 @@ marker kernel, so each kernel ncu reports belongs to the case whose marker prece
 time counts (the sum over the case's kernels: cuSPARSE may launch more than one).
 
 Cases per shape: cuBLAS SGEMM (fp32, TF32 off) and HGEMM (fp16 in and out, fp32 compute), cuSPARSE SpMM at
-96% (CSR fp32, CuPy's ``csr @ x``), and the project's kernels of the Generic and Dense bars (the PTX a
-simulation runs): the fp32 CUDA-core ones and the dense WMMA and mma.sync GEMMs.
+96% (CSR fp32, CuPy's ``csr @ x``), cuBLAS SGEMM on half the rows (the channel-pruned work), and the
+project's kernels of benchmarks/gpu/library_baselines.OURS (the PTX a simulation runs): the fp32 CUDA-core
+GEMMs and SpMMs, the channel-pruned and vector-wise SIMT GEMMs, the dense WMMA and mma.sync GEMMs.
+``--only LABEL,...`` runs a subset of the cases.
 
     ncu --metrics gpu__time_duration.sum --csv --log-file ncu.csv \\
         python -m benchmarks.gpu.library_kernels run --order order.csv      # on the GPU, CuPy
@@ -26,7 +28,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from benchmarks.gpu.library_baselines import shapes
+from benchmarks.gpu.library_baselines import OURS, shapes
 from stcsim.gpu.calibrate import read_ncu_csv
 from stcsim.harness.files import write_csv_atomic
 from stcsim.kernels import get_kernel
@@ -36,21 +38,13 @@ from stcsim.sparsity import get
 MARKER = "library_kernels_case_marker"
 WARMUP = "library_kernels_warmup_marker"
 """Kernels after this marker (a library call's warm-up) belong to no case."""
-SPARSITY = 0.96
-OURS = (  # (label, kernel, pattern spec, sparsity)
-    ("ours_simt_sgemm", "gemm_simt_f32_f32_tile64x64x8_warp32x16_thread4x4", "dense", 0.0),
-    ("ours_wmma", "gemm_wmma_f16_f32_tile64x64x32_warp32x32", "dense", 0.0),
-    ("ours_mma_stage2", "gemm_mma_f16_f32_tile64x64x32_warp32x32_stage2", "dense", 0.0),
-    ("ours_mma_stage3", "gemm_mma_f16_f32_tile128x128x32_warp64x64_stage3", "dense", 0.0),
-    ("ours_csr_spmm96", "spmm_csr_f32_f32_tile4x64_warp1x64", "unstructured", SPARSITY),
-    ("ours_csrmv1_spmm96", "spmm_csrmv_f32_f32_tile4x1_warp1x1", "unstructured", SPARSITY),
-    ("ours_csrmv8_spmm96", "spmm_csrmv_f32_f32_tile4x8_warp1x8", "unstructured", SPARSITY),
-)
+CSR_SPARSITY = 0.96
 ORDER_COLUMNS = ("case", "network", "layer", "batch", "m", "n", "k", "kernel")
 
 
-def run(order_path: str, budget: float) -> int:
-    """Launch every case once after its marker (libraries warmed up first); write the launch order."""
+def run(order_path: str, budget: float, only: frozenset[str] | None = None) -> int:
+    """Launch every case (of the labels in `only`, if given) once after its marker (libraries warmed up
+    first); write the launch order."""
     import cupy as cp
     import cupyx.scipy.sparse as sparse
 
@@ -68,10 +62,13 @@ def run(order_path: str, budget: float) -> int:
             break
         a = cp.asarray(rng.uniform(-1, 1, (p.m, p.k)).astype(np.float32))
         b = cp.asarray(rng.uniform(-1, 1, (p.k, p.n)).astype(np.float32))
-        csr = sparse.csr_matrix(a * cp.asarray(rng.random((p.m, p.k)) >= SPARSITY))
+        csr = sparse.csr_matrix(a * cp.asarray(rng.random((p.m, p.k)) >= CSR_SPARSITY))
         a16, b16 = a.astype(cp.float16), b.astype(cp.float16)
-        calls = (("cublas_sgemm", a, b), ("cublas_hgemm", a16, b16), ("cusparse_spmm96", csr, b))
+        calls = (("cublas_sgemm", a, b), ("cublas_hgemm", a16, b16), ("cusparse_spmm96", csr, b),
+                 ("cublas_sgemm_channel50", a[: max(1, p.m // 2)], b))
         for label, left, right in calls:
+            if only is not None and label not in only:
+                continue
             left @ right  # warm-up: handles, plans and workspaces
             cp.cuda.runtime.deviceSynchronize()
             marker((1,), (1,), ())
@@ -81,7 +78,7 @@ def run(order_path: str, budget: float) -> int:
             order.append((len(order), net, layer, batch, p.m, p.n, p.k, label))
         for label, name, spec, sparsity in OURS:
             kernel, pattern = get_kernel(name), get(spec)
-            if not kernel.can_implement(p, pattern)[0]:
+            if (only is not None and label not in only) or not kernel.can_implement(p, pattern)[0]:
                 continue
             operands = kernel.prepare(rng.uniform(-1, 1, (p.m, p.k)), rng.uniform(-1, 1, (p.k, p.n)),
                                       pattern, sparsity)
@@ -129,13 +126,14 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("run")
     r.add_argument("--order", required=True)
     r.add_argument("--budget", type=float, default=400.0, help="seconds; shapes past it are left out")
+    r.add_argument("--only", default="", help="comma-separated case labels (default: all)")
     c = sub.add_parser("collect")
     c.add_argument("--ncu", required=True)
     c.add_argument("--order", required=True)
     c.add_argument("--out", required=True)
     a = ap.parse_args(argv)
     if a.cmd == "run":
-        return run(a.order, a.budget)
+        return run(a.order, a.budget, frozenset(a.only.split(",")) if a.only else None)
     write_csv_atomic(collect(a.ncu, a.order), a.out)
     return 0
 

@@ -73,12 +73,45 @@ def ratio_table(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+SIM_PAIRS = ("ours_vw75", "ours_channel50", "ours_csr_spmm96", "ours_csrmv_best", "ours_wmma",
+             "ours_mma_stage2", "ours_mma_stage3")
+"""Our kernels whose time over our SIMT SGEMM (the fixed-tile bars of Fig. 16) is set beside simulation."""
+
+
+def sim_vs_silicon(df: pd.DataFrame, sim: pd.DataFrame, base: str = "ours_simt_sgemm") -> pd.DataFrame:
+    """Per kernel of SIM_PAIRS: the geomean over the shapes both files have of its time over `base`'s on
+    silicon and in simulation (library_sim's cycles), their quotient and the mean absolute per-shape error
+    of the simulated ratio."""
+    measured = times(df).set_index(KEYS)
+    simulated = times(sim.rename(columns={"sim_cycles": "us"})).set_index(KEYS)
+    rows = []
+    for label in SIM_PAIRS:
+        if not {label, base} <= set(measured.columns) & set(simulated.columns):
+            continue
+        both = pd.concat([(measured[label] / measured[base]).rename("silicon"),
+                          (simulated[label] / simulated[base]).rename("sim")], axis=1, join="inner").dropna()
+        if both.empty:
+            continue
+        geo = np.exp(np.log(both).mean())
+        rows.append({"kernel / " + base: label, "shapes": len(both), "silicon": f"{geo['silicon']:.2f}",
+                     "simulated": f"{geo['sim']:.2f}",
+                     "simulated / silicon": f"{geo['sim'] / geo['silicon']:.2f}",
+                     "mean abs per-shape error": f"{(both.sim / both.silicon - 1).abs().mean():.1%}"})
+    return pd.DataFrame(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI: print the ratio table of a library CSV as markdown."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("csv", help="a library_baselines or library_kernels CSV")
+    ap.add_argument("--sim",
+                    help="a library_sim CSV: our kernels' time over our SGEMM's, simulated and on silicon")
     a = ap.parse_args(argv)
-    print(markdown(ratio_table(pd.read_csv(a.csv, comment="#"))))
+    df = pd.read_csv(a.csv, comment="#")
+    print(markdown(ratio_table(df)))
+    if a.sim:
+        print()
+        print(markdown(sim_vs_silicon(df, pd.read_csv(a.sim, comment="#"))))
     return 0
 
 

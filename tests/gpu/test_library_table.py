@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from benchmarks.gpu.library_table import ratio_table, times
+from benchmarks.gpu.library_table import ratio_table, sim_vs_silicon, times
 
 
 def _rows(kernel: str, values: dict[tuple[int, int], float]) -> list[dict[str, object]]:
@@ -38,3 +38,17 @@ def test_best_dense_tensor_core_gemm_per_shape():
     assert times(df)["ours_tc_best"].tolist() == [3.0, 2.0]
     best = ratio_table(df).set_index("pair").loc["our best dense tensor-core GEMM (per shape) / cuBLAS HGEMM"]
     assert best["batch 1"] == "2.45 (2)"  # sqrt(3 x 2)
+
+
+def test_simulated_ratios_beside_silicon():
+    silicon = pd.DataFrame(
+        _rows("ours_simt_sgemm", {(1, 1): 10.0, (1, 8): 10.0})
+        + _rows("ours_vw75", {(1, 1): 5.0, (1, 8): 20.0})
+    )
+    sim = pd.DataFrame(
+        _rows("ours_simt_sgemm", {(1, 1): 100.0, (1, 8): 100.0})
+        + _rows("ours_vw75", {(1, 1): 100.0, (1, 8): 200.0})
+    ).rename(columns={"us": "sim_cycles"})
+    row = sim_vs_silicon(silicon, sim).set_index("kernel / ours_simt_sgemm").loc["ours_vw75"]
+    assert row["shapes"] == 2 and row["silicon"] == "1.00" and row["simulated"] == "1.41"  # sqrt(2)
+    assert row["mean abs per-shape error"] == "50.0%"  # 1.0 / 0.5 - 1 and 2.0 / 2.0 - 1
