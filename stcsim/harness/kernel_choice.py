@@ -50,6 +50,7 @@ import numpy as np
 
 from stcsim.config import GpuConfig, load_config
 from stcsim.kernels import GemmProblem, Kernel, NoKernelError, get_kernel, kernels_for, registry
+from stcsim.kernels.operands import uniform_float32
 from stcsim.kernels.problem import TileShape, ceil_div
 from stcsim.kernels.ptx_info import opcodes
 from stcsim.kernels.run import launch
@@ -178,8 +179,8 @@ def _probe(name: str, pattern_spec: str, sparsity: float, config: GpuConfig) -> 
         return ""
     rng = np.random.default_rng(0)
     p = PROBE_PROBLEM
-    weights = rng.uniform(-1.0, 1.0, (p.m, p.k)).astype(np.float32)
-    activations = rng.uniform(-1.0, 1.0, (p.k, p.n)).astype(np.float32)
+    weights = uniform_float32(rng, (p.m, p.k))
+    activations = uniform_float32(rng, (p.k, p.n))
     try:
         launch(kernel, _probe_engine(config), kernel.prepare(weights, activations, pattern, sparsity))
     except LaunchError as err:
@@ -467,8 +468,8 @@ def simulate_cycles(kernel: Kernel, problem: GemmProblem, pattern: Pattern, spar
             return float("nan")
         lead = (problem.batch,) if problem.batch > 1 else ()
         rng = np.random.default_rng([problem.m, problem.n, problem.k, *lead])
-        weights = rng.uniform(-1.0, 1.0, (*lead, problem.m, problem.k)).astype(np.float32)
-        activations = rng.uniform(-1.0, 1.0, (*lead, problem.k, problem.n)).astype(np.float32)
+        weights = uniform_float32(rng, (*lead, problem.m, problem.k))
+        activations = uniform_float32(rng, (*lead, problem.k, problem.n))
         operands = kernel.prepare(weights, activations, pattern, sparsity)
         # cycles only: the Tensor Core arithmetic is skipped where its results cannot reach the timing (the
         # same cycles, engine/func/value_flow.h); the outputs are not read

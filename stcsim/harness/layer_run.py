@@ -26,6 +26,7 @@ from stcsim.harness import units
 from stcsim.harness.jobs import CHECK_SAMPLE_COLUMNS, LayerJob, describe
 from stcsim.harness.kernel_choice import math_units
 from stcsim.kernels import GemmProblem, Kernel, Operands, get_kernel, relative_error
+from stcsim.kernels.operands import uniform_float32
 from stcsim.kernels.protocol import GeneratedKernel, ReusesWeights
 from stcsim.kernels.run import launch
 from stcsim.sim import Engine
@@ -54,7 +55,7 @@ def layer_weights(job: LayerJob) -> np.ndarray:
     layer = job.layer
     if not layer.has_weights:
         shape = (*_lead(job), layer.m, layer.k)
-        return layer_rng(job, "a-operand").uniform(-1.0, 1.0, shape).astype(np.float32)
+        return uniform_float32(layer_rng(job, "a-operand"), shape)
     if job.weights.path:
         net = get_network(job.network, batch=job.batch)
         weight = load_weights(net, job.weights.path, job.weights.prefix)[layer.name]
@@ -66,7 +67,7 @@ def layer_weights(job: LayerJob) -> np.ndarray:
 def activations(job: LayerJob) -> np.ndarray:
     """The K x N B operand (batch x K x N for a strided-batched launch): uniform in [-1, 1), float32."""
     shape = (*_lead(job), job.layer.k, job.layer.n)
-    return layer_rng(job, "activations").uniform(-1.0, 1.0, shape).astype(np.float32)
+    return uniform_float32(layer_rng(job, "activations"), shape)
 
 
 def prepared(job: LayerJob, kernel: Kernel, weights: np.ndarray, x: np.ndarray,

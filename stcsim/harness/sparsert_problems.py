@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from stcsim.kernels.operands import uniform_float32
 from stcsim.kernels.problem import GemmProblem
 from stcsim.kernels.protocol import Kernel
 from stcsim.kernels.registry import get_kernel
@@ -108,8 +109,8 @@ def compare(number: int, target: Target, sparsity: float, tune: bool, seed: int 
     """Run problem `number` (seeded uniform weights and activations) on the three kernels."""
     m, k, n = PROBLEMS[number]
     rng = np.random.default_rng(seed)
-    w = rng.uniform(-1.0, 1.0, (m, k)).astype(np.float32)
-    x = rng.uniform(-1.0, 1.0, (k, n)).astype(np.float32)
+    w = uniform_float32(rng, (m, k))
+    x = uniform_float32(rng, (k, n))
     masked = np.where(get("sparsert").prune(w, sparsity), w, np.float32(0))
     dense = _measure(get_kernel(DENSE_SIMT), target, masked, x, "dense", 0.0)
     csr = _measure(get_kernel(CSR), target, w, x, "unstructured", sparsity)

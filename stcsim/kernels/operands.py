@@ -110,3 +110,19 @@ def float64_product(a: np.ndarray, bt: np.ndarray) -> np.ndarray:
         rows = slice(start, start + REFERENCE_ROWS)
         np.matmul(np.asarray(a[rows], dtype=np.float64), b64, out=out[rows])
     return out
+
+
+UNIFORM_BLOCK = 1 << 20
+"""Elements drawn in float64 at a time by ``uniform_float32``."""
+
+
+def uniform_float32(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """``rng.uniform(-1, 1, shape).astype(np.float32)``, bit for bit (the generator's stream is consumed in
+    the same order), drawn UNIFORM_BLOCK elements at a time: no float64 copy of the whole array, whose
+    first touch costs more than the draw on a host that zeroes fresh pages slowly."""
+    out = np.empty(shape, dtype=np.float32)
+    flat = out.reshape(-1)
+    for start in range(0, flat.size, UNIFORM_BLOCK):
+        stop = min(flat.size, start + UNIFORM_BLOCK)
+        flat[start:stop] = rng.uniform(-1.0, 1.0, stop - start)
+    return out

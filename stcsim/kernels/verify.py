@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from stcsim.kernels.operands import uniform_float32
 from stcsim.kernels.problem import GemmProblem
 from stcsim.kernels.protocol import Kernel, as_pattern
 from stcsim.kernels.run import DeviceEngine, launch
@@ -25,8 +26,8 @@ def random_operands(p: GemmProblem, rng: np.random.Generator) -> tuple[np.ndarra
     """A (m x k) and B (k x n) uniform in [-1, 1) as float32: random, never all zeros; a batched problem's are
     (batch x m x k) and (batch x k x n)."""
     lead = (p.batch,) if p.batch > 1 else ()
-    a = rng.uniform(-1.0, 1.0, (*lead, p.m, p.k)).astype(np.float32)
-    b = rng.uniform(-1.0, 1.0, (*lead, p.k, p.n)).astype(np.float32)
+    a = uniform_float32(rng, (*lead, p.m, p.k))
+    b = uniform_float32(rng, (*lead, p.k, p.n))
     return a, b
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from stcsim.kernels import GemmProblem, OperandArray, Operands, poisoned
+from stcsim.kernels import GemmProblem, OperandArray, Operands, operands, poisoned
 from stcsim.sparsity.dense import Dense
 
 P = GemmProblem(3, 4, 5)
@@ -68,3 +68,12 @@ def test_float64_product_blocks_rows_and_equals_the_whole_product(monkeypatch) -
         bt = rng.standard_normal((n, k)).astype(np.float32)
         got = operands.float64_product(a, bt)
         assert got.dtype == np.float64 and np.array_equal(got, a.astype(np.float64) @ bt.astype(np.float64).T)
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (7,), (33, 65), (3, 40, 9)])
+def test_uniform_float32_is_the_one_shot_draw_bit_for_bit(monkeypatch, shape):
+    monkeypatch.setattr(operands, "UNIFORM_BLOCK", 64)  # several blocks, the last one partial
+    got = operands.uniform_float32(np.random.default_rng([4, 2]), shape)
+    want = np.random.default_rng([4, 2]).uniform(-1.0, 1.0, shape).astype(np.float32)
+    assert got.dtype == np.float32 and got.shape == want.shape
+    assert np.array_equal(got, want)
