@@ -110,16 +110,19 @@ class KernelChoice:
                 "kernel_estimate": estimate}
 
 
+_BRACE = re.compile(r"[{}]")
+
+
 def _entry_body(ptx: str, entry: str) -> str:
     """The text of `.entry entry` from its parameter list to its closing brace."""
     match = re.search(rf"\.entry\s+{re.escape(entry)}\s*\(", ptx)
     if match is None:
         raise ValueError(f"the PTX has no .entry {entry}")
     depth, start = 0, ptx.index("{", match.end())
-    for i in range(start, len(ptx)):
-        depth += {"{": 1, "}": -1}.get(ptx[i], 0)
+    for brace in _BRACE.finditer(ptx, start):
+        depth += 1 if brace.group() == "{" else -1
         if depth == 0:
-            return ptx[start : i + 1]
+            return ptx[start : brace.end()]
     raise ValueError(f".entry {entry} has no closing brace")
 
 

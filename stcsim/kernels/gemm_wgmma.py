@@ -51,9 +51,12 @@ def padded_k(k: int) -> int:
 
 
 def k_major(x: np.ndarray, rows: int, kp: int) -> np.ndarray:
-    """``rows x kp`` fp16 holding `x` (``r x k``, r <= rows) top-left, zeros elsewhere."""
-    out = np.zeros((rows, kp), np.float16)
-    out[: x.shape[0], : x.shape[1]] = x
+    """``rows x kp`` fp16 (per leading index of a batched ``x``) holding `x` (``r x k``, r <= rows, any
+    float dtype and strides) top-left, zeros elsewhere: one cast-and-copy pass when nothing is padded."""
+    if x.shape[-2:] == (rows, kp):
+        return np.ascontiguousarray(x, dtype=np.float16)
+    out = np.zeros((*x.shape[:-2], rows, kp), np.float16)
+    out[..., : x.shape[-2], : x.shape[-1]] = x
     return out
 
 
@@ -146,7 +149,7 @@ class WgmmaGemmKernel(CommittedPtx):
         w = np.asarray(weights)
         bt, c = self._activation_side(problem, activations)
         if not self.sparse:
-            a = OperandArray("A", k_major(w.astype(np.float16), problem.m, kp))
+            a = OperandArray("A", k_major(w, problem.m, kp))
             return Operands(problem, pattern, (a, bt, c))
         mp = ceil_div(problem.m, BM) * BM
         w16 = w.astype(np.float16)
@@ -169,7 +172,7 @@ class WgmmaGemmKernel(CommittedPtx):
     @staticmethod
     def _activation_side(problem: GemmProblem, activations: np.ndarray) -> tuple[OperandArray, OperandArray]:
         """Bt = X^T (fp16, K-major, K padded to BK) and the poisoned fp32 C."""
-        bt = k_major(np.asarray(activations).T.astype(np.float16), problem.n, padded_k(problem.k))
+        bt = k_major(np.asarray(activations).T, problem.n, padded_k(problem.k))
         return OperandArray("Bt", bt), poisoned("C", (problem.m, problem.n), np.float32)
 
     def launch_geometry(self, p: GemmProblem) -> tuple[Dim3, Dim3, int]:
@@ -282,10 +285,8 @@ class WgmmaBatchedGemmKernel(CommittedPtx):
         problem = GemmProblem(m, b3.shape[2], k, batch)
         require(self, problem, pattern)
         kp = padded_k(k)
-        a = np.zeros((batch, m, kp), np.float16)
-        a[:, :, :k] = a3
-        bt = np.zeros((batch, problem.n, kp), np.float16)
-        bt[:, :, :k] = b3.transpose(0, 2, 1)
+        a = k_major(a3, m, kp)
+        bt = k_major(b3.transpose(0, 2, 1), problem.n, kp)
         c = poisoned("C", (batch, m, problem.n), np.float32)
         return Operands(problem, pattern, (OperandArray("A", a), OperandArray("Bt", bt), c))
 

@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 from stcsim.kernels import GemmProblem, get_kernel, launch, relative_error
-from stcsim.kernels.gemm_wgmma import WGMMA_KERNELS, WgmmaGemmKernel, lane_metadata_blocks, tile_words
+from stcsim.kernels.gemm_wgmma import (
+    WGMMA_KERNELS,
+    WgmmaGemmKernel,
+    k_major,
+    lane_metadata_blocks,
+    tile_words,
+)
 from stcsim.sim import Engine, LaunchError
 from stcsim.sparsity import get
 
@@ -116,3 +122,15 @@ def test_with_activations_equals_preparing_again(sparse: bool) -> None:
         assert np.array_equal(a, b, equal_nan=True), name
     with pytest.raises(ValueError, match="96"):
         kernel.with_activations(fresh, x2[:64])
+
+
+@pytest.mark.parametrize("shape,rows,kp", [((5, 7), 8, 64), ((64, 64), 64, 64), ((3, 5, 64), 5, 64),
+                                           ((3, 5, 60), 8, 64)])
+def test_k_major_pads_with_zeros_and_casts_in_one_layout(shape, rows, kp):
+    x = np.random.default_rng(1).uniform(-1, 1, shape).astype(np.float32)
+    want = np.zeros((*shape[:-2], rows, kp), np.float16)
+    want[..., : shape[-2], : shape[-1]] = x.astype(np.float16)
+    got = k_major(x, rows, kp)
+    assert got.dtype == np.float16 and got.flags.c_contiguous and np.array_equal(got, want)
+    view = np.swapaxes(x, -1, -2)  # a transposed view (the activations' X^T): the same values as a copy
+    assert np.array_equal(k_major(view, shape[-1], 64), k_major(np.ascontiguousarray(view), shape[-1], 64))
