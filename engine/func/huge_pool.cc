@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <new>
 #include <unordered_map>
@@ -125,23 +126,29 @@ Pool& pool() {
   return *p;
 }
 
-// Freed mappings of device allocations, kept by size (whole huge pages) for the next allocation of that
-// size, up to kBlockKeep bytes: a network run's launches allocate the same operands again (the timed launch,
-// its check, the next layer of the same shape), up to 512 MiB; a mapping handed out again costs a memset of pages the
-// process already holds, where a new one costs a page fault and the OS's zeroing per page (on a VM, where
-// the host backs each page at its first touch, the larger part of a layer job's system time).
+// Freed mappings of device allocations (whole huge pages), kept up to kBlockKeep bytes for the next
+// allocations: a network run's launches allocate operands again (the timed launch, its check, the next
+// layer), up to 512 MiB. A request takes the smallest kept mapping that holds it, split at the request's
+// last huge page when larger (the rest stays kept: munmap takes any page-aligned part of a mapping), so a
+// layer's operands reuse the pages of the last layer's larger ones. A mapping handed out again costs a
+// memset of pages the process already holds, where a new one costs a page fault and the OS's zeroing per
+// page (on a VM, where the host backs each page at its first touch, the larger part of a layer job's
+// system time).
 constexpr size_t kBlockKeep = size_t{512} << 20;
 
 class BlockCache {
  public:
   void* alloc(size_t bytes) {
+    const size_t size = huge_pages(bytes);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      auto it = free_.find(huge_pages(bytes));
-      if (it != free_.end() && !it->second.empty()) {
-        void* p = it->second.back();
-        it->second.pop_back();
-        kept_ -= it->first;
+      auto it = free_.lower_bound(size);
+      if (it != free_.end()) {
+        auto* p = static_cast<uint8_t*>(it->second);
+        const size_t held = it->first;
+        free_.erase(it);
+        if (held > size) free_.emplace(held - size, p + size);
+        kept_ -= size;
         std::memset(p, 0, bytes);  // zero-filled, as a new mapping (the pages past `bytes` are not read)
         return p;
       }
@@ -154,7 +161,7 @@ class BlockCache {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (kept_ + size <= kBlockKeep) {
-        free_[size].push_back(p);
+        free_.emplace(size, p);
         kept_ += size;
         return;
       }
@@ -165,7 +172,7 @@ class BlockCache {
  private:
   std::mutex mu_;
   size_t kept_ = 0;
-  std::unordered_map<size_t, std::vector<void*>> free_;
+  std::multimap<size_t, void*> free_;  // kept mappings by size
 };
 
 BlockCache& blocks() {

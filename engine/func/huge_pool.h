@@ -20,9 +20,9 @@ namespace stc {
 void* huge_pool_alloc(size_t bytes);
 void huge_pool_free(void* p, size_t bytes);
 // Blocks of any lifetime (the simulated device memory's allocations), zero-filled: from 1 MiB a 2 MiB-aligned
-// mapping of their own (the OS's zero pages, touched only when used), advised; when freed kept for the next
-// block of its size (handed out again zeroed by memset) up to 512 MiB of them, the rest unmapped; smaller
-// ones from calloc.
+// mapping of their own (the OS's zero pages, touched only when used), advised; when freed kept (up to 512 MiB
+// of them, the rest unmapped) for the next blocks, each taking the smallest kept mapping that holds it (split
+// when larger) and handed out zeroed by memset; smaller ones from calloc.
 void* huge_block_alloc(size_t bytes);
 void huge_block_free(void* p, size_t bytes);
 
