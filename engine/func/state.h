@@ -5,7 +5,10 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <cstddef>
 #include <memory>
+#include <new>
+#include <type_traits>
 #include <vector>
 
 #include "../ptx/ir.h"
@@ -41,11 +44,37 @@ inline void append_access(std::vector<MemAccess>& acc, uint64_t addr, uint32_t s
   m.space = space;
 }
 
+// The tag of a work record type T (its address: one per type in the program).
+template <class T>
+inline constexpr char work_kind = 0;
+
 // Data-dependent work an instruction reports for the latency model of its timing class (e.g. the operand
-// blocks each phase of wmma.smma.L touches). Opaque to the core: the class that reads it defines the bytes.
-struct WorkSummary {
-  uint32_t size = 0;
-  std::array<uint8_t, 1024> bytes{};
+// blocks each phase of wmma.smma.L touches): one record of a type the extension defines (trivially
+// copyable, at most 1 KiB), tagged with that type, so the class that reads it gets its own type or nothing
+// (an instruction that reported no work, or another class's record). Opaque to the core.
+class WorkSummary {
+ public:
+  // A value-initialised (zeroed) T as this instruction's record, to be filled in place.
+  template <class T>
+  T& emplace() {
+    static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+    static_assert(sizeof(T) <= sizeof(bytes_) && alignof(T) <= alignof(std::max_align_t));
+    kind_ = &work_kind<T>;
+    return *::new (static_cast<void*>(bytes_)) T{};
+  }
+  template <class T>
+  void put(const T& record) { emplace<T>() = record; }
+  // The record if this instruction reported a T, else null.
+  template <class T>
+  const T* get() const {
+    return kind_ == &work_kind<T> ? std::launder(reinterpret_cast<const T*>(bytes_)) : nullptr;
+  }
+  // No record (each instruction's record starts empty).
+  void clear() { kind_ = nullptr; }
+
+ private:
+  const void* kind_ = nullptr;
+  alignas(std::max_align_t) unsigned char bytes_[1024];
 };
 
 // Names the pattern of a warp's accesses where the instruction knows it from a few parameters (a wmma.load
@@ -103,7 +132,7 @@ struct WarpRecord {
   bool affine = false;
   uint64_t affine_first = 0;
   void reset(const Instr* i, int32_t p, uint32_t mask) {
-    in = i; pc = p; active = mask; space = Space::Generic; acc.clear(); shape = {}; work.size = 0; ndeferred = 0;
+    in = i; pc = p; active = mask; space = Space::Generic; acc.clear(); shape = {}; work.clear(); ndeferred = 0;
     affine = false;
   }
   bool no_accesses() const { return acc.empty() && ndeferred == 0 && !affine; }

@@ -26,9 +26,12 @@ enum SmmaSub : uint8_t { LOAD_A, LOAD_X, MMA };
 constexpr uint8_t kPad = 0xff;
 constexpr int kMaxL = 64;
 
-// Work summary (WorkSummary::bytes): [0..15] real non-zeros per row; [16 + 16 r + j / 4] holds, two bits
-// per entry, the block (column / 16) of row r's j-th non-zero.
-constexpr uint32_t kWorkBytes = 16 + 16 * 16;
+// What an executed wmma.smma.L reports for its latency model: per row of the chunk its non-zeros, and the
+// 16-column operand block (0..3) of each, four 2-bit block numbers per byte in order.
+struct ChunkWork {
+  uint8_t nnz[16];
+  uint8_t blocks[16][16];
+};
 
 // Values and coordinates: lane l holds row l / 2, entries [h W/2, (h+1) W/2) of it (h = l % 2); values two
 // per register (low half first), coordinates four per register (lowest byte first).
@@ -78,9 +81,7 @@ void ex_mma(ExecCtx& c, const Instr& in) {
     gather(c, regs, DType::F16, wmma_b_table(), &B[16 * blk]);
   }
   if (values) gather(c, in.ops[4].vec, DType::F32, wmma_c_table(), C);
-  WorkSummary& work = c.rec.work;
-  work.size = kWorkBytes;
-  std::fill(work.bytes.begin(), work.bytes.begin() + kWorkBytes, 0);
+  ChunkWork& work = c.rec.work.emplace<ChunkWork>();
   const auto& av = in.ops[1].vec;
   const auto& xv = in.ops[2].vec;
   for (int r = 0; r < 16; ++r) {
@@ -100,10 +101,10 @@ void ex_mma(ExecCtx& c, const Instr& in) {
         const float v = elem_value(DType::F16, static_cast<uint32_t>(frag_get(c, av, lane, slot, true)));
         for (int n = 0; n < 16; ++n) acc[n] += v * B[col][n];  // fp16 x fp16 is exact in fp32
       }
-      work.bytes[static_cast<size_t>(16 + 16 * r + real / 4)] |= static_cast<uint8_t>((col / 16) << (2 * (real % 4)));
+      work.blocks[r][real / 4] |= static_cast<uint8_t>((col / 16) << (2 * (real % 4)));
       ++real;
     }
-    work.bytes[static_cast<size_t>(r)] = static_cast<uint8_t>(real);
+    work.nnz[r] = static_cast<uint8_t>(real);
     for (int n = 0; values && n < 16; ++n) D[r][n] = acc[n];
   }
   if (values) scatter(c, in.ops[0].vec, DType::F32, wmma_c_table(), D);
@@ -187,17 +188,17 @@ struct PhaseLat {
   Skip skip;
   uint32_t nnz_per_phase, min_block, overhead, interval, blocks;
   // Sum over phases of sum_rows sum_blocks cost(Hist) + overhead (paper 004 Sec. III-B).
-  uint32_t latency(const WorkSummary& work) const {
+  uint32_t latency(const ChunkWork& work) const {
     int kmax = 0;
-    for (int r = 0; r < 16; ++r) kmax = std::max<int>(kmax, work.bytes[static_cast<size_t>(r)]);
+    for (int r = 0; r < 16; ++r) kmax = std::max<int>(kmax, work.nnz[r]);
     const int npp = static_cast<int>(nnz_per_phase);
     uint32_t total = 0;
     for (int p = 0; p * npp < kmax; ++p) {
       uint32_t hist[16][4] = {};
       bool used[4] = {};
       for (int r = 0; r < 16; ++r)
-        for (int j = p * npp; j < std::min<int>((p + 1) * npp, work.bytes[static_cast<size_t>(r)]); ++j) {
-          const int blk = (work.bytes[static_cast<size_t>(16 + 16 * r + j / 4)] >> (2 * (j % 4))) & 3;
+        for (int j = p * npp; j < std::min<int>((p + 1) * npp, work.nnz[r]); ++j) {
+          const int blk = (work.blocks[r][j / 4] >> (2 * (j % 4))) & 3;
           ++hist[r][blk];
           used[blk] = true;
         }
@@ -233,7 +234,8 @@ OpClassDef smma_class(int l) {
             }
             OpDesc d;
             d.model = [m](const WorkSummary& work) {
-              const uint32_t lat = std::max<uint32_t>(1, m.latency(work));  // an issued instruction takes a cycle
+              const ChunkWork* chunk = work.get<ChunkWork>();  // (every executed smma.L reports one)
+              const uint32_t lat = std::max<uint32_t>(1, chunk ? m.latency(*chunk) : 0);  // an issued instruction takes a cycle
               return OpTiming{lat, m.interval ? m.interval : lat};
             };
             static const int insts = stat("extensor_smma_insts"), sum = stat("extensor_smma_latency_cycles"),

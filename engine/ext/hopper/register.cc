@@ -12,12 +12,12 @@
 //   hopper.tma (cp.async.bulk.tensor): the LD/ST pipe's issue interval; the copy engine's time is charged to
 //     the waits on its mbarrier.
 #include <algorithm>
-#include <cstring>
 
 #include "../../func/state.h"
 #include "../../timing/config.h"
 #include "../extension.h"
 #include "decoders.h"
+#include "warpgroup.h"
 
 namespace stc::hopper {
 namespace {
@@ -33,9 +33,10 @@ OpClassDef wgmma_class(bool sparse) {
             const uint32_t extra = r.u32(sparse ? "hopper.wgmma_sp_latency" : "hopper.wgmma_latency");
             const uint32_t pct = r.u32("hopper.wgmma_sparse_speedup_pct");
             OpDesc d;
-            d.model = [per_sub, feed, extra, pct, sparse](const WorkSummary& w) {
-              const uint64_t n = 8u * (w.size ? w.bytes[0] : 1);
-              const bool a_smem = w.size < 3 || w.bytes[2];
+            d.model = [per_sub, feed, extra, pct, sparse](const WorkSummary& work) {
+              const WgmmaWork* w = work.get<WgmmaWork>();  // none: a warp that waited at the rendezvous
+              const uint64_t n = 8u * (w ? w->n8 : 1);
+              const bool a_smem = !w || w->a_in_smem;
               uint32_t math = ceil_div(16 * n * 16, per_sub);
               if (sparse) math = ceil_div(2ull * math * 100, pct);
               // Operands read from shared memory: A (64 x 16 f16, the kept half when sparse) when it comes
@@ -69,12 +70,11 @@ OpClassDef wait_class() {
   return {"hopper.mbarrier_wait", [](ConfigReader& r, std::string&) -> std::optional<OpDesc> {
             const uint64_t lat = r.u32("hopper.tma_latency"), bw = std::max(1u, r.u32("hopper.tma_bytes_per_cycle"));
             OpDesc d;
-            d.model = [lat, bw](const WorkSummary& w) {
-              if (w.size != 8) return OpTiming{1, 1};
-              uint32_t f[2];
-              std::memcpy(f, w.bytes.data(), sizeof f);
-              const uint64_t ready = lat + (f[1] + bw - 1) / bw;
-              return OpTiming{1 + static_cast<uint32_t>(ready > f[0] ? ready - f[0] : 0), 1};
+            d.model = [lat, bw](const WorkSummary& work) {
+              const TmaWaitWork* w = work.get<TmaWaitWork>();
+              if (!w) return OpTiming{1, 1};
+              const uint64_t ready = lat + (w->bytes + bw - 1) / bw;
+              return OpTiming{1 + static_cast<uint32_t>(ready > w->elapsed ? ready - w->elapsed : 0), 1};
             };
             return d;
           }};

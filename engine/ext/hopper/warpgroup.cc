@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstring>
 #include <sstream>
 
 #include "../../ptx/errors.h"
@@ -35,10 +34,8 @@ void report_tma_wait(ExecCtx& c, uint64_t bar) {
   if (it == st.tma.end()) return;
   it->second.open = false;
   const uint64_t elapsed = c.L.clock - std::min(c.L.clock, it->second.first_issue);
-  const uint32_t fields[2] = {static_cast<uint32_t>(std::min<uint64_t>(elapsed, UINT32_MAX)),
-                              static_cast<uint32_t>(std::min<uint64_t>(it->second.bytes, UINT32_MAX))};
-  c.rec.work.size = sizeof fields;
-  std::memcpy(c.rec.work.bytes.data(), fields, sizeof fields);
+  c.rec.work.put(TmaWaitWork{static_cast<uint32_t>(std::min<uint64_t>(elapsed, UINT32_MAX)),
+                             static_cast<uint32_t>(std::min<uint64_t>(it->second.bytes, UINT32_MAX))});
 }
 
 void hopper_fault(const ExecCtx& c, const Instr& in, const std::string& what) {

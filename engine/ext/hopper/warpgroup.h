@@ -48,8 +48,22 @@ HopperCta& hopper_state(ExecCtx& c);
 
 // Records a TMA copy of `bytes` into the mbarrier at shared address `bar` (issued now).
 void note_tma(ExecCtx& c, uint64_t bar, uint64_t bytes);
-// Fills c.rec.work for a wait that saw the phase of the mbarrier at `bar` complete: cycles since its
-// copies were issued and their bytes (register.cc turns them into the wait's latency); closes the record.
+// What a wait that saw the phase of an mbarrier complete reports (register.cc turns it into the wait's
+// latency): cycles since the phase's copies were issued, and their bytes.
+struct TmaWaitWork {
+  uint32_t elapsed;
+  uint32_t bytes;
+};
+// What a wgmma.mma_async reports for its latency model (register.cc): N / 8, whether it is sparse, whether
+// A comes from shared memory (a descriptor).
+struct WgmmaWork {
+  uint8_t n8;
+  bool sparse;
+  bool a_in_smem;
+};
+
+// Fills c.rec.work (a TmaWaitWork) for a wait that saw the phase of the mbarrier at `bar` complete; closes
+// the record.
 void report_tma_wait(ExecCtx& c, uint64_t bar);
 
 // Throws SimFault: `what` for the instruction `in` of warp c.w, naming kernel, line, text, block and warp.

@@ -144,10 +144,8 @@ void ex_mma_async(ExecCtx& c, const Instr& in) {
   if (a == Arrival::Wait) return;
   ++me.open;
   me.fenced = false;
-  c.rec.work.size = 3;  // for the latency model (register.cc): N / 8, whether it is sparse, whether A is in smem
-  c.rec.work.bytes[0] = static_cast<uint8_t>(d_regs.size() / 4);
-  c.rec.work.bytes[1] = in.shape_k == 32;
-  c.rec.work.bytes[2] = !(in.ops.size() > 1 && in.ops[1].kind == OpndKind::Vec);
+  c.rec.work.put(WgmmaWork{static_cast<uint8_t>(d_regs.size() / 4), in.shape_k == 32,
+                           !(in.ops.size() > 1 && in.ops[1].kind == OpndKind::Vec)});
   if (a == Arrival::Released) return;
   if (!c.L.mma_values) {  // a cycles-only launch: the rendezvous and the work summary, no arithmetic
     release(c, st);
