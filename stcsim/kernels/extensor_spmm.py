@@ -28,7 +28,7 @@ from stcsim.kernels.extensor_records import (
 )
 from stcsim.kernels.layout import OperandLayout
 from stcsim.kernels.limits import check_launch
-from stcsim.kernels.operands import OperandArray, Operands, poisoned
+from stcsim.kernels.operands import OperandArray, Operands, float64_product, poisoned
 from stcsim.kernels.paths import PTX_DIR
 from stcsim.kernels.problem import GemmProblem, ceil_div, round_up
 from stcsim.kernels.protocol import Dim3, require
@@ -128,12 +128,11 @@ class ExtensorSpmmKernel:
         """float64 decode(W) @ X, W rebuilt from the records through the extensor pattern's decode."""
         p = operands.problem
         stream = RecordStream(operands["records"], operands["offsets"], operands["split"])
-        w = np.zeros((p.m, p.k))
         fmt = unpack_records(stream, (p.m, p.k))
-        if fmt is not None:
-            decoded = operands.pattern.decode(fmt)
-            w[:, : decoded.shape[1]] = decoded
-        return w @ operands["X"][: p.k, : p.n].astype(np.float64)
+        if fmt is None:
+            return np.zeros((p.m, p.n))
+        decoded = operands.pattern.decode(fmt)  # (the columns past it are zero: they add nothing)
+        return float64_product(decoded, operands["X"][: decoded.shape[1], : p.n].T)
 
 
 EXTENSOR_KERNELS: tuple[ExtensorSpmmKernel, ...] = tuple(ExtensorSpmmKernel(s) for s in SCHEMES)

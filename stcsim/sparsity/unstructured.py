@@ -15,7 +15,7 @@ import numpy as np
 
 from stcsim.sparsity.base import Pattern, check_mask, check_sparsity, check_weights, keep_count
 from stcsim.sparsity.csr import CSRFormat
-from stcsim.sparsity.select import magnitude, top_k_flat
+from stcsim.sparsity.select import magnitude, rank_magnitude, top_k_flat
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class Unstructured(Pattern):
     def prune(self, weights: np.ndarray, sparsity: float) -> np.ndarray:
         """Keep the ``round((1 - sparsity) * M * K)`` largest ``|w|`` of this layer."""
         w = check_weights(weights)
-        return top_k_flat(magnitude(w), keep_count(w.size, check_sparsity(sparsity)))
+        return top_k_flat(rank_magnitude(w), keep_count(w.size, check_sparsity(sparsity)))
 
     def prune_layers(self, layers: Sequence[np.ndarray], sparsity: float) -> list[np.ndarray]:
         """Global pruning: one magnitude threshold over all ``layers`` together; one mask per layer."""

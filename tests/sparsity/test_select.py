@@ -6,7 +6,15 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stcsim.sparsity.select import l2_norm, select_groups, top_k_flat, top_k_per_row, trim_to_count
+from stcsim.sparsity.select import (
+    l2_norm,
+    magnitude,
+    rank_magnitude,
+    select_groups,
+    top_k_flat,
+    top_k_per_row,
+    trim_to_count,
+)
 
 
 def test_top_k_ties_keep_lower_index() -> None:
@@ -72,3 +80,16 @@ def test_short_rows_rank_as_a_stable_sort_does() -> None:
     with_nan = np.array([[1.0, np.nan, 2.0, 0.5]])
     assert top_k_per_row(with_nan, 2).tolist() == [[True, False, True, False]]  # the sort puts NaN last
 
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(0, 2**32 - 1),
+       st.sampled_from([np.float16, np.float32, np.float64]), st.integers(0, 1600))
+def test_rank_magnitude_ranks_as_the_float64_magnitude(rows, cols, seed, dtype, k):
+    # values on a coarse grid (many ties, signed zeros) in each float dtype
+    rng = np.random.default_rng(seed)
+    w = (rng.integers(-6, 7, (rows, cols)) / 4.0).astype(dtype)
+    w[rng.random(w.shape) < 0.1] = -0.0
+    k = min(k, w.size)
+    assert rank_magnitude(w).dtype == w.dtype
+    assert np.array_equal(top_k_flat(rank_magnitude(w), k), top_k_flat(magnitude(w), k))
