@@ -44,7 +44,8 @@ def scheme_plans(mask: np.ndarray, scheme: str, pattern: ExTensor) -> list[Slice
         raise ValueError(f"unknown ExTensor scheme {scheme!r}; allowed: {', '.join(SCHEMES)}")
     if scheme == "dynamic":
         return pattern.plan(mask)
-    max_blocks = pattern.maxL // BLOCK
+    # a fixed scheme's chunks are its width or narrower (the remainder): the latency tables need no wider
+    max_blocks = min(pattern.maxL, FIXED_WIDTHS.get(scheme, pattern.maxL)) // BLOCK
     if scheme in FIXED_WIDTHS and FIXED_WIDTHS[scheme] > pattern.maxL:
         raise ValueError(f"scheme {scheme} needs chunks of {FIXED_WIDTHS[scheme]}, above maxL={pattern.maxL}")
     padded = pad_to(np.asarray(mask, dtype=bool), SLICE_ROWS, BLOCK)
