@@ -531,7 +531,7 @@ void decode_cpasync(Instr& in, const Kernel& k) {
   in.unit = Unit::LDST;
   in.traits.writes_dst = false;
   in.traits.sched = SchedKind::Fence;
-  in.traits.op_class = "cp_async";  // exists only where the config has cp.async (sm_80+)
+  in.traits.op_class = op_class_id("cp_async");  // exists only where the config has cp.async (sm_80+)
   if (has("commit_group")) { need_ops(in, 0); in.traits.async = AsyncKind::Commit; in.fn = [](ExecCtx&, const Instr&) {}; return; }
   if (has("wait_group")) {
     need_ops(in, 1);

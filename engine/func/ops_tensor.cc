@@ -618,7 +618,8 @@ void decode_wmma(Instr& in) {
     need_vec(in, 3, in.types[3] == DType::F32 ? 8 : 4, "C");
     in.traits.tensor_math = true;
     in.traits.fragment_operands = 0b1111;  // D, A, B, C
-    in.traits.op_class = in.types[0] == DType::F16 ? "tensor.wmma_m16n16k16_f16" : "tensor.wmma_m16n16k16_f32";
+    in.traits.op_class =
+        op_class_id(in.types[0] == DType::F16 ? "tensor.wmma_m16n16k16_f16" : "tensor.wmma_m16n16k16_f32");
     in.fn = &ex_wmma_mma;
     return;
   }
@@ -700,8 +701,9 @@ void decode_mma(Instr& in) {
   need_vec(in, 3, in.types[3] == DType::F32 ? 4 : 2, "C");
   in.traits.tensor_math = true;
   in.traits.fragment_operands = 0b1111;  // D, A, B, C (not mma.sp's metadata and selector)
-  in.traits.op_class = sparse ? "tensor.mma_sp_m16n8k32_f32"
-                       : in.shape_k == 8 ? "tensor.mma_m16n8k8_f32" : "tensor.mma_m16n8k16_f32";
+  in.traits.op_class = op_class_id(sparse             ? "tensor.mma_sp_m16n8k32_f32"
+                                   : in.shape_k == 8 ? "tensor.mma_m16n8k8_f32"
+                                                     : "tensor.mma_m16n8k16_f32");
   in.fn = sparse ? &ex_mma_sp : &ex_mma;
 }
 

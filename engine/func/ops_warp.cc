@@ -105,7 +105,8 @@ void decode_warp(Instr& in, const Kernel& k) {
     check_operand(in, k, 1, DType::Pred, OK_SRC | OK_NEG);
     check_operand(in, k, 2, DType::U32, OK_SRC);  // the member mask
   }
-  if (in.op == Op::Shfl) in.traits.op_class = "units.shfl";  // its own timing where measured (timing/op_class.cc)
+  // its own timing where measured (timing/op_class.cc)
+  if (in.op == Op::Shfl) in.traits.op_class = op_class_id("units.shfl");
   in.fn = in.op == Op::Shfl ? &ex_shfl : &ex_vote;
 }
 

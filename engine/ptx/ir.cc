@@ -1,5 +1,8 @@
 #include "ir.h"
 
+#include <deque>
+#include <mutex>
+#include <stdexcept>
 #include <unordered_map>
 
 namespace stc {
@@ -35,6 +38,36 @@ const char* space_name(Space s) {
     case Space::Const: return "const";
   }
   return "?";
+}
+
+namespace {
+struct OpClassNames {
+  std::mutex mu;
+  std::deque<std::string> names{""};  // by id (a deque: references stay valid as names are added)
+  std::unordered_map<std::string, OpClassId> ids{{"", kUnitClass}};
+};
+OpClassNames& op_class_names() {
+  static OpClassNames* n = new OpClassNames;  // immortal: decoders may run during static initialisation
+  return *n;
+}
+}  // namespace
+
+OpClassId op_class_id(const std::string& name) {
+  OpClassNames& n = op_class_names();
+  std::lock_guard<std::mutex> lock(n.mu);
+  const auto it = n.ids.find(name);
+  if (it != n.ids.end()) return it->second;
+  if (n.names.size() > UINT16_MAX) throw std::length_error("more than 65535 timing classes");
+  const auto id = static_cast<OpClassId>(n.names.size());
+  n.names.push_back(name);
+  n.ids.emplace(name, id);
+  return id;
+}
+
+const std::string& op_class_name(OpClassId id) {
+  OpClassNames& n = op_class_names();
+  std::lock_guard<std::mutex> lock(n.mu);
+  return n.names.at(id);
 }
 
 const char* unit_name(Unit u) {

@@ -107,6 +107,11 @@ enum class Op : uint16_t {
 enum class Unit : uint8_t { INT, FP32, FP16, FP64, SFU, TENSOR, LDST, BRANCH, SYNC, NONE };
 const char* unit_name(Unit u);
 
+// Timing-class names interned: one small number per name for the life of the process (the decoders name an
+// instruction's class once, the timing model finds its OpDesc by number; op_class_id / op_class_name below).
+using OpClassId = uint16_t;
+constexpr OpClassId kUnitClass = 0;  // no class of its own (the empty name)
+
 // What the rest of the engine knows of a decoded instruction, set once at decode (the opcode table gives the
 // defaults, the family decoder refines them). Timing, scheduling and register collection read these, never
 // `Instr::op` or `Instr::sub`.
@@ -153,10 +158,13 @@ struct Traits {
   uint8_t sass_count = 1;        // SASS instructions it becomes (a 64-bit integer add is a pair, func/decode.cc)
   uint8_t sass_loads = 1;        // SASS memory instructions a load becomes outside shared memory: a wmma.load
                                  // of A or B, 8 halves a thread, is four 32-bit LDGs (func/ops_tensor.cc)
-  // Timing class: the config group its latency and issue interval come from (see timing/op_class.h);
-  // empty: the default class of its unit ("units.int", ...).
-  std::string op_class;
+  // Timing class: the config group its latency and issue interval come from (see timing/op_class.h), as
+  // an interned name (op_class_id); kUnitClass: the default class of its unit ("units.int", ...).
+  OpClassId op_class = kUnitClass;
 };
+
+OpClassId op_class_id(const std::string& name);  // thread-safe
+const std::string& op_class_name(OpClassId id);
 
 struct Instr;
 struct ExecCtx;

@@ -85,11 +85,12 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   for (const OpClassDef& def : op_classes()) {
     std::string why;
     // A later class of the same name (an extension's) replaces an earlier one where it has a timing.
+    const OpClassId id = op_class_id(def.name);
     if (std::optional<OpDesc> d = def.read(r, why)) {
-      c.classes[def.name] = std::move(*d);
-      c.missing.erase(def.name);
-    } else if (!c.classes.count(def.name)) {
-      c.missing[def.name] = why;
+      c.classes[id] = std::move(*d);
+      c.missing.erase(id);
+    } else if (!c.classes.count(id)) {
+      c.missing[id] = why;
     }
   }
   c.tensor_pipes = r.u32("tensor.pipes_per_subcore");

@@ -60,8 +60,8 @@ struct TimingConfig {
   uint64_t unified_l1_shared = 0;
   // every timing class this config has (units, tensor shapes, extensions), by name; and why the others
   // are missing (shown when a kernel uses one)
-  std::map<std::string, OpDesc> classes;
-  std::map<std::string, std::string> missing;
+  std::map<OpClassId, OpDesc> classes;  // by interned name (op_class_id)
+  std::map<OpClassId, std::string> missing;
   uint32_t tensor_pipes = 1;     // warp-level MMA pipes per sub-core (tensor.pipes_per_subcore)
   // shared memory
   uint32_t smem_banks = 0, smem_bank_bytes = 0, smem_latency = 0, smem_cycles_per_wavefront = 0,

@@ -23,13 +23,13 @@ void TimingModel::resolve_classes() {
   const TimingConfig& c = cfg_;
   desc_.reserve(L_.kernel->code.size());
   for (const Instr& in : L_.kernel->code) {
-    const std::string& name = op_class_of(in);
-    auto it = c.classes.find(name);
+    const OpClassId id = op_class_of(in);
+    auto it = c.classes.find(id);
     if (it == c.classes.end()) {
-      auto why = c.missing.find(name);
+      auto why = c.missing.find(id);
       throw LaunchError("kernel '" + L_.kernel->name + "' uses '" + in.opcode + "' (" + L_.kernel->file + ":" +
                         std::to_string(in.line) + "), which config '" + c.name + "' has no timing for: " +
-                        (why != c.missing.end() ? why->second : "no timing class '" + name + "'"));
+                        (why != c.missing.end() ? why->second : "no timing class '" + op_class_name(id) + "'"));
     }
     desc_.push_back(&it->second);
   }
@@ -105,8 +105,8 @@ void TimingModel::resolve_classes() {
     // what the level above the L1 holds at launch was fetched by the launch before, through L2
     std::fill_n(code_in_l2_.begin(), std::min<size_t>(code_in_l2_.size(), c.icache_l15_lines), 0.0);
   }
-  int_latency_ = c.classes.at("units.int").timing.latency;
-  branch_latency_ = c.classes.at("units.branch").timing.latency;
+  int_latency_ = c.classes.at(op_class_id("units.int")).timing.latency;
+  branch_latency_ = c.classes.at(op_class_id("units.branch")).timing.latency;
 }
 
 }  // namespace stc

@@ -84,13 +84,13 @@ void add_op_classes(const std::vector<OpClassDef>& defs) { registry().insert(reg
 
 const std::vector<OpClassDef>& op_classes() { return registry(); }
 
-const std::string& op_class_of(const Instr& in) {
-  static const std::vector<std::string> by_unit = [] {
-    std::vector<std::string> v;
-    for (size_t u = 0; u <= static_cast<size_t>(Unit::NONE); ++u) v.emplace_back(unit_key(static_cast<Unit>(u)));
+OpClassId op_class_of(const Instr& in) {
+  static const std::vector<OpClassId> by_unit = [] {
+    std::vector<OpClassId> v;
+    for (size_t u = 0; u <= static_cast<size_t>(Unit::NONE); ++u) v.push_back(op_class_id(unit_key(static_cast<Unit>(u))));
     return v;
   }();
-  return in.traits.op_class.empty() ? by_unit[static_cast<size_t>(in.unit)] : in.traits.op_class;
+  return in.traits.op_class == kUnitClass ? by_unit[static_cast<size_t>(in.unit)] : in.traits.op_class;
 }
 
 }  // namespace stc

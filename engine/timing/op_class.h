@@ -51,8 +51,8 @@ struct OpClassDef {
 void add_op_classes(const std::vector<OpClassDef>& defs);
 const std::vector<OpClassDef>& op_classes();
 
-// The class of an instruction: its traits' op_class, or its unit's default class.
-const std::string& op_class_of(const Instr& in);
+// The class of an instruction (interned, ptx/ir.h): its traits' op_class, or its unit's default class.
+OpClassId op_class_of(const Instr& in);
 
 // A class read from `<group>.latency` and `<group>.issue_interval` where the config has them.
 OpClassDef keyed_class(const std::string& group, const std::string& why_absent);

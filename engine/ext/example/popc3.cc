@@ -23,7 +23,7 @@ void decode(Instr& in, const Kernel&) {
   for (size_t i = 0; i < 4; ++i)
     if (in.ops[i].kind != OpndKind::Reg || in.ops[i].reg < 0) throw DecodeError("example.popc3 operands are registers");
   in.unit = Unit::INT;
-  in.traits.op_class = "example.popc3";
+  in.traits.op_class = op_class_id("example.popc3");
   in.traits.sm_local = true;
   in.fn = &ex_popc3;
 }

@@ -164,7 +164,7 @@ void decode(Instr& in, const Kernel&) {
     in.unit = Unit::TENSOR;
     in.traits.tensor_math = true;
     in.traits.fragment_operands = 0b11011;  // D, the values, B, C (not the coordinates)
-    in.traits.op_class = "extensor.smma_l" + std::to_string(l);
+    in.traits.op_class = op_class_id("extensor.smma_l" + std::to_string(l));
     in.fn = &ex_mma;
     return;
   }

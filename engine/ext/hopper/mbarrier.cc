@@ -245,7 +245,7 @@ void decode_mbarrier(Instr& in, const Kernel& k) {
   (void)parity;  // state and parity operands are both read by their low bit (the phase parity)
   in.unit = Unit::LDST;
   const bool wait = sub == TEST_WAIT || sub == TRY_WAIT;  // timed by the phase's TMA copies (register.cc)
-  in.traits.op_class = wait ? "hopper.mbarrier_wait" : "hopper.mbarrier";
+  in.traits.op_class = op_class_id(wait ? "hopper.mbarrier_wait" : "hopper.mbarrier");
   in.traits.mem = wait ? MemKind::None : MemKind::Atomic;
   in.traits.sched = SchedKind::Fence;
   in.traits.sm_local = in.space == Space::Shared;  // (a generic address could name any memory)
@@ -270,7 +270,7 @@ void decode_fence(Instr& in, const Kernel& k) {
                     "fence.mbarrier_init.release.cluster are supported)");
   need_ops(in, 0);
   in.unit = Unit::SYNC;
-  in.traits.op_class = "hopper.fence";
+  in.traits.op_class = op_class_id("hopper.fence");
   in.traits.writes_dst = false;
   in.traits.sm_local = true;
   in.traits.sched = SchedKind::Fence;

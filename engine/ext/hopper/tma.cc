@@ -179,7 +179,7 @@ void decode_tma(Instr& in, const Kernel& k) {
   in.space = Space::Shared;
   in.traits.writes_dst = false;
   in.traits.sched = SchedKind::Fence;
-  in.traits.op_class = "hopper.tma";
+  in.traits.op_class = op_class_id("hopper.tma");
   in.fn = &ex_tensor_copy;
 }
 

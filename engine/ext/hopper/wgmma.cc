@@ -350,7 +350,7 @@ void decode_mma(Instr& in) {
   in.unit = Unit::TENSOR;
   in.traits.tensor_math = true;
   in.traits.fragment_operands = in.ops[1].kind == OpndKind::Vec ? 0b11 : 0b1;  // D (and A from registers)
-  in.traits.op_class = sparse ? "hopper.wgmma_sp" : "hopper.wgmma";
+  in.traits.op_class = op_class_id(sparse ? "hopper.wgmma_sp" : "hopper.wgmma");
   in.fn = &ex_mma_async;
 }
 
@@ -372,7 +372,7 @@ void decode_wgmma(Instr& in, const Kernel& k) {
   if (in.mods.size() != 3 || in.mods[1] != "sync" || in.mods[2] != "aligned")
     throw DecodeError("wgmma." + what + " takes exactly .sync.aligned");
   in.unit = Unit::SYNC;
-  in.traits.op_class = "hopper.wgmma_sync";
+  in.traits.op_class = op_class_id("hopper.wgmma_sync");
   if (what == "fence" || what == "commit_group") {
     need_ops(in, 0);
     in.sub = what == "fence" ? FENCE : COMMIT;

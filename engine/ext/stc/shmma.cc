@@ -129,7 +129,7 @@ void decode(Instr& in, const Kernel&) {
     in.unit = Unit::TENSOR;
     in.traits.tensor_math = true;
     in.traits.fragment_operands = 0b1111;  // D, A, B, C (not the offsets)
-    in.traits.op_class = "stc.smma_k" + std::to_string(k);
+    in.traits.op_class = op_class_id("stc.smma_k" + std::to_string(k));
     in.fn = &ex_mma;
     return;
   }
