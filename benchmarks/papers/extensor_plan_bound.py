@@ -17,13 +17,9 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.calibration.tc_explain import markdown
+from stcsim.kernels.extensor_plans import fixed_blocks
 from stcsim.sparsity.extensor_latency import BLOCK, BlockSkip
 from stcsim.sparsity.extensor_planner import SLICE_ROWS, latency_tables, pad_to, plan_cost, plan_matrix
-
-
-def _uniform_widths(n_blocks: int, width: int) -> list[int]:
-    """Chunks of ``width`` blocks left to right, the last one the remainder."""
-    return [width] * (n_blocks // width) + ([n_blocks % width] if n_blocks % width else [])
 
 
 def plan_bound(mask: np.ndarray, max_l: int = 64) -> pd.DataFrame:
@@ -37,7 +33,7 @@ def plan_bound(mask: np.ndarray, max_l: int = 64) -> pd.DataFrame:
         tables = latency_tables(pad_to(mask, SLICE_ROWS, BLOCK), max_l // BLOCK, reading)
         row: dict[str, object] = {"reading": reading.value}
         for width in range(2, max_l // BLOCK + 1):
-            one_width = sum(plan_cost(t, _uniform_widths(t.shape[0], width)) for t in tables)
+            one_width = sum(plan_cost(t, fixed_blocks(t.shape[0], width)) for t in tables)
             row[f"smma.{BLOCK * width} only"] = latency["fixed"] / one_width
         row["Alg. 1 (greedy)"] = latency["fixed"] / latency["greedy"]
         row["exact optimum (dp)"] = latency["fixed"] / latency["dp"]

@@ -40,7 +40,7 @@ from stcsim.sparsity.base import (
 )
 from stcsim.sparsity.csr import CSR_INDEX_BYTES
 from stcsim.sparsity.kmeans import balanced_kmeans
-from stcsim.sparsity.select import magnitude, top_k_flat
+from stcsim.sparsity.select import magnitude, rank_magnitude, top_k_flat
 
 ROW_ALIGN = 16
 
@@ -109,7 +109,7 @@ class ShflBW(Pattern):
         w = check_weights(weights)
         padded = self.padded_rows(w.shape[0])
         beta = min(1.0, self.beta_factor * (1.0 - check_sparsity(sparsity)))
-        beta_mask = top_k_flat(magnitude(w), keep_count(w.size, 1.0 - beta))
+        beta_mask = top_k_flat(rank_magnitude(w), keep_count(w.size, 1.0 - beta))
         labels = balanced_kmeans(pad_to(beta_mask, padded, 1).astype(np.float64), self.V, self.seed)
         return np.argsort(labels, kind="stable")
 
