@@ -23,6 +23,7 @@ import argparse
 import csv
 import sys
 import time
+from typing import Any
 
 import numpy as np
 
@@ -33,14 +34,16 @@ from stcsim.workloads import get_network, unique_gemm_shapes
 
 FIG16 = ("alexnet:variant=tf-slim", "vgg16", "resnet50", "resnext50_32x4d", "show_and_tell:layers=lstm",
          "nmt_wmt16")
+CSR_SPARSITY = 0.96
+"""The sparsity of the CSR cases (cuSPARSE's and ours): paper 001's Generic bar."""
 OURS = (  # (label, kernel, pattern spec, sparsity)
     ("ours_simt_sgemm", "gemm_simt_f32_f32_tile64x64x8_warp32x16_thread4x4", "dense", 0.0),
     ("ours_wmma", "gemm_wmma_f16_f32_tile64x64x32_warp32x32", "dense", 0.0),
     ("ours_mma_stage2", "gemm_mma_f16_f32_tile64x64x32_warp32x32_stage2", "dense", 0.0),
     ("ours_mma_stage3", "gemm_mma_f16_f32_tile128x128x32_warp64x64_stage3", "dense", 0.0),
-    ("ours_csr_spmm96", "spmm_csr_f32_f32_tile4x64_warp1x64", "unstructured", 0.96),
-    ("ours_csrmv1_spmm96", "spmm_csrmv_f32_f32_tile4x1_warp1x1", "unstructured", 0.96),
-    ("ours_csrmv8_spmm96", "spmm_csrmv_f32_f32_tile4x8_warp1x8", "unstructured", 0.96),
+    ("ours_csr_spmm96", "spmm_csr_f32_f32_tile4x64_warp1x64", "unstructured", CSR_SPARSITY),
+    ("ours_csrmv1_spmm96", "spmm_csrmv_f32_f32_tile4x1_warp1x1", "unstructured", CSR_SPARSITY),
+    ("ours_csrmv8_spmm96", "spmm_csrmv_f32_f32_tile4x8_warp1x8", "unstructured", CSR_SPARSITY),
     ("ours_channel50", "gemm_simt_channel_f32_f32_tile64x64x8_warp32x16_thread4x4", "channel", 0.5),
     ("ours_vw75", "gemm_simt_vw_l16k4_f32_f32_tile64x64x8_warp32x16_thread4x4", "vw:L=16,K=4", 0.75),
 )
@@ -70,21 +73,24 @@ def _time(cp, fn, repeats: int) -> tuple[float, float]:
     return float(np.median(times)), min(times)
 
 
-def library_rows(cp, p: GemmProblem, rng: np.random.Generator, repeats: int) -> list[tuple]:
-    """cuBLAS SGEMM / HGEMM, cuSPARSE SpMM at 96% and SGEMM on half the rows, each (label, median, min)."""
+def library_calls(cp, p: GemmProblem, rng: np.random.Generator) -> list[tuple[str, Any, Any]]:
+    """The library cases of a shape as (label, left, right), each run as ``left @ right`` on the GPU: cuBLAS
+    SGEMM and HGEMM, cuSPARSE SpMM at CSR_SPARSITY (CuPy's ``csr @ x``) and SGEMM on half the rows (the
+    channel-pruned work)."""
     import cupyx.scipy.sparse as sparse
 
     a = cp.asarray(rng.uniform(-1, 1, (p.m, p.k)).astype(np.float32))
     b = cp.asarray(rng.uniform(-1, 1, (p.k, p.n)).astype(np.float32))
     a16, b16 = a.astype(cp.float16), b.astype(cp.float16)
-    keep = cp.asarray(rng.random((p.m, p.k)) >= 0.96)
-    csr = sparse.csr_matrix(a * keep)
-    half = a[: max(1, p.m // 2)]
-    rows = [("cublas_sgemm", *_time(cp, lambda: a @ b, repeats)),
-            ("cublas_hgemm", *_time(cp, lambda: a16 @ b16, repeats)),
-            ("cusparse_spmm96", *_time(cp, lambda: csr @ b, repeats)),
-            ("cublas_sgemm_channel50", *_time(cp, lambda: half @ b, repeats))]
-    return rows
+    csr = sparse.csr_matrix(a * cp.asarray(rng.random((p.m, p.k)) >= CSR_SPARSITY))
+    return [("cublas_sgemm", a, b), ("cublas_hgemm", a16, b16), ("cusparse_spmm96", csr, b),
+            ("cublas_sgemm_channel50", a[: max(1, p.m // 2)], b)]
+
+
+def library_rows(cp, p: GemmProblem, rng: np.random.Generator, repeats: int) -> list[tuple]:
+    """Every library call of the shape, each (label, median, min) of CUDA-event times."""
+    return [(label, *_time(cp, lambda x=left, y=right: x @ y, repeats))
+            for label, left, right in library_calls(cp, p, rng)]
 
 
 def ours_rows(engine, p: GemmProblem, rng: np.random.Generator, check_flop: float) -> list[tuple]:

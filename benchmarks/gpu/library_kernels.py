@@ -28,7 +28,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from benchmarks.gpu.library_baselines import OURS, shapes
+from benchmarks.gpu.library_baselines import OURS, library_calls, shapes
 from stcsim.gpu.calibrate import read_ncu_csv
 from stcsim.harness.files import write_csv_atomic
 from stcsim.kernels import get_kernel
@@ -38,7 +38,6 @@ from stcsim.sparsity import get
 MARKER = "library_kernels_case_marker"
 WARMUP = "library_kernels_warmup_marker"
 """Kernels after this marker (a library call's warm-up) belong to no case."""
-CSR_SPARSITY = 0.96
 ORDER_COLUMNS = ("case", "network", "layer", "batch", "m", "n", "k", "kernel")
 
 
@@ -46,7 +45,6 @@ def run(order_path: str, budget: float, only: frozenset[str] | None = None) -> i
     """Launch every case (of the labels in `only`, if given) once after its marker (libraries warmed up
     first); write the launch order."""
     import cupy as cp
-    import cupyx.scipy.sparse as sparse
 
     from stcsim.gpu.runner import GpuEngine
 
@@ -60,13 +58,7 @@ def run(order_path: str, budget: float, only: frozenset[str] | None = None) -> i
         if time.perf_counter() - start > budget:
             print(f"budget spent at {net} {layer} b{batch}", file=sys.stderr)
             break
-        a = cp.asarray(rng.uniform(-1, 1, (p.m, p.k)).astype(np.float32))
-        b = cp.asarray(rng.uniform(-1, 1, (p.k, p.n)).astype(np.float32))
-        csr = sparse.csr_matrix(a * cp.asarray(rng.random((p.m, p.k)) >= CSR_SPARSITY))
-        a16, b16 = a.astype(cp.float16), b.astype(cp.float16)
-        calls = (("cublas_sgemm", a, b), ("cublas_hgemm", a16, b16), ("cusparse_spmm96", csr, b),
-                 ("cublas_sgemm_channel50", a[: max(1, p.m // 2)], b))
-        for label, left, right in calls:
+        for label, left, right in library_calls(cp, p, rng):
             if only is not None and label not in only:
                 continue
             left @ right  # warm-up: handles, plans and workspaces
