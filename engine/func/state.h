@@ -77,6 +77,21 @@ class WorkSummary {
   alignas(std::max_align_t) unsigned char bytes_[1024];
 };
 
+// The two work records the timing core itself reads (every other record is an extension's own): an
+// asynchronous bulk copy from global into shared memory whose completion is counted into a completion object
+// at a shared address of its CTA (the Hopper TMA into an mbarrier), and a wait that saw that object's phase
+// complete. The timing model sends a bulk copy's global sectors through the L2 slices and DRAM and ends the
+// wait no earlier than the last of them arrives (completion_time.cc). `key`: the object's shared address
+// (0: the copy is not tracked, e.g. the lanes of one instruction named different objects).
+struct BulkCopyWork {
+  uint64_t key;
+};
+struct BulkWaitWork {
+  uint64_t key;
+  uint32_t elapsed;  // cycles since the phase's first copy was issued (for the class's own latency model)
+  uint32_t bytes;    // the phase's bytes
+};
+
 // Names the pattern of a warp's accesses where the instruction knows it from a few parameters (a wmma.load
 // or store: fragment kind, layout, element size, stride, space and lanes; an ld/st whose lane addresses are
 // affine within groups of lanes: ops_mem.cc affine_shape): two records of one non-zero shape have equal

@@ -50,6 +50,15 @@ uint64_t TimingModel::complete_time(const Instr& in, WarpRecord& rec, const OpTi
   if (in.traits.tensor_math) (*part.stats)[TStat::TensorInsts] += 1;
   switch (in.traits.mem) {
     case MemKind::None:
+      if (in.traits.extension) {  // the two work records of bulk copies the core reads (func/state.h)
+        if (const BulkCopyWork* b = rec.work.get<BulkCopyWork>()) {
+          bulk_copy(b->key, rec, *desc_[static_cast<size_t>(rec.pc)], w, sm, t, part);
+        } else if (const BulkWaitWork* b = rec.work.get<BulkWaitWork>()) {
+          CtaSlot::BulkPhase& p = w.cta->bulk_phase(b->key);
+          p.open = false;
+          return std::max(t + ot.latency, p.done);
+        }
+      }
       if (in.traits.async == AsyncKind::Commit) {
         w.groups.push_back(w.open_group);
         w.open_group = 0;
@@ -87,6 +96,22 @@ uint64_t TimingModel::complete_time(const Instr& in, WarpRecord& rec, const OpTi
     }
   }
   return t + ot.latency;
+}
+
+void TimingModel::bulk_copy(uint64_t key, WarpRecord& rec, const OpDesc& desc, WarpT& w, uint32_t sm, uint64_t t,
+                            Part& part) {
+  if (desc.bulk_bytes_per_cycle <= 0) return;
+  rec.materialize();
+  std::vector<MemAccess>& global = part.async_global;
+  global.clear();
+  for (const MemAccess& a : rec.acc)
+    if (a.space == Space::Global) global.push_back(a);
+  if (global.empty()) return;
+  const uint64_t done = mem_.bulk_read(sm, t, global, desc.bulk_bytes_per_cycle);
+  if (!key) return;
+  CtaSlot::BulkPhase& p = w.cta->bulk_phase(key);
+  p.done = p.open ? std::max(p.done, done) : done;
+  p.open = true;
 }
 
 // When a warp's load, store or atomic with accesses completes (a store: when it may issue on; its path

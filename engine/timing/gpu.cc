@@ -124,6 +124,7 @@ bool TimingModel::dispatch(SmT& sm, uint64_t t) {
   slot->warps.resize(slot->cta.warps.size());
   slot->live = static_cast<uint32_t>(slot->warps.size());
   slot->insts = 0;
+  slot->bulk.clear();
   for (size_t i = 0; i < slot->warps.size(); ++i) {
     WarpT& w = slot->warps[i];
     w.cta = slot.get();

@@ -151,6 +151,9 @@ class TimingModel {
   // wmma.load would walk 256 of them.
   uint64_t access_time(const Instr& in, WarpRecord& rec, WarpT& w, uint32_t sm, uint64_t t);
   uint32_t memory_instructions_named(const Instr& in, WarpRecord& rec, Part& part);
+  // A bulk copy's global reads through L2 (MemorySystem::bulk_read), their arrival noted under its
+  // completion object in the CTA (CtaSlot::bulk).
+  void bulk_copy(uint64_t key, WarpRecord& rec, const OpDesc& desc, WarpT& w, uint32_t sm, uint64_t t, Part& part);
   uint64_t complete_time(const Instr& in, WarpRecord& rec, const OpTiming& ot, WarpT& w, uint32_t sm,
                          uint64_t t, Part& part);
   void account(SubCore& sub, Stats& stats, uint64_t t);

@@ -87,6 +87,18 @@ struct TimingModel::CtaSlot {
   std::vector<WarpT, LaunchAllocator<WarpT>> warps;
   uint32_t live = 0;
   uint64_t insts = 0;  // warp instructions issued by the CTA's warps
+  // Per completion object of bulk copies (BulkCopyWork::key): when the current phase's copies are back from
+  // L2; `open` until a wait that saw the phase complete reads it (the next copy then starts a new phase).
+  struct BulkPhase {
+    uint64_t key = 0, done = 0;
+    bool open = false;
+  };
+  std::vector<BulkPhase> bulk;
+  BulkPhase& bulk_phase(uint64_t key) {
+    for (BulkPhase& p : bulk)
+      if (p.key == key) return p;
+    return bulk.emplace_back(BulkPhase{key, 0, false});
+  }
 };
 
 struct TimingModel::SubCore {

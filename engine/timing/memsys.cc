@@ -114,7 +114,8 @@ uint32_t MemorySystem::slice_of(uint64_t sector_addr) {
   return last_slice_;
 }
 
-uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write, double request_extra) {
+uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write, double request_extra,
+                              bool to_sm) {
   const TimingConfig& c = cfg_;
   const uint32_t slice = slice_of(sector_addr);
   const double arrive = static_cast<double>(t) + c.icnt_latency;
@@ -156,6 +157,7 @@ uint64_t MemorySystem::l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bo
       if (s != sector_addr && !l2_[slice].access(s, false, true).hit) pending.set(s, filled, local(sm).now);
   }
   if (write) return static_cast<uint64_t>(std::ceil(start));
+  if (!to_sm) return static_cast<uint64_t>(std::ceil(ready));
   const double back = sms_[sm].icnt.reserve(ready, icnt_service_, local(sm).now);
   return static_cast<uint64_t>(std::ceil(back));
 }
@@ -200,9 +202,6 @@ uint64_t MemorySystem::load_sectors(uint32_t sm, uint64_t t, bool l1_allocate, u
   const double start = s.l1_port.reserve(static_cast<double>(t), waves * c.smem_cycles_per_wavefront, local(sm).now);
   const uint64_t t0 = static_cast<uint64_t>(std::ceil(start));
   uint64_t done = t0 + c.l1_latency;
-  // A warp's sectors of one line are one request to its slice: a request costs the port at least
-  // l2.slice_request_cycles, whatever few sectors it carries (a scattered sector pays the request).
-  const double sector_cycles = read_service_;
   uint64_t request_line = ~uint64_t{0};
   for (size_t i = 0; i < scratch_.size(); ++i) {
     const uint64_t sec = scratch_[i];
@@ -221,17 +220,33 @@ uint64_t MemorySystem::load_sectors(uint32_t sm, uint64_t t, bool l1_allocate, u
       continue;
     }
     st_[TStat::L1Misses] += 1;
-    double extra = 0;
-    if (l2_line_of(sec) != request_line) {  // the line's first sector going to L2: the request's cost
-      request_line = l2_line_of(sec);
-      size_t n = i + 1;
-      while (n < scratch_.size() && l2_line_of(scratch_[n]) == request_line) ++n;
-      extra = std::max(0.0, c.l2_slice_request_cycles - static_cast<double>(n - i) * sector_cycles);
-    }
-    const uint64_t ready = l2_path(sm, t0, sec, false, extra);
+    const uint64_t ready = l2_path(sm, t0, sec, false, request_extra(i, request_line));
     if (l1_allocate) s.pending.set_at(slot, sec, ready, local(sm).now);
     s.outstanding.add(ready);
     done = std::max(done, ready);
+  }
+  return done;
+}
+
+// A warp's sectors of one line are one request to its slice: a request costs the port at least
+// l2.slice_request_cycles, whatever few sectors it carries (a scattered sector pays the request).
+double MemorySystem::request_extra(size_t i, uint64_t& line) const {
+  const uint64_t l = l2_line_of(scratch_[i]);
+  if (l == line) return 0;
+  line = l;
+  size_t n = i + 1;
+  while (n < scratch_.size() && l2_line_of(scratch_[n]) == line) ++n;
+  return std::max(0.0, cfg_.l2_slice_request_cycles - static_cast<double>(n - i) * read_service_);
+}
+
+uint64_t MemorySystem::bulk_read(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, double bytes_per_cycle) {
+  sectors_of(acc, {}, scratch_);
+  st_[TStat::BulkCopySectors] += static_cast<double>(scratch_.size());
+  const double per_sector = static_cast<double>(cfg_.l1_sector) / bytes_per_cycle;
+  uint64_t done = t, request_line = ~uint64_t{0};
+  for (size_t i = 0; i < scratch_.size(); ++i) {
+    const uint64_t at = t + static_cast<uint64_t>(static_cast<double>(i) * per_sector);
+    done = std::max(done, l2_path(sm, at, scratch_[i], false, request_extra(i, request_line), false));
   }
   return done;
 }

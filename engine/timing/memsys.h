@@ -38,6 +38,11 @@ class MemorySystem {
   // sectors: true and `done` set; false, nothing done, on a miss (the caller then gives load() the records).
   bool load_named(uint32_t sm, uint64_t t, uint64_t first_addr, const AccessShape& shape, bool l1_allocate,
                   uint32_t passes, uint64_t& done);
+  // Cycle at which the last global sector of a bulk copy (cp.async.bulk.tensor) issued at `t` on `sm` is
+  // back from L2: the copy engine requests its sectors (address order) one after another at
+  // `bytes_per_cycle`, each through its slice (and DRAM on a miss) as a load's, without L1, its MSHRs or the
+  // SM's load return port (the copy engine's own rate, measured on one SM, is the caller's latency model).
+  uint64_t bulk_read(uint32_t sm, uint64_t t, const std::vector<MemAccess>& acc, double bytes_per_cycle);
   // Cycle at which a global/local store issued at `t` has reached L2. Its sectors leave the SM through its
   // store path one after another: l1d.store_sector_cycles per sector, times the 16-byte halves of the sector
   // it writes only in part (at least one).
@@ -115,7 +120,13 @@ class MemorySystem {
   double store_path_cycles(const std::vector<MemAccess>& acc);
   // `request_extra`: slice port cycles a read request for a line costs beyond its sectors' bytes (charged
   // with the request's first sector; l2.slice_request_cycles)
-  uint64_t l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write, double request_extra = 0);
+  // `to_sm` false: a read's data is not returned through the SM's port (sms_[].icnt), as a bulk copy's.
+  uint64_t l2_path(uint32_t sm, uint64_t t, uint64_t sector_addr, bool write, double request_extra = 0,
+                   bool to_sm = true);
+  // The slice-port cycles a line's read request costs beyond its sectors' (l2.slice_request_cycles), charged
+  // with the line's first sector: scratch_[i] is that first sector when its line differs from `line`
+  // (which it then becomes); 0 otherwise.
+  double request_extra(size_t i, uint64_t& line) const;
   uint32_t slice_of(uint64_t sector_addr);
   uint32_t dram_channel(uint64_t addr) const;
   // The bank conflicts of the records [first, last) of a shared-memory access (one phase of it) with up to

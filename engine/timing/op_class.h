@@ -37,6 +37,9 @@ struct OpDesc {
   std::optional<Unit> pipe;
   LatencyModel model;  // empty: the fixed timing above
   Accounting account;  // empty: no class-specific stats
+  // A class of bulk copies (instructions that report a BulkCopyWork): the rate its copy engine requests the
+  // copy's global sectors at (MemorySystem::bulk_read); 0: the copies' reads are not timed through L2.
+  double bulk_bytes_per_cycle = 0;
   OpTiming of(const WorkSummary& work) const { return model ? model(work) : timing; }
 };
 

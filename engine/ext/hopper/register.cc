@@ -10,7 +10,8 @@
 //   hopper.mbarrier_wait (test_wait, try_wait): one cycle, plus what is left of the TMA copies counted into
 //     the phase it saw complete: tma_latency + bytes / tma_bytes_per_cycle after the first copy's issue.
 //   hopper.tma (cp.async.bulk.tensor): the LD/ST pipe's issue interval; the copy engine's time is charged to
-//     the waits on its mbarrier.
+//     the waits on its mbarrier, which also wait for the copies' global sectors: requested at
+//     tma_bytes_per_cycle through the L2 slices (and DRAM), shared with every other SM's traffic.
 #include <algorithm>
 
 #include "../../func/state.h"
@@ -71,7 +72,7 @@ OpClassDef wait_class() {
             const uint64_t lat = r.u32("hopper.tma_latency"), bw = std::max(1u, r.u32("hopper.tma_bytes_per_cycle"));
             OpDesc d;
             d.model = [lat, bw](const WorkSummary& work) {
-              const TmaWaitWork* w = work.get<TmaWaitWork>();
+              const BulkWaitWork* w = work.get<BulkWaitWork>();
               if (!w) return OpTiming{1, 1};
               const uint64_t ready = lat + (w->bytes + bw - 1) / bw;
               return OpTiming{1 + static_cast<uint32_t>(ready > w->elapsed ? ready - w->elapsed : 0), 1};
@@ -84,6 +85,7 @@ OpClassDef tma_class() {
   return {"hopper.tma", [](ConfigReader& r, std::string&) -> std::optional<OpDesc> {
             OpDesc d;
             d.timing.interval = r.u32("units.ldst.issue_interval");
+            d.bulk_bytes_per_cycle = std::max(1u, r.u32("hopper.tma_bytes_per_cycle"));
             return d;
           }};
 }

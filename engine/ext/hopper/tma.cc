@@ -6,7 +6,9 @@
 // offset, under the map's swizzle (Swizzle<s,4,3> on the absolute shared address, as wgmma reads it).
 // Elements outside the tensor are filled with zero (or NaN, per the map). The box's bytes are then
 // counted into the mbarrier (complete_tx). Functionally the copy happens at issue; the timing model counts
-// the copy engine's latency and bandwidth into the barrier's phase (register.cc, hopper.tma_*).
+// the copy engine's latency and bandwidth into the barrier's phase (register.cc, hopper.tma_*), and the
+// copy's global sectors go through the L2 slices and DRAM (a BulkCopyWork; completion_time.cc), whose
+// arrival bounds the waits on the barrier from below.
 // Reported as errors: a parameter that is not a tensor map of stcsim's encoding, a map whose rank differs
 // from .Nd, a misaligned destination, interleaved maps (not modelled).
 #include <algorithm>
@@ -61,6 +63,8 @@ uint32_t swizzle_shared(uint32_t swizzle, uint32_t addr) {
 
 void ex_tensor_copy(ExecCtx& c, const Instr& in) {
   const Operand& src = in.ops[1];
+  bool first = true;
+  uint64_t key = 0;  // the mbarrier the warp's copies count into (0: lanes named different ones)
   for_lanes(c.mask, [&](int lane) {
     const uint64_t map_addr = mem_addr(c, src, lane);
     TensorMap m;
@@ -143,9 +147,12 @@ void ex_tensor_copy(ExecCtx& c, const Instr& in) {
     uint8_t* bar = mem_access(c, Space::Shared, bar_addr, 8, lane, true, 8);
     if (!mbarrier_load(bar).init) hopper_fault(c, in, "the mbarrier operand is not initialised (mbarrier.init)");
     note_tma(c, bar_addr, total * eb);
+    key = first || key == bar_addr ? bar_addr : 0;
+    first = false;
     if (!mbarrier_tx(c.cta, bar, -static_cast<int64_t>(total * eb)))
       hopper_fault(c, in, "mbarrier tx-count leaves its range -(2^20-1)..2^20-1");
   });
+  if (!first) c.rec.work.put(BulkCopyWork{key});
 }
 
 }  // namespace

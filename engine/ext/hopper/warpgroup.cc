@@ -34,8 +34,8 @@ void report_tma_wait(ExecCtx& c, uint64_t bar) {
   if (it == st.tma.end()) return;
   it->second.open = false;
   const uint64_t elapsed = c.L.clock - std::min(c.L.clock, it->second.first_issue);
-  c.rec.work.put(TmaWaitWork{static_cast<uint32_t>(std::min<uint64_t>(elapsed, UINT32_MAX)),
-                             static_cast<uint32_t>(std::min<uint64_t>(it->second.bytes, UINT32_MAX))});
+  c.rec.work.put(BulkWaitWork{bar, static_cast<uint32_t>(std::min<uint64_t>(elapsed, UINT32_MAX)),
+                              static_cast<uint32_t>(std::min<uint64_t>(it->second.bytes, UINT32_MAX))});
 }
 
 void hopper_fault(const ExecCtx& c, const Instr& in, const std::string& what) {

@@ -48,12 +48,6 @@ HopperCta& hopper_state(ExecCtx& c);
 
 // Records a TMA copy of `bytes` into the mbarrier at shared address `bar` (issued now).
 void note_tma(ExecCtx& c, uint64_t bar, uint64_t bytes);
-// What a wait that saw the phase of an mbarrier complete reports (register.cc turns it into the wait's
-// latency): cycles since the phase's copies were issued, and their bytes.
-struct TmaWaitWork {
-  uint32_t elapsed;
-  uint32_t bytes;
-};
 // What a wgmma.mma_async reports for its latency model (register.cc): N / 8, whether it is sparse, whether
 // A comes from shared memory (a descriptor).
 struct WgmmaWork {
@@ -62,8 +56,9 @@ struct WgmmaWork {
   bool a_in_smem;
 };
 
-// Fills c.rec.work (a TmaWaitWork) for a wait that saw the phase of the mbarrier at `bar` complete; closes
-// the record.
+// Fills c.rec.work for a wait that saw the phase of the mbarrier at `bar` complete (a BulkWaitWork: the
+// barrier, cycles since the phase's copies were issued, their bytes; register.cc turns it into the wait's
+// latency, the timing core bounds that by the copies' reads through L2); closes the record.
 void report_tma_wait(ExecCtx& c, uint64_t bar);
 
 // Throws SimFault: `what` for the instruction `in` of warp c.w, naming kernel, line, text, block and warp.

@@ -1,0 +1,201 @@
+"""TMA streaming bandwidth: many CTAs copying 2D boxes from global into shared memory as fast as the copy
+engines and the memory system allow, the traffic pattern of a TMA-fed GEMM without its math. Thread 0 of
+each CTA keeps ``STAGES`` box copies in flight (one mbarrier each: wait for a stage, refill it with the
+next box), over a 2D u16 tensor of 64-element (128-byte) rows; CTA c copies boxes c * iters .. (c + 1) *
+iters - 1, each ``BOX_ROWS`` rows, wrapping around the tensor. Bytes over time give the rate at which L2
+(a tensor that fits it) or DRAM (one that does not) feeds TMA, on silicon and on the engine.
+
+    python -m benchmarks.micro.tma_stream --out tma_stream.csv            # on an sm_90 GPU with CuPy
+    python -m benchmarks.micro.tma_stream --simulate h100 --out sim.csv   # the same cases on the engine
+
+Rows: case, CTAs, tensor bytes, bytes copied, time (silicon: the median of CUDA-event-timed launches after a
+warm-up, microseconds; engine: cycles), and the rate. Run the silicon side under ``ncu --clock-control
+none --cache-control none`` for cycles at the clock the card ran (benchmarks/gpu/tma_stream.sh).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from stcsim.harness.files import write_csv_atomic
+
+STAGES = 4
+BOX_ROWS = 64  # 64 x 64 u16 = 8 KiB per copy: four stages stay within 48 KiB of static shared memory
+BOX_BYTES = 64 * BOX_ROWS * 2
+
+
+@dataclass(frozen=True)
+class Case:
+    """One launch: `ctas` CTAs of `iters` box copies each over a tensor of `tensor_bytes`."""
+
+    name: str
+    ctas: int
+    iters: int
+    tensor_bytes: int
+
+    @property
+    def rows(self) -> int:
+        """Rows of 128 bytes in the tensor."""
+        return self.tensor_bytes // 128
+
+
+def cases(sms: int) -> list[Case]:
+    """One CTA (the copy engine alone), then 1 and 4 CTAs per SM over an L2-resident tensor (16 MiB) and
+    over one that lives in DRAM (1 GiB)."""
+    mib = 1 << 20
+    return [Case("one_cta_l2", 1, 256, 16 * mib), Case("sms_l2", sms, 256, 16 * mib),
+            Case("4x_sms_l2", 4 * sms, 64, 16 * mib), Case("sms_dram", sms, 256, 1024 * mib),
+            Case("4x_sms_dram", 4 * sms, 64, 1024 * mib)]
+
+
+def ptx() -> str:
+    """The kernel: tmastream(tensor map, iters, rows of the tensor)."""
+    init = "\n".join(f"  mbarrier.init.shared::cta.b64 [%r2+{8 * s}], 1;" for s in range(STAGES))
+    prologue = "\n".join(f"""  add.u32 %r16, %r7, {s};
+  mul.lo.u32 %r16, %r16, {BOX_ROWS};
+  rem.u32 %r16, %r16, %r5;
+  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2+{8 * s}], {BOX_BYTES};
+  add.u32 %r14, %r3, {s * BOX_BYTES};
+  add.u32 %r13, %r2, {8 * s};
+  cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+      [%r14], [%rd2, {{%r8, %r16}}], [%r13];"""
+                         for s in range(STAGES))
+    log_s = STAGES.bit_length() - 1
+    return f"""
+.version 8.7
+.target sm_90a
+.address_size 64
+.visible .entry tmastream(.param .align 64 .b8 tmap[128], .param .u32 iters, .param .u32 rows)
+{{
+  .reg .pred %p<4>;
+  .reg .b32 %r<20>;
+  .reg .b64 %rd<4>;
+  .shared .align 1024 .b8 buf[{STAGES * BOX_BYTES}];
+  .shared .align 8 .b64 bar[{STAGES}];
+  mov.u32 %r1, %tid.x;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra $END;
+  mov.u32 %r2, bar;
+  mov.u32 %r3, buf;
+{init}
+  fence.mbarrier_init.release.cluster;
+  fence.proxy.async.shared::cta;
+  mov.b64 %rd1, tmap;
+  cvta.param.u64 %rd2, %rd1;
+  ld.param.u32 %r4, [iters];
+  ld.param.u32 %r5, [rows];
+  mov.u32 %r6, %ctaid.x;
+  mul.lo.u32 %r7, %r6, %r4;
+  mov.u32 %r8, 0;
+{prologue}
+  mov.u32 %r10, 0;
+$LOOP:
+  and.b32 %r11, %r10, {STAGES - 1};
+  shr.u32 %r12, %r10, {log_s};
+  and.b32 %r12, %r12, 1;
+  mad.lo.u32 %r13, %r11, 8, %r2;
+  mad.lo.u32 %r14, %r11, {BOX_BYTES}, %r3;
+$WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r13], %r12;
+  @!%p2 bra $WAIT;
+  add.u32 %r15, %r10, {STAGES};
+  setp.lt.u32 %p3, %r15, %r4;
+  @!%p3 bra $NEXT;
+  add.u32 %r16, %r7, %r15;
+  mul.lo.u32 %r16, %r16, {BOX_ROWS};
+  rem.u32 %r16, %r16, %r5;
+  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], {BOX_BYTES};
+  cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+      [%r14], [%rd2, {{%r8, %r16}}], [%r13];
+$NEXT:
+  add.u32 %r10, %r10, 1;
+  setp.lt.u32 %p3, %r10, %r4;
+  @%p3 bra $LOOP;
+$END:
+  ret;
+}}
+"""
+
+
+def _row(case: Case, value: float, unit: str, rate: float, rate_unit: str) -> dict[str, object]:
+    return {"case": case.name, "ctas": case.ctas, "tensor_bytes": case.tensor_bytes,
+            "bytes": case.ctas * case.iters * BOX_BYTES, "value": value, "unit": unit, "rate": rate,
+            "rate_unit": rate_unit}
+
+
+def run_silicon(repeats: int = 5) -> list[dict[str, object]]:
+    """Every case on the GPU through CuPy: event-timed launches after a warm-up, the median."""
+    import cupy as cp
+
+    from stcsim.sim.tensor_map import TensorMap
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp, "tma_stream.ptx")
+        path.write_text(ptx())
+        mod = cp.RawModule(path=str(path))
+        func = mod.get_function("tmastream")
+        sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+        rows = []
+        for case in cases(sms):
+            src = cp.asarray(np.random.default_rng(0).integers(1, 2**16, case.rows * 64, dtype=np.uint16))
+            tmap = TensorMap("u16", src.data.ptr, (64, case.rows), (128,), (64, BOX_ROWS), swizzle="128B")
+            raw = np.frombuffer(tmap.driver_encode(), np.dtype((np.void, 128)))[0]
+            args = (raw, np.uint32(case.iters), np.uint32(case.rows))
+            func((case.ctas,), (32,), args)
+            times = []
+            for _ in range(repeats):
+                start, end = cp.cuda.Event(), cp.cuda.Event()
+                start.record()
+                func((case.ctas,), (32,), args)
+                end.record()
+                end.synchronize()
+                times.append(cp.cuda.get_elapsed_time(start, end) * 1e3)
+            us = statistics.median(times)
+            row = _row(case, us, "us", case.ctas * case.iters * BOX_BYTES / us / 1e6, "TB/s")
+            rows.append(row)
+            print(row, flush=True)
+            del src
+    return rows
+
+
+def run_engine(config: str) -> list[dict[str, object]]:
+    """Every case on the engine (132 SMs for h100): cycles and bytes per cycle."""
+    from stcsim.sim import Engine, TensorMap
+
+    rows = []
+    sms = int(Engine(config).gpu_config.get("gpu.num_sms"))
+    for case in cases(sms):
+        eng = Engine(config)
+        eng.load_ptx(ptx())
+        src = eng.malloc(case.tensor_bytes)
+        tmap = TensorMap("u16", src, (64, case.rows), (128,), (64, BOX_ROWS), swizzle="128B")
+        stats = eng.launch("tmastream", case.ctas, 32, [tmap, np.uint32(case.iters), np.uint32(case.rows)],
+                           values=False)
+        cycles = float(stats["gpu_sim_cycle"])
+        row = _row(case, cycles, "cycles", case.ctas * case.iters * BOX_BYTES / cycles, "B/cycle")
+        rows.append(row)
+        print(row, flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: silicon (default) or --simulate CONFIG; writes --out."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--simulate", metavar="CONFIG", help="run the cases on the engine instead of the GPU")
+    a = ap.parse_args(argv)
+    rows: list[dict[str, Any]] = run_engine(a.simulate) if a.simulate else run_silicon()
+    write_csv_atomic(pd.DataFrame(rows), a.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
