@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# One device call (~2 min on an H100): the TMA streaming microbenchmark (benchmarks/micro/tma_stream.py) on
+# One device call (~3 min on an H100): the TMA streaming microbenchmark (benchmarks/micro/tma_stream.py) on
 # silicon, CUDA-event timed (tma_stream.csv), then again under Nsight Compute at the clock the card runs with
-# its caches flushed before each launch, as the engine starts (ncu_raw.csv: cycles, clock, L2 and DRAM
-# bytes and throughput). Run from the repository root on an sm_90 machine with CuPy and ncu.
+# its caches flushed before each launch, as the engine starts (ncu_raw.csv, two launches per case: cycles,
+# clock, L2 and DRAM bytes and throughput; the capacity cases' DRAM reads). Run from the repository root on
+# an sm_90 machine with CuPy and ncu.
 set -uo pipefail
 OUT=${OUT:-results/gpu/tma_stream}
 mkdir -p "$OUT"
@@ -19,6 +20,6 @@ METRICS=$METRICS,lts__lts2xbar_cycles_active.avg.pct_of_peak_sustained_elapsed,l
 METRICS=$METRICS,l1tex__m_xbar2l1tex_read_sectors.avg.pct_of_peak_sustained_elapsed
 timeout 300 ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis --metrics "$METRICS" \
   --kernel-name tmastream --page raw --csv --log-file "$OUT/ncu_raw.csv" \
-  python3 -m benchmarks.micro.tma_stream --out "$OUT/tma_stream_under_ncu.csv" > "$OUT/ncu_run.txt" 2>&1 \
+  python3 -m benchmarks.micro.tma_stream --out "$OUT/tma_stream_under_ncu.csv" --repeats 1 > "$OUT/ncu_run.txt" 2>&1 \
   || tail -20 "$OUT/ncu_run.txt"
 grep -c tmastream "$OUT/ncu_raw.csv"

@@ -40,6 +40,12 @@ class Case:
     ctas: int
     iters: int
     tensor_bytes: int
+    slice: int = 0  # boxes of each CTA's own range, read over and over (0: iters, each read once)
+
+    @property
+    def boxes(self) -> int:
+        """Boxes of each CTA's range."""
+        return self.slice or self.iters
 
     @property
     def rows(self) -> int:
@@ -56,10 +62,18 @@ def cases(sms: int) -> list[Case]:
             Case("4x_sms_dram", 4 * sms, 64, 1024 * mib)]
 
 
+def capacity_cases(sms: int) -> list[Case]:
+    """Each of `sms` CTAs reads its own range of `slice` boxes twice, all ranges together a footprint of
+    about 16 to 66 MB: the second pass hits in L2 as far as the footprint fits (DRAM reads of one footprint,
+    on silicon under ncu's cache flush, as the engine's cold start), or misses (up to two)."""
+    return [Case(f"capacity_{n}", sms, 2 * n, sms * n * BOX_BYTES, n) for n in (16, 24, 32, 40, 48, 64)]
+
+
 def ptx() -> str:
-    """The kernel: tmastream(tensor map, iters, rows of the tensor)."""
+    """The kernel: tmastream(tensor map, iters, rows of the tensor, boxes of each CTA's range)."""
     init = "\n".join(f"  mbarrier.init.shared::cta.b64 [%r2+{8 * s}], 1;" for s in range(STAGES))
-    prologue = "\n".join(f"""  add.u32 %r16, %r7, {s};
+    prologue = "\n".join(f"""  rem.u32 %r16, {s}, %r9;
+  add.u32 %r16, %r7, %r16;
   mul.lo.u32 %r16, %r16, {BOX_ROWS};
   rem.u32 %r16, %r16, %r5;
   mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2+{8 * s}], {BOX_BYTES};
@@ -73,7 +87,8 @@ def ptx() -> str:
 .version 8.7
 .target sm_90a
 .address_size 64
-.visible .entry tmastream(.param .align 64 .b8 tmap[128], .param .u32 iters, .param .u32 rows)
+.visible .entry tmastream(.param .align 64 .b8 tmap[128], .param .u32 iters, .param .u32 rows,
+    .param .u32 slice)
 {{
   .reg .pred %p<4>;
   .reg .b32 %r<20>;
@@ -92,8 +107,9 @@ def ptx() -> str:
   cvta.param.u64 %rd2, %rd1;
   ld.param.u32 %r4, [iters];
   ld.param.u32 %r5, [rows];
+  ld.param.u32 %r9, [slice];
   mov.u32 %r6, %ctaid.x;
-  mul.lo.u32 %r7, %r6, %r4;
+  mul.lo.u32 %r7, %r6, %r9;
   mov.u32 %r8, 0;
 {prologue}
   mov.u32 %r10, 0;
@@ -109,7 +125,8 @@ $WAIT:
   add.u32 %r15, %r10, {STAGES};
   setp.lt.u32 %p3, %r15, %r4;
   @!%p3 bra $NEXT;
-  add.u32 %r16, %r7, %r15;
+  rem.u32 %r16, %r15, %r9;
+  add.u32 %r16, %r7, %r16;
   mul.lo.u32 %r16, %r16, {BOX_ROWS};
   rem.u32 %r16, %r16, %r5;
   mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], {BOX_BYTES};
@@ -144,11 +161,11 @@ def run_silicon(repeats: int = 5) -> list[dict[str, object]]:
         func = mod.get_function("tmastream")
         sms = cp.cuda.Device().attributes["MultiProcessorCount"]
         rows = []
-        for case in cases(sms):
+        for case in cases(sms) + capacity_cases(sms):
             src = cp.asarray(np.random.default_rng(0).integers(1, 2**16, case.rows * 64, dtype=np.uint16))
             tmap = TensorMap("u16", src.data.ptr, (64, case.rows), (128,), (64, BOX_ROWS), swizzle="128B")
             raw = np.frombuffer(tmap.driver_encode(), np.dtype((np.void, 128)))[0]
-            args = (raw, np.uint32(case.iters), np.uint32(case.rows))
+            args = (raw, np.uint32(case.iters), np.uint32(case.rows), np.uint32(case.boxes))
             func((case.ctas,), (32,), args)
             times = []
             for _ in range(repeats):
@@ -172,15 +189,16 @@ def run_engine(config: str) -> list[dict[str, object]]:
 
     rows = []
     sms = int(Engine(config).gpu_config.get("gpu.num_sms"))
-    for case in cases(sms):
+    for case in cases(sms) + capacity_cases(sms):
         eng = Engine(config)
         eng.load_ptx(ptx())
         src = eng.malloc(case.tensor_bytes)
         tmap = TensorMap("u16", src, (64, case.rows), (128,), (64, BOX_ROWS), swizzle="128B")
-        stats = eng.launch("tmastream", case.ctas, 32, [tmap, np.uint32(case.iters), np.uint32(case.rows)],
-                           values=False)
+        args = [tmap, np.uint32(case.iters), np.uint32(case.rows), np.uint32(case.boxes)]
+        stats = eng.launch("tmastream", case.ctas, 32, args, values=False)
         cycles = float(stats["gpu_sim_cycle"])
         row = _row(case, cycles, "cycles", case.ctas * case.iters * BOX_BYTES / cycles, "B/cycle")
+        row["dram_read_bytes"] = float(stats["dram_read_bytes"])
         rows.append(row)
         print(row, flush=True)
     return rows
@@ -191,8 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--simulate", metavar="CONFIG", help="run the cases on the engine instead of the GPU")
+    ap.add_argument("--repeats", type=int, default=5, help="timed launches per case (silicon)")
     a = ap.parse_args(argv)
-    rows: list[dict[str, Any]] = run_engine(a.simulate) if a.simulate else run_silicon()
+    rows: list[dict[str, Any]] = run_engine(a.simulate) if a.simulate else run_silicon(a.repeats)
     write_csv_atomic(pd.DataFrame(rows), a.out)
     return 0
 

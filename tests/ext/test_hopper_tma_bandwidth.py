@@ -28,8 +28,8 @@ def _stream(case: Case) -> dict:
     eng.load_ptx(ptx())
     src = eng.malloc(case.tensor_bytes)
     tmap = TensorMap("u16", src, (64, case.rows), (128,), (64, BOX_BYTES // 128), swizzle="128B")
-    return eng.launch("tmastream", case.ctas, 32, [tmap, np.uint32(case.iters), np.uint32(case.rows)],
-                      values=False)
+    args = [tmap, np.uint32(case.iters), np.uint32(case.rows), np.uint32(case.boxes)]
+    return eng.launch("tmastream", case.ctas, 32, args, values=False)
 
 
 def _rate(case: Case, stats: dict) -> float:

@@ -105,7 +105,7 @@ def test_kernel_choice_gives_batched_kernels_only_batched_problems() -> None:
 def test_a_large_batch_is_estimated_from_two_smaller_ones(tmp_path, monkeypatch) -> None:
     """The kernel choice's estimate of 16 GEMMs of 1024 x 1024 x 64 (1,024 thread blocks, 8 waves on h100):
     batches of 5 and 10 (2 and 4 waves) extrapolated to 16, within 4% of the whole launch simulated (3.3%
-    since TMA copies go through L2 and DRAM, calibration step 31: the waves no longer cost alike, 2% before)."""
+    since TMA copies go through L2 and DRAM, calibration step 31: waves no longer cost alike; 2% before)."""
     from stcsim.harness import kernel_choice
 
     monkeypatch.setenv(kernel_choice.CACHE_ENV, str(tmp_path))
