@@ -1,16 +1,19 @@
 """TMA streaming bandwidth: many CTAs copying 2D boxes from global into shared memory as fast as the copy
 engines and the memory system allow, the traffic pattern of a TMA-fed GEMM without its math. Thread 0 of
-each CTA keeps ``STAGES`` box copies in flight (one mbarrier each: wait for a stage, refill it with the
+each CTA keeps ``stages`` box copies in flight (one mbarrier each: wait for a stage, refill it with the
 next box), over a 2D u16 tensor of 64-element (128-byte) rows; CTA c copies boxes c * iters .. (c + 1) *
-iters - 1, each ``BOX_ROWS`` rows, wrapping around the tensor. Bytes over time give the rate at which L2
-(a tensor that fits it) or DRAM (one that does not) feeds TMA, on silicon and on the engine.
+iters - 1 (or its own range of ``slice`` boxes over and over), each ``box_rows`` rows, wrapping around the
+tensor. Bytes over time give the rate at which L2 (a tensor that fits it) or DRAM (one that does not) feeds
+TMA, on silicon and on the engine; the capacity cases give L2's usable size, the queue cases how one CTA's
+and one SM's copies overlap (copies in flight x box size x CTAs per SM).
 
     python -m benchmarks.micro.tma_stream --out tma_stream.csv            # on an sm_90 GPU with CuPy
     python -m benchmarks.micro.tma_stream --simulate h100 --out sim.csv   # the same cases on the engine
 
-Rows: case, CTAs, tensor bytes, bytes copied, time (silicon: the median of CUDA-event-timed launches after a
-warm-up, microseconds; engine: cycles), and the rate. Run the silicon side under ``ncu --clock-control
-none --cache-control none`` for cycles at the clock the card ran (benchmarks/gpu/tma_stream.sh).
+Rows: case, CTAs, copies in flight, box bytes, tensor bytes, bytes copied, time (silicon: the median of
+CUDA-event-timed launches after a warm-up, microseconds; engine: cycles, and its DRAM reads), and the rate.
+benchmarks/gpu/tma_stream.sh also runs the silicon side under ``ncu --clock-control none`` (caches flushed
+before each launch, as the engine starts cold) for cycles at the clock the card ran.
 """
 
 from __future__ import annotations
@@ -41,6 +44,13 @@ class Case:
     iters: int
     tensor_bytes: int
     slice: int = 0  # boxes of each CTA's own range, read over and over (0: iters, each read once)
+    stages: int = STAGES  # copies in flight per CTA (a power of two)
+    box_rows: int = BOX_ROWS  # rows of 128 bytes per copy
+
+    @property
+    def box_bytes(self) -> int:
+        """Bytes of one copy."""
+        return 128 * self.box_rows
 
     @property
     def boxes(self) -> int:
@@ -69,20 +79,39 @@ def capacity_cases(sms: int) -> list[Case]:
     return [Case(f"capacity_{n}", sms, 2 * n, sms * n * BOX_BYTES, n) for n in (16, 24, 32, 40, 48, 64)]
 
 
-def ptx() -> str:
-    """The kernel: tmastream(tensor map, iters, rows of the tensor, boxes of each CTA's range)."""
-    init = "\n".join(f"  mbarrier.init.shared::cta.b64 [%r2+{8 * s}], 1;" for s in range(STAGES))
+def queue_cases(sms: int) -> list[Case]:
+    """How a CTA's and an SM's copies overlap: 1, 2 or 4 copies in flight per CTA of 4, 8 or 16 KiB, one CTA
+    alone and 1, 2 or 4 CTAs per SM, over a 4 MiB tensor read 16 times (about 64 MiB copied per launch: the
+    first pass from DRAM, the rest from L2)."""
+    out = []
+    for per_sm in (0, 1, 2, 4):
+        ctas = per_sm * sms or 1
+        for stages in (1, 2, 4):
+            for rows in (32, 64, 128):
+                if stages * rows * 128 > 48 * 1024:  # static shared memory
+                    continue
+                iters = max(stages, (64 << 20) // (ctas * rows * 128)) if per_sm else 256
+                out.append(Case(f"queue_{per_sm}x_s{stages}_b{rows * 128 // 1024}k", ctas, iters, 4 << 20,
+                                stages=stages, box_rows=rows))
+    return out
+
+
+def ptx(stages: int = STAGES, box_rows: int = BOX_ROWS) -> str:
+    """The kernel: tmastream(tensor map, iters, rows of the tensor, boxes of each CTA's range), keeping
+    `stages` copies of `box_rows` rows of 128 bytes in flight."""
+    box_bytes = 128 * box_rows
+    init = "\n".join(f"  mbarrier.init.shared::cta.b64 [%r2+{8 * s}], 1;" for s in range(stages))
     prologue = "\n".join(f"""  rem.u32 %r16, {s}, %r9;
   add.u32 %r16, %r7, %r16;
-  mul.lo.u32 %r16, %r16, {BOX_ROWS};
+  mul.lo.u32 %r16, %r16, {box_rows};
   rem.u32 %r16, %r16, %r5;
-  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2+{8 * s}], {BOX_BYTES};
-  add.u32 %r14, %r3, {s * BOX_BYTES};
+  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2+{8 * s}], {box_bytes};
+  add.u32 %r14, %r3, {s * box_bytes};
   add.u32 %r13, %r2, {8 * s};
   cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
       [%r14], [%rd2, {{%r8, %r16}}], [%r13];"""
-                         for s in range(STAGES))
-    log_s = STAGES.bit_length() - 1
+                         for s in range(stages))
+    log_s = stages.bit_length() - 1
     return f"""
 .version 8.7
 .target sm_90a
@@ -93,8 +122,8 @@ def ptx() -> str:
   .reg .pred %p<4>;
   .reg .b32 %r<20>;
   .reg .b64 %rd<4>;
-  .shared .align 1024 .b8 buf[{STAGES * BOX_BYTES}];
-  .shared .align 8 .b64 bar[{STAGES}];
+  .shared .align 1024 .b8 buf[{stages * box_bytes}];
+  .shared .align 8 .b64 bar[{stages}];
   mov.u32 %r1, %tid.x;
   setp.ne.u32 %p1, %r1, 0;
   @%p1 bra $END;
@@ -114,22 +143,22 @@ def ptx() -> str:
 {prologue}
   mov.u32 %r10, 0;
 $LOOP:
-  and.b32 %r11, %r10, {STAGES - 1};
+  and.b32 %r11, %r10, {stages - 1};
   shr.u32 %r12, %r10, {log_s};
   and.b32 %r12, %r12, 1;
   mad.lo.u32 %r13, %r11, 8, %r2;
-  mad.lo.u32 %r14, %r11, {BOX_BYTES}, %r3;
+  mad.lo.u32 %r14, %r11, {box_bytes}, %r3;
 $WAIT:
   mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r13], %r12;
   @!%p2 bra $WAIT;
-  add.u32 %r15, %r10, {STAGES};
+  add.u32 %r15, %r10, {stages};
   setp.lt.u32 %p3, %r15, %r4;
   @!%p3 bra $NEXT;
   rem.u32 %r16, %r15, %r9;
   add.u32 %r16, %r7, %r16;
-  mul.lo.u32 %r16, %r16, {BOX_ROWS};
+  mul.lo.u32 %r16, %r16, {box_rows};
   rem.u32 %r16, %r16, %r5;
-  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], {BOX_BYTES};
+  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], {box_bytes};
   cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
       [%r14], [%rd2, {{%r8, %r16}}], [%r13];
 $NEXT:
@@ -143,9 +172,18 @@ $END:
 
 
 def _row(case: Case, value: float, unit: str, rate: float, rate_unit: str) -> dict[str, object]:
-    return {"case": case.name, "ctas": case.ctas, "tensor_bytes": case.tensor_bytes,
-            "bytes": case.ctas * case.iters * BOX_BYTES, "value": value, "unit": unit, "rate": rate,
-            "rate_unit": rate_unit}
+    return {"case": case.name, "ctas": case.ctas, "stages": case.stages, "box_bytes": case.box_bytes,
+            "tensor_bytes": case.tensor_bytes, "bytes": _bytes(case), "value": value, "unit": unit,
+            "rate": rate, "rate_unit": rate_unit}
+
+
+def _bytes(case: Case) -> int:
+    return case.ctas * case.iters * case.box_bytes
+
+
+def all_cases(sms: int) -> list[Case]:
+    """Every case, in launch order."""
+    return cases(sms) + capacity_cases(sms) + queue_cases(sms)
 
 
 def run_silicon(repeats: int = 5) -> list[dict[str, object]]:
@@ -155,15 +193,23 @@ def run_silicon(repeats: int = 5) -> list[dict[str, object]]:
     from stcsim.sim.tensor_map import TensorMap
 
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp, "tma_stream.ptx")
-        path.write_text(ptx())
-        mod = cp.RawModule(path=str(path))
-        func = mod.get_function("tmastream")
+        funcs: dict[tuple[int, int], Any] = {}
+
+        def kernel(case: Case) -> Any:
+            key = (case.stages, case.box_rows)
+            if key not in funcs:
+                path = Path(tmp, f"tma_stream_{key[0]}_{key[1]}.ptx")
+                path.write_text(ptx(*key))
+                funcs[key] = cp.RawModule(path=str(path)).get_function("tmastream")
+            return funcs[key]
+
         sms = cp.cuda.Device().attributes["MultiProcessorCount"]
         rows = []
-        for case in cases(sms) + capacity_cases(sms):
+        for case in all_cases(sms):
+            func = kernel(case)
             src = cp.asarray(np.random.default_rng(0).integers(1, 2**16, case.rows * 64, dtype=np.uint16))
-            tmap = TensorMap("u16", src.data.ptr, (64, case.rows), (128,), (64, BOX_ROWS), swizzle="128B")
+            box = (64, case.box_rows)
+            tmap = TensorMap("u16", src.data.ptr, (64, case.rows), (128,), box, swizzle="128B")
             raw = np.frombuffer(tmap.driver_encode(), np.dtype((np.void, 128)))[0]
             args = (raw, np.uint32(case.iters), np.uint32(case.rows), np.uint32(case.boxes))
             func((case.ctas,), (32,), args)
@@ -176,7 +222,7 @@ def run_silicon(repeats: int = 5) -> list[dict[str, object]]:
                 end.synchronize()
                 times.append(cp.cuda.get_elapsed_time(start, end) * 1e3)
             us = statistics.median(times)
-            row = _row(case, us, "us", case.ctas * case.iters * BOX_BYTES / us / 1e6, "TB/s")
+            row = _row(case, us, "us", _bytes(case) / us / 1e6, "TB/s")
             rows.append(row)
             print(row, flush=True)
             del src
@@ -189,15 +235,15 @@ def run_engine(config: str) -> list[dict[str, object]]:
 
     rows = []
     sms = int(Engine(config).gpu_config.get("gpu.num_sms"))
-    for case in cases(sms) + capacity_cases(sms):
+    for case in all_cases(sms):
         eng = Engine(config)
-        eng.load_ptx(ptx())
+        eng.load_ptx(ptx(case.stages, case.box_rows))
         src = eng.malloc(case.tensor_bytes)
-        tmap = TensorMap("u16", src, (64, case.rows), (128,), (64, BOX_ROWS), swizzle="128B")
+        tmap = TensorMap("u16", src, (64, case.rows), (128,), (64, case.box_rows), swizzle="128B")
         args = [tmap, np.uint32(case.iters), np.uint32(case.rows), np.uint32(case.boxes)]
         stats = eng.launch("tmastream", case.ctas, 32, args, values=False)
         cycles = float(stats["gpu_sim_cycle"])
-        row = _row(case, cycles, "cycles", case.ctas * case.iters * BOX_BYTES / cycles, "B/cycle")
+        row = _row(case, cycles, "cycles", _bytes(case) / cycles, "B/cycle")
         row["dram_read_bytes"] = float(stats["dram_read_bytes"])
         rows.append(row)
         print(row, flush=True)
