@@ -3,7 +3,9 @@ benchmarks/micro/tma_stream.py on the h100 config. One CTA is bounded by its cop
 memory (four copies in flight); every SM streaming an L2-resident tensor is bounded by the L2 slices' read
 bandwidth, where the copy engines alone (132 x hopper.tma_bytes_per_cycle) would allow four times more; a
 tensor that lives in DRAM streams at most at DRAM's sustained bandwidth; and every copied sector is counted
-(bulk_copy_sectors) and read from DRAM once it misses L2."""
+(bulk_copy_sectors) and read from DRAM once it misses L2. These pin what the config promises; silicon
+(docs/calibration.md, step 31) streams TMA from L2 at up to twice the slices' rate with four CTAs per SM,
+and does not overlap one CTA's copies as the engine does."""
 
 from __future__ import annotations
 
