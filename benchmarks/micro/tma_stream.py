@@ -4,8 +4,9 @@ each CTA keeps ``stages`` box copies in flight (one mbarrier each: wait for a st
 next box), over a 2D u16 tensor of 64-element (128-byte) rows; CTA c copies boxes c * iters .. (c + 1) *
 iters - 1 (or its own range of ``slice`` boxes over and over), each ``box_rows`` rows, wrapping around the
 tensor. Bytes over time give the rate at which L2 (a tensor that fits it) or DRAM (one that does not) feeds
-TMA, on silicon and on the engine; the capacity cases give L2's usable size, the queue cases how one CTA's
-and one SM's copies overlap (copies in flight x box size x CTAs per SM).
+TMA, on silicon and on the engine; the capacity cases give L2's usable size (the strided ones with rows
+16 KiB apart, as a GEMM operand's), the queue cases how one CTA's and one SM's copies overlap (copies in
+flight x box size x CTAs per SM).
 
     python -m benchmarks.micro.tma_stream --out tma_stream.csv            # on an sm_90 GPU with CuPy
     python -m benchmarks.micro.tma_stream --simulate h100 --out sim.csv   # the same cases on the engine
@@ -46,6 +47,7 @@ class Case:
     slice: int = 0  # boxes of each CTA's own range, read over and over (0: iters, each read once)
     stages: int = STAGES  # copies in flight per CTA (a power of two)
     box_rows: int = BOX_ROWS  # rows of 128 bytes per copy
+    pitch: int = 128  # bytes from one row of the tensor to the next (128: contiguous)
 
     @property
     def box_bytes(self) -> int:
@@ -59,8 +61,8 @@ class Case:
 
     @property
     def rows(self) -> int:
-        """Rows of 128 bytes in the tensor."""
-        return self.tensor_bytes // 128
+        """Rows of 128 bytes in the tensor, `pitch` bytes apart."""
+        return self.tensor_bytes // self.pitch
 
 
 def cases(sms: int) -> list[Case]:
@@ -77,6 +79,15 @@ def capacity_cases(sms: int) -> list[Case]:
     about 16 to 66 MB: the second pass hits in L2 as far as the footprint fits (DRAM reads of one footprint,
     on silicon under ncu's cache flush, as the engine's cold start), or misses (up to two)."""
     return [Case(f"capacity_{n}", sms, 2 * n, sms * n * BOX_BYTES, n) for n in (16, 24, 32, 40, 48, 64)]
+
+
+def strided_cases(sms: int) -> list[Case]:
+    """The capacity cases with rows 16 KiB apart (a K = 8192 f16 operand's row pitch; 128 bytes of each row
+    read), about 8.6 to 35 MB read in all: where a cache's set index takes the line address's low bits, such
+    rows crowd into a few sets of each slice."""
+    pitch = 16 * 1024
+    return [Case(f"strided_capacity_{n}", sms, 2 * n, sms * n * BOX_BYTES * (pitch // 128), n, pitch=pitch)
+            for n in (8, 16, 24, 32)]
 
 
 def queue_cases(sms: int) -> list[Case]:
@@ -183,7 +194,7 @@ def _bytes(case: Case) -> int:
 
 def all_cases(sms: int) -> list[Case]:
     """Every case, in launch order."""
-    return cases(sms) + capacity_cases(sms) + queue_cases(sms)
+    return cases(sms) + capacity_cases(sms) + strided_cases(sms) + queue_cases(sms)
 
 
 def run_silicon(repeats: int = 5) -> list[dict[str, object]]:
@@ -207,9 +218,9 @@ def run_silicon(repeats: int = 5) -> list[dict[str, object]]:
         rows = []
         for case in all_cases(sms):
             func = kernel(case)
-            src = cp.asarray(np.random.default_rng(0).integers(1, 2**16, case.rows * 64, dtype=np.uint16))
+            src = cp.random.randint(1, 2**15, case.tensor_bytes // 2, dtype=cp.uint16)  # never zeros
             box = (64, case.box_rows)
-            tmap = TensorMap("u16", src.data.ptr, (64, case.rows), (128,), box, swizzle="128B")
+            tmap = TensorMap("u16", src.data.ptr, (64, case.rows), (case.pitch,), box, swizzle="128B")
             raw = np.frombuffer(tmap.driver_encode(), np.dtype((np.void, 128)))[0]
             args = (raw, np.uint32(case.iters), np.uint32(case.rows), np.uint32(case.boxes))
             func((case.ctas,), (32,), args)
@@ -239,7 +250,7 @@ def run_engine(config: str) -> list[dict[str, object]]:
         eng = Engine(config)
         eng.load_ptx(ptx(case.stages, case.box_rows))
         src = eng.malloc(case.tensor_bytes)
-        tmap = TensorMap("u16", src, (64, case.rows), (128,), (64, case.box_rows), swizzle="128B")
+        tmap = TensorMap("u16", src, (64, case.rows), (case.pitch,), (64, case.box_rows), swizzle="128B")
         args = [tmap, np.uint32(case.iters), np.uint32(case.rows), np.uint32(case.boxes)]
         stats = eng.launch("tmastream", case.ctas, 32, args, values=False)
         cycles = float(stats["gpu_sim_cycle"])
