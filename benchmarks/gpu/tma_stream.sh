@@ -6,9 +6,7 @@
 # Run from the repository root on an sm_90 machine with CuPy and ncu.
 set -uo pipefail
 OUT=${OUT:-results/gpu/tma_stream}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee "$OUT/meta.txt"
+source "$(dirname "$0")/../calibration/device_meta.sh"  # $OUT, unbuffered Python, $OUT/meta.txt
 CMAKE_BUILD_PARALLEL_LEVEL=16 SKBUILD_CMAKE_DEFINE=STCSIM_PGO=OFF \
   python3 -m pip install -q --no-build-isolation --no-deps -e . > "$OUT/install.log" 2>&1 || tail -5 "$OUT/install.log"
 python3 -m benchmarks.micro.tma_stream --out "$OUT/tma_stream.csv" 2>&1 | tail -8

@@ -5,9 +5,7 @@
 # beside the launch order (order.csv). Run from the repository root on an sm_90 machine with CuPy, torch, ncu.
 set -uo pipefail
 OUT=${OUT:-results/gpu/wgmma_l2}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee "$OUT/meta.txt"
+source "$(dirname "$0")/../calibration/device_meta.sh"  # $OUT, unbuffered Python, $OUT/meta.txt
 CMAKE_BUILD_PARALLEL_LEVEL=16 SKBUILD_CMAKE_DEFINE=STCSIM_PGO=OFF \
   python3 -m pip install -q --no-build-isolation --no-deps -e . > "$OUT/install.log" 2>&1 || tail -5 "$OUT/install.log"
 ncu --query-metrics --chip gh100 2>/dev/null | grep -Ei "^(lts__t_(bytes|sectors)|dram__bytes|sm__pipe_tensor|lts__throughput|l1tex__m_)" \

@@ -126,6 +126,15 @@ def tma_clock_ptx(nbytes: int) -> str:
     """Thread 0: %clock64 around one 2D TMA box load (issue to try_wait.parity success) into out[0], after
     a first load of the same box has brought it into L2 (the engine's L2 starts every launch cold; on silicon
     the warm-up launch left it there as well)."""
+
+    def copy_and_wait(label: str, parity: int) -> str:
+        return f"""  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2], {nbytes};
+  cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+      [%r3], [%rd2, {{%r4, %r4}}], [%r2];
+${label}:
+  mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r2], {parity};
+  @!%p1 bra ${label};"""
+
     return f"""
 .version 8.7
 .target sm_90a
@@ -145,19 +154,9 @@ def tma_clock_ptx(nbytes: int) -> str:
   mov.b64 %rd1, tmap;
   cvta.param.u64 %rd2, %rd1;
   mov.u32 %r4, 0;
-  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2], {nbytes};
-  cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
-      [%r3], [%rd2, {{%r4, %r4}}], [%r2];
-$WARM:
-  mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r2], 0;
-  @!%p1 bra $WARM;
+{copy_and_wait("WARM", 0)}
   mov.u64 %rd3, %clock64;
-  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2], {nbytes};
-  cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
-      [%r3], [%rd2, {{%r4, %r4}}], [%r2];
-$WAIT:
-  mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r2], 1;
-  @!%p1 bra $WAIT;
+{copy_and_wait("WAIT", 1)}
   mov.u64 %rd4, %clock64;
   sub.s64 %rd5, %rd4, %rd3;
   ld.param.u64 %rd6, [out];

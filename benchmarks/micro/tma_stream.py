@@ -240,19 +240,26 @@ def run_silicon(repeats: int = 5) -> list[dict[str, object]]:
     return rows
 
 
+def simulate_case(config: str, case: Case) -> dict[str, Any]:
+    """One case on a fresh engine of `config` (cycles only): the launch's stats."""
+    from stcsim.sim import Engine, TensorMap
+
+    eng = Engine(config)
+    eng.load_ptx(ptx(case.stages, case.box_rows))
+    src = eng.malloc(case.tensor_bytes)
+    tmap = TensorMap("u16", src, (64, case.rows), (case.pitch,), (64, case.box_rows), swizzle="128B")
+    args = [tmap, np.uint32(case.iters), np.uint32(case.rows), np.uint32(case.boxes)]
+    return eng.launch("tmastream", case.ctas, 32, args, values=False)
+
+
 def run_engine(config: str) -> list[dict[str, object]]:
     """Every case on the engine (132 SMs for h100): cycles and bytes per cycle."""
-    from stcsim.sim import Engine, TensorMap
+    from stcsim.sim import Engine
 
     rows = []
     sms = int(Engine(config).gpu_config.get("gpu.num_sms"))
     for case in all_cases(sms):
-        eng = Engine(config)
-        eng.load_ptx(ptx(case.stages, case.box_rows))
-        src = eng.malloc(case.tensor_bytes)
-        tmap = TensorMap("u16", src, (64, case.rows), (case.pitch,), (64, case.box_rows), swizzle="128B")
-        args = [tmap, np.uint32(case.iters), np.uint32(case.rows), np.uint32(case.boxes)]
-        stats = eng.launch("tmastream", case.ctas, 32, args, values=False)
+        stats = simulate_case(config, case)
         cycles = float(stats["gpu_sim_cycle"])
         row = _row(case, cycles, "cycles", _bytes(case) / cycles, "B/cycle")
         row["dram_read_bytes"] = float(stats["dram_read_bytes"])

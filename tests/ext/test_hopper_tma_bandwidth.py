@@ -11,11 +11,8 @@ from __future__ import annotations
 
 from functools import cache
 
-import numpy as np
-
-from benchmarks.micro.tma_stream import BOX_BYTES, Case, ptx
+from benchmarks.micro.tma_stream import BOX_BYTES, Case, simulate_case
 from stcsim.config import load_config
-from stcsim.sim import Engine, TensorMap
 
 MIB = 1 << 20
 
@@ -25,15 +22,6 @@ def _keys() -> dict:
     return load_config("h100").flat()
 
 
-def _stream(case: Case) -> dict:
-    eng = Engine("h100")
-    eng.load_ptx(ptx())
-    src = eng.malloc(case.tensor_bytes)
-    tmap = TensorMap("u16", src, (64, case.rows), (128,), (64, BOX_BYTES // 128), swizzle="128B")
-    args = [tmap, np.uint32(case.iters), np.uint32(case.rows), np.uint32(case.boxes)]
-    return eng.launch("tmastream", case.ctas, 32, args, values=False)
-
-
 def _rate(case: Case, stats: dict) -> float:
     return case.ctas * case.iters * BOX_BYTES / float(stats["gpu_sim_cycle"])
 
@@ -41,7 +29,7 @@ def _rate(case: Case, stats: dict) -> float:
 def test_every_copied_sector_goes_through_l2() -> None:
     """bulk_copy_sectors counts the copies' bytes in 32-byte sectors; a cold tensor is read from DRAM."""
     case = Case("one", 1, 8, 4 * MIB)
-    stats = _stream(case)
+    stats = simulate_case("h100", case)
     assert stats["bulk_copy_sectors"] == case.iters * BOX_BYTES / 32
     assert stats["dram_read_bytes"] >= case.iters * BOX_BYTES
 
@@ -51,7 +39,7 @@ def test_all_sms_are_bounded_by_the_l2_slices() -> None:
     first pass comes from DRAM), far below the copy engines' 132 x tma_bytes_per_cycle."""
     k = _keys()
     case = Case("sms_l2", k["gpu.num_sms"], 128, 16 * MIB)
-    rate = _rate(case, _stream(case))
+    rate = _rate(case, simulate_case("h100", case))
     l2 = k["l2.slices"] * k["l2.slice_bytes_per_cycle"]
     assert 0.7 * l2 < rate <= l2
     assert rate < 0.5 * k["gpu.num_sms"] * k["hopper.tma_bytes_per_cycle"]
@@ -61,6 +49,6 @@ def test_a_dram_resident_stream_is_bounded_by_dram() -> None:
     """132 CTAs reading 1 GiB once: at most DRAM's sustained bandwidth per core cycle."""
     k = _keys()
     case = Case("sms_dram", k["gpu.num_sms"], 32, 1024 * MIB)
-    rate = _rate(case, _stream(case))
+    rate = _rate(case, simulate_case("h100", case))
     dram = k["dram.sustained_bandwidth_gbps"] * 1e3 / k["gpu.core_clock_mhz"]
     assert 0.5 * dram < rate <= 1.02 * dram
