@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One device call (~4 min on an H100): the TMA streaming microbenchmark (benchmarks/micro/tma_stream.py) on
 # silicon, CUDA-event timed (tma_stream.csv), then again under Nsight Compute at the clock the card runs with
-# its caches flushed before each launch, as the engine starts (ncu_raw.csv, two launches per case: cycles,
-# clock, L2 and DRAM bytes and throughput; the capacity cases' DRAM reads, the queue cases' copy overlap).
+# its caches flushed before each launch, as the engine starts (ncu_raw.csv, two launches per case but the
+# queue cases of 2 and 4 CTAs per SM, which 300 s of ncu do not hold: cycles, clock, L2 and DRAM bytes and throughput; the capacity cases' DRAM reads, the queue cases' copy overlap).
 # Run from the repository root on an sm_90 machine with CuPy and ncu.
 set -uo pipefail
 OUT=${OUT:-results/gpu/tma_stream}
@@ -18,6 +18,7 @@ METRICS=$METRICS,lts__lts2xbar_cycles_active.avg.pct_of_peak_sustained_elapsed,l
 METRICS=$METRICS,l1tex__m_xbar2l1tex_read_sectors.avg.pct_of_peak_sustained_elapsed
 timeout 300 ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis --metrics "$METRICS" \
   --kernel-name tmastream --page raw --csv --log-file "$OUT/ncu_raw.csv" \
-  python3 -m benchmarks.micro.tma_stream --out "$OUT/tma_stream_under_ncu.csv" --repeats 1 > "$OUT/ncu_run.txt" 2>&1 \
+  python3 -m benchmarks.micro.tma_stream --out "$OUT/tma_stream_under_ncu.csv" --repeats 1 \
+  --cases one_cta,sms,4x_sms,capacity,strided,queue_0x,queue_1x > "$OUT/ncu_run.txt" 2>&1 \
   || tail -20 "$OUT/ncu_run.txt"
 grep -c tmastream "$OUT/ncu_raw.csv"

@@ -48,6 +48,11 @@ class Case:
     stages: int = STAGES  # copies in flight per CTA (a power of two)
     box_rows: int = BOX_ROWS  # rows of 128 bytes per copy
     pitch: int = 128  # bytes from one row of the tensor to the next (128: contiguous)
+    cheap_index: bool = False  # the loop's box index by masks (power-of-two sizes), not two rem.u32
+
+    def __post_init__(self) -> None:
+        if self.cheap_index and (self.boxes & (self.boxes - 1) or self.rows & (self.rows - 1)):
+            raise ValueError(f"{self.name}: a cheap index needs power-of-two boxes and rows")
 
     @property
     def box_bytes(self) -> int:
@@ -107,9 +112,19 @@ def queue_cases(sms: int) -> list[Case]:
     return out
 
 
-def ptx(stages: int = STAGES, box_rows: int = BOX_ROWS) -> str:
+def issue_cases() -> list[Case]:
+    """Whether one CTA's copies are limited by its issuing thread or by the copy engine: the one-CTA queue
+    cases of 8 KiB with the loop's two ``rem.u32`` (a dependent chain of a few dozen SASS instructions on
+    silicon) replaced by masks, and a launch of one copy (the launch overhead the event timing includes)."""
+    out = [Case(f"issue_s{stages}_b8k_cheap", 1, 256, 4 << 20, stages=stages, box_rows=64, cheap_index=True)
+           for stages in (1, 2, 4)]
+    return [*out, Case("launch_one_copy", 1, 1, 4 << 20, stages=1, box_rows=64)]
+
+
+def ptx(stages: int = STAGES, box_rows: int = BOX_ROWS, cheap_index: bool = False) -> str:
     """The kernel: tmastream(tensor map, iters, rows of the tensor, boxes of each CTA's range), keeping
-    `stages` copies of `box_rows` rows of 128 bytes in flight."""
+    `stages` copies of `box_rows` rows of 128 bytes in flight (`cheap_index`: the loop wraps the box index
+    with masks, for power-of-two sizes)."""
     box_bytes = 128 * box_rows
     init = "\n".join(f"  mbarrier.init.shared::cta.b64 [%r2+{8 * s}], 1;" for s in range(stages))
     prologue = "\n".join(f"""  rem.u32 %r16, {s}, %r9;
@@ -123,6 +138,8 @@ def ptx(stages: int = STAGES, box_rows: int = BOX_ROWS) -> str:
       [%r14], [%rd2, {{%r8, %r16}}], [%r13];"""
                          for s in range(stages))
     log_s = stages.bit_length() - 1
+    wrap_slice = "and.b32 %r16, %r15, %r17;" if cheap_index else "rem.u32 %r16, %r15, %r9;"
+    wrap_rows = "and.b32 %r16, %r16, %r18;" if cheap_index else "rem.u32 %r16, %r16, %r5;"
     return f"""
 .version 8.7
 .target sm_90a
@@ -151,6 +168,8 @@ def ptx(stages: int = STAGES, box_rows: int = BOX_ROWS) -> str:
   mov.u32 %r6, %ctaid.x;
   mul.lo.u32 %r7, %r6, %r9;
   mov.u32 %r8, 0;
+  sub.u32 %r17, %r9, 1;
+  sub.u32 %r18, %r5, 1;
 {prologue}
   mov.u32 %r10, 0;
 $LOOP:
@@ -165,10 +184,10 @@ $WAIT:
   add.u32 %r15, %r10, {stages};
   setp.lt.u32 %p3, %r15, %r4;
   @!%p3 bra $NEXT;
-  rem.u32 %r16, %r15, %r9;
+  {wrap_slice}
   add.u32 %r16, %r7, %r16;
   mul.lo.u32 %r16, %r16, {box_rows};
-  rem.u32 %r16, %r16, %r5;
+  {wrap_rows}
   mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r13], {box_bytes};
   cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
       [%r14], [%rd2, {{%r8, %r16}}], [%r13];
@@ -194,10 +213,19 @@ def _bytes(case: Case) -> int:
 
 def all_cases(sms: int) -> list[Case]:
     """Every case, in launch order."""
-    return cases(sms) + capacity_cases(sms) + strided_cases(sms) + queue_cases(sms)
+    return cases(sms) + capacity_cases(sms) + strided_cases(sms) + queue_cases(sms) + issue_cases()
 
 
-def run_silicon(repeats: int = 5) -> list[dict[str, object]]:
+def selected_cases(sms: int, prefixes: str = "") -> list[Case]:
+    """The cases whose names start with one of the comma-separated `prefixes` (all for none)."""
+    chosen = [p for p in prefixes.split(",") if p]
+    found = [c for c in all_cases(sms) if not chosen or c.name.startswith(tuple(chosen))]
+    if not found:
+        raise SystemExit(f"error: no case starts with {prefixes!r}")
+    return found
+
+
+def run_silicon(repeats: int = 5, prefixes: str = "") -> list[dict[str, object]]:
     """Every case on the GPU through CuPy: event-timed launches after a warm-up, the median."""
     import cupy as cp
 
@@ -207,16 +235,16 @@ def run_silicon(repeats: int = 5) -> list[dict[str, object]]:
         funcs: dict[tuple[int, int], Any] = {}
 
         def kernel(case: Case) -> Any:
-            key = (case.stages, case.box_rows)
+            key = (case.stages, case.box_rows, case.cheap_index)
             if key not in funcs:
-                path = Path(tmp, f"tma_stream_{key[0]}_{key[1]}.ptx")
+                path = Path(tmp, f"tma_stream_{key[0]}_{key[1]}_{int(key[2])}.ptx")
                 path.write_text(ptx(*key))
                 funcs[key] = cp.RawModule(path=str(path)).get_function("tmastream")
             return funcs[key]
 
         sms = cp.cuda.Device().attributes["MultiProcessorCount"]
         rows = []
-        for case in all_cases(sms):
+        for case in selected_cases(sms, prefixes):
             func = kernel(case)
             src = cp.random.randint(1, 2**15, case.tensor_bytes // 2, dtype=cp.uint16)  # never zeros
             box = (64, case.box_rows)
@@ -245,20 +273,20 @@ def simulate_case(config: str, case: Case) -> dict[str, Any]:
     from stcsim.sim import Engine, TensorMap
 
     eng = Engine(config)
-    eng.load_ptx(ptx(case.stages, case.box_rows))
+    eng.load_ptx(ptx(case.stages, case.box_rows, case.cheap_index))
     src = eng.malloc(case.tensor_bytes)
     tmap = TensorMap("u16", src, (64, case.rows), (case.pitch,), (64, case.box_rows), swizzle="128B")
     args = [tmap, np.uint32(case.iters), np.uint32(case.rows), np.uint32(case.boxes)]
     return eng.launch("tmastream", case.ctas, 32, args, values=False)
 
 
-def run_engine(config: str) -> list[dict[str, object]]:
-    """Every case on the engine (132 SMs for h100): cycles and bytes per cycle."""
+def run_engine(config: str, prefixes: str = "") -> list[dict[str, object]]:
+    """Every case (or those `prefixes` select) on the engine (132 SMs for h100): cycles, bytes per cycle."""
     from stcsim.sim import Engine
 
     rows = []
     sms = int(Engine(config).gpu_config.get("gpu.num_sms"))
-    for case in all_cases(sms):
+    for case in selected_cases(sms, prefixes):
         stats = simulate_case(config, case)
         cycles = float(stats["gpu_sim_cycle"])
         row = _row(case, cycles, "cycles", _bytes(case) / cycles, "B/cycle")
@@ -274,8 +302,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--simulate", metavar="CONFIG", help="run the cases on the engine instead of the GPU")
     ap.add_argument("--repeats", type=int, default=5, help="timed launches per case (silicon)")
+    ap.add_argument("--cases", default="", help="only the cases whose names start with one of these "
+                                                "comma-separated prefixes")
     a = ap.parse_args(argv)
-    rows: list[dict[str, Any]] = run_engine(a.simulate) if a.simulate else run_silicon(a.repeats)
+    rows: list[dict[str, Any]] = (run_engine(a.simulate, a.cases) if a.simulate
+                                  else run_silicon(a.repeats, a.cases))
     write_csv_atomic(pd.DataFrame(rows), a.out)
     return 0
 

@@ -290,7 +290,8 @@ def main(argv: list[str] | None = None) -> int:
                          "the calibration suite: WMMA from global, uncoalesced, one-warp CTAs, atomics) on "
                          "the timing model, then each on the functional core alone")
     ap.add_argument("--case", default=None,
-                    help="only this case: KERNEL:MxNxK:CONFIG (CONFIG none: functional)")
+                    help="only this case: KERNEL:MxNxK:CONFIG (CONFIG none: functional), or the name of "
+                         "one of --classes' style cases (" + ", ".join(st[1] for st in STYLE_CASES) + ")")
     ap.add_argument("--repeat", type=int, default=1, help="runs per case; the fastest is reported")
     ap.add_argument("--profile", default=None, metavar="PERF_DATA",
                     help="run the selected cases under `perf record` into this file and print where the "
@@ -315,14 +316,16 @@ def main(argv: list[str] | None = None) -> int:
     cases = () if a.network else QUICK_CASES if a.quick else DEFAULT_CASES
     if a.classes:
         cases = CLASS_CASES
-    if a.case:
+    styles = STYLE_CASES if a.classes and not a.case else ()
+    if a.case and a.case in {st[1] for st in STYLE_CASES}:
+        cases, styles = (), tuple(st for st in STYLE_CASES if st[1] == a.case)
+    elif a.case:
         try:
             cases = (parse_case(a.case),)
             case_pattern(get_kernel(cases[0][0]))
         except (ValueError, KeyError) as err:
             ap.error(str(err.args[0]).split(";")[0])
     rows = [bench_case(k, s, c, repeat=a.repeat) for k, s, c in cases]
-    styles = STYLE_CASES if a.classes and not a.case else ()
     rows += [bench_style(*st[:5], st[5], repeat=a.repeat) for st in styles]
     if a.classes:  # the same launches on the functional core alone: what the timing model adds to each
         rows += [bench_case(k, s, None, repeat=a.repeat) for k, s, _ in cases]
@@ -382,7 +385,9 @@ def _profile(argv: list[str], data: str) -> int:
         print(f"profiling the engine module {engine}", flush=True)
         cmd = [sys.executable, "-c", PROFILE_CHILD, str(engine), *args]
     record = ["perf", "record", "-e", "cpu-clock", "-F", str(PERF_HZ), "--call-graph", "dwarf,8192"]
-    subprocess.run([*record, "-o", data, *cmd], check=True)
+    child = subprocess.run([*record, "-o", data, *cmd])
+    if child.returncode:  # the child printed its own one-line error
+        return child.returncode
     script = subprocess.run(["perf", "script", "-i", data], check=True, capture_output=True, text=True).stdout
     print(launch_profile(script).table(PERF_REPORT_LINES))
     return 0

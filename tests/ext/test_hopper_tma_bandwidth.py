@@ -52,3 +52,16 @@ def test_a_dram_resident_stream_is_bounded_by_dram() -> None:
     rate = _rate(case, simulate_case("h100", case))
     dram = k["dram.sustained_bandwidth_gbps"] * 1e3 / k["gpu.core_clock_mhz"]
     assert 0.5 * dram < rate <= 1.02 * dram
+
+
+def test_a_cheap_index_copies_the_same_boxes() -> None:
+    """The issue cases' loop (masks instead of two rem.u32) copies the boxes the rem loop copies: the same
+    sectors and DRAM bytes, in no more cycles; a cheap index needs power-of-two sizes."""
+    import pytest
+
+    plain, cheap = Case("rem", 1, 16, 4 * MIB), Case("and", 1, 16, 4 * MIB, cheap_index=True)
+    a, b = simulate_case("h100", plain), simulate_case("h100", cheap)
+    assert a["bulk_copy_sectors"] == b["bulk_copy_sectors"] and a["dram_read_bytes"] == b["dram_read_bytes"]
+    assert b["gpu_sim_cycle"] <= a["gpu_sim_cycle"]
+    with pytest.raises(ValueError, match="power-of-two"):
+        Case("bad", 1, 12, 4 * MIB, cheap_index=True)

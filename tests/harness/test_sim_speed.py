@@ -106,3 +106,25 @@ def test_style_cases_are_checked_calibration_kernels():
     row = sim_speed.bench_style("tc_styles", "tcs_wmma_sample", "64x64x32,w4", "wmma_sample",
                                 (64, 64, 32, 2, 2), "v100")
     assert row.kernel == "tcs_wmma_sample" and row.warp_insts > 0 and row.gpu_sim_cycle > 0
+
+
+def test_case_names_a_style_case(tmp_path, monkeypatch):
+    from stcsim.harness import sim_speed
+
+    gather = ("access", "gather", "n=8K", "gather", (1 << 13,), "v100")
+    monkeypatch.setattr(sim_speed, "STYLE_CASES", (gather,))
+    out = tmp_path / "gather.csv"
+    assert main(["--case", "gather", "--csv", str(out)]) == 0
+    df = pd.read_csv(out)
+    assert list(df["kernel"]) == ["gather"] and list(df["config"]) == ["v100"]
+
+
+def test_profile_passes_on_the_childs_failure(monkeypatch):
+    import shutil
+    import subprocess
+
+    from stcsim.harness import sim_speed
+
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/perf")
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 2))
+    assert sim_speed._profile(["--case", "nonsense"], "p.data") == 2
