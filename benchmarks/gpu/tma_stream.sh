@@ -2,7 +2,8 @@
 # One device call (~4 min on an H100): the TMA streaming microbenchmark (benchmarks/micro/tma_stream.py) on
 # silicon, CUDA-event timed (tma_stream.csv), then again under Nsight Compute at the clock the card runs with
 # its caches flushed before each launch, as the engine starts (ncu_raw.csv, two launches per case but the
-# queue cases of 2 and 4 CTAs per SM, which 300 s of ncu do not hold: cycles, clock, L2 and DRAM bytes and throughput; the capacity cases' DRAM reads, the queue cases' copy overlap).
+# queue cases of 2 and 4 CTAs per SM, which 300 s of ncu do not hold: cycles, clock, L2 and DRAM bytes
+# and throughput; the capacity cases' DRAM reads, the queue cases' copy overlap).
 # Run from the repository root on an sm_90 machine with CuPy and ncu.
 set -uo pipefail
 OUT=${OUT:-results/gpu/tma_stream}
