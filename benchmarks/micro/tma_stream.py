@@ -268,8 +268,9 @@ def run_silicon(repeats: int = 5, prefixes: str = "") -> list[dict[str, object]]
     return rows
 
 
-def simulate_case(config: str, case: Case) -> dict[str, Any]:
-    """One case on a fresh engine of `config` (cycles only): the launch's stats."""
+def simulate_case(config: Any, case: Case) -> dict[str, Any]:
+    """One case on a fresh engine of `config` (a spec or a resolved GpuConfig; cycles only): the launch's
+    stats."""
     from stcsim.sim import Engine, TensorMap
 
     eng = Engine(config)

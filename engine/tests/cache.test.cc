@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <list>
+#include <stdexcept>
 #include <vector>
 
 #include "timing/cache.h"
@@ -23,14 +24,24 @@ struct ReferenceCache {
     uint32_t valid, dirty;
   };
   uint32_t sets, assoc, line, sector;
+  bool xor_sets;
   std::vector<std::list<Line>> lru;
   uint64_t dirty = 0;
-  ReferenceCache(uint32_t s, uint32_t a, uint32_t l, uint32_t sec) : sets(s), assoc(a), line(l), sector(sec), lru(s) {}
+  ReferenceCache(uint32_t s, uint32_t a, uint32_t l, uint32_t sec, bool x = false)
+      : sets(s), assoc(a), line(l), sector(sec), xor_sets(x), lru(s) {}
+  // The set of a line: its address modulo the sets, or (xor) the XOR of its log2(sets)-bit pieces.
+  uint64_t set_of(uint64_t la) const {
+    if (!xor_sets) return la % sets;
+    const uint32_t bits = static_cast<uint32_t>(__builtin_ctz(sets));
+    uint64_t folded = 0;
+    for (uint32_t shift = 0; shift < 64; shift += bits) folded ^= la >> shift;
+    return folded % sets;
+  }
   SectorCache::Result access(uint64_t addr, bool write, bool allocate) {
     SectorCache::Result r;
     const uint64_t la = addr / line;
     const uint32_t bit = 1u << ((addr % line) / sector);
-    auto& set = lru[la % sets];
+    auto& set = lru[set_of(la)];
     auto it = std::find_if(set.begin(), set.end(), [&](const Line& l) { return l.line_addr == la; });
     if (it == set.end()) {
       if (!allocate) return r;
@@ -57,7 +68,7 @@ struct ReferenceCache {
   }
   void invalidate(uint64_t addr) {
     const uint64_t la = addr / line;
-    for (Line& l : lru[la % sets])
+    for (Line& l : lru[set_of(la)])
       if (l.line_addr == la) l.valid &= ~(1u << ((addr % line) / sector));
   }
 };
@@ -72,9 +83,10 @@ struct Lcg {
 
 // Random traffic on `lines` distinct lines (a few times the cache's capacity), reads, writes, accesses
 // without allocation and invalidations, compared access by access with the reference.
-void check_against_reference(uint32_t sets, uint32_t assoc, uint32_t line, uint32_t sector, uint64_t seed) {
-  SectorCache c(sets, assoc, line, sector);
-  ReferenceCache ref(sets, assoc, line, sector);
+void check_against_reference(uint32_t sets, uint32_t assoc, uint32_t line, uint32_t sector, uint64_t seed,
+                             bool xor_sets = false) {
+  SectorCache c(sets, assoc, line, sector, xor_sets);
+  ReferenceCache ref(sets, assoc, line, sector, xor_sets);
   Lcg g{seed};
   const uint32_t lines = 3 * sets * assoc;
   int mismatches = 0;
@@ -233,4 +245,33 @@ TEST(cache_matches_reference_lru_odd_geometry) {
   check_against_reference(6, 3, kLine, kSector, 5);    // sets not a power of two
   check_against_reference(5, 40, kLine, kSector, 6);   // and indexed
   check_against_reference(4, 2, 96, kSector, 7);       // a line not a power of two (three sectors)
+}
+
+TEST(cache_xor_index_matches_the_reference) {
+  check_against_reference(256, 20, kLine, kSector, 11, true);  // an H100 L2 slice's geometry
+  check_against_reference(8, 4, kLine, kSector, 12, true);
+}
+
+TEST(cache_xor_index_spreads_a_power_of_two_pitch) {
+  // Lines 16 KiB apart (a K = 8192 f16 operand's rows): the linear index of 256 sets puts them into 2
+  // sets (40 lines of 20 ways survive a pass), the xor index into all of them (a pass of 512 stays).
+  constexpr uint64_t kPitch = 16384;
+  for (const bool x : {false, true}) {
+    SectorCache c(256, 20, kLine, kSector, x);
+    for (int pass = 0; pass < 2; ++pass)
+      for (uint64_t r = 0; r < 512; ++r) c.access(r * kPitch, false, true);
+    int hits = 0;
+    for (uint64_t r = 0; r < 512; ++r) hits += c.access(r * kPitch, false, false).hit;
+    CHECK_EQ(hits, x ? 512 : 40);
+  }
+}
+
+TEST(cache_xor_index_needs_a_power_of_two) {
+  bool refused = false;
+  try {
+    SectorCache c(3, 2, kLine, kSector, true);
+  } catch (const std::invalid_argument&) {
+    refused = true;
+  }
+  CHECK(refused);
 }

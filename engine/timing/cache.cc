@@ -1,15 +1,21 @@
 #include "cache.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace stc {
 
-SectorCache::SectorCache(uint32_t sets, uint32_t assoc, uint32_t line_bytes, uint32_t sector_bytes)
+SectorCache::SectorCache(uint32_t sets, uint32_t assoc, uint32_t line_bytes, uint32_t sector_bytes, bool xor_sets)
     : sets_(std::max(1u, sets)), assoc_(std::max(1u, assoc)), line_(line_bytes), sector_(sector_bytes) {
   const auto pow2 = [](uint64_t v) { return v && !(v & (v - 1)); };
   if (pow2(line_)) line_shift_ = __builtin_ctz(line_);
   if (pow2(line_) && pow2(sector_)) sector_shift_ = __builtin_ctz(sector_);
   if (pow2(sets_)) sets_mask_ = sets_ - 1;
+  if (xor_sets && sets_ > 1) {
+    if (!pow2(sets_)) throw std::invalid_argument("an xor set index needs a power-of-two number of sets, got " + std::to_string(sets_));
+    set_bits_ = static_cast<uint32_t>(__builtin_ctz(sets_));
+  }
 }
 
 void SectorCache::allocate() {

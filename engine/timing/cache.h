@@ -13,7 +13,10 @@ namespace stc {
 
 class SectorCache {
  public:
-  SectorCache(uint32_t sets, uint32_t assoc, uint32_t line_bytes, uint32_t sector_bytes);
+  // `xor_sets`: the set index XORs the line address's set-index-wide pieces together (every address bit
+  // moves the set; a power-of-two row pitch no longer crowds a few sets), else its low bits. Needs a
+  // power-of-two number of sets.
+  SectorCache(uint32_t sets, uint32_t assoc, uint32_t line_bytes, uint32_t sector_bytes, bool xor_sets = false);
 
   struct Result {
     bool hit = false;
@@ -73,6 +76,11 @@ class SectorCache {
   void allocate();
   uint64_t line_of(uint64_t addr) const { return line_shift_ >= 0 ? addr >> line_shift_ : addr / line_; }
   uint32_t set_of(uint64_t line_addr) const {
+    if (set_bits_) {
+      uint64_t folded = 0;
+      for (uint64_t rest = line_addr; rest; rest >>= set_bits_) folded ^= rest;
+      return static_cast<uint32_t>(folded & sets_mask_);
+    }
     return static_cast<uint32_t>(sets_mask_ ? line_addr & sets_mask_ : line_addr % sets_);
   }
   uint32_t sector_bit(uint64_t addr) const {
@@ -106,6 +114,7 @@ class SectorCache {
   int line_shift_ = -1;     // log2 of line_ when a power of two
   int sector_shift_ = -1;   // log2 of sector_ when it and line_ are powers of two
   uint64_t sets_mask_ = 0;  // sets_ - 1 when a power of two
+  uint32_t set_bits_ = 0;   // xor_sets: log2(sets_) (0: the linear index)
   std::vector<Line, UninitAllocator<Line>> lines_;
   std::vector<uint64_t, UninitAllocator<uint64_t>> tags_;  // by line, as lines_
   uint64_t dirty_ = 0;  // dirty sectors of all lines

@@ -128,6 +128,7 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
   c.l2_interleave = r.u32("l2.slice_interleave_bytes");
   c.l2_slice_request_cycles = r.num("l2.slice_request_cycles");
   c.l2_dram_fetch = r.u32("l2.dram_fetch_bytes");
+  c.l2_xor_sets = r.str("l2.set_index") == "xor";
   c.dram_channels = r.u32("dram.channels");
   c.dram_access = r.u32("dram.access_cycles");
   c.dram_bytes_per_cycle_per_channel = r.num("dram.bytes_per_cycle_per_channel");

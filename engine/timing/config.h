@@ -74,6 +74,7 @@ struct TimingConfig {
   // L2
   uint32_t l2_sets = 0, l2_slices = 0, l2_assoc = 0, l2_line = 0, l2_sector = 0, l2_latency = 0, l2_access = 0;
   uint32_t l2_dram_fetch = 0;  // bytes read from DRAM per L2 miss (whole sectors within one line)
+  bool l2_xor_sets = false;  // l2.set_index xor: the slices' set index folds every line-address bit in
   uint32_t l2_interleave = 0;  // bytes mapped to one slice before the hash moves on (whole lines)
   const L2SliceMap* l2_slice_map = nullptr;  // measured map of units to slices (l2.slice_map); null: the hash
   double l2_slice_bytes_per_cycle = 0, l2_slice_write_bytes_per_cycle = 0;

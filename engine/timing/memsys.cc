@@ -12,7 +12,7 @@ MemorySystem::MemorySystem(const TimingConfig& cfg, Stats& stats)
   sms_.reserve(cfg.num_sms);
   for (uint32_t i = 0; i < cfg.num_sms; ++i)
     sms_.push_back(Sm{SectorCache(cfg.l1_sets, cfg.l1_assoc, cfg.l1_line, cfg.l1_sector), Calendar(), Calendar(), {}, {}, 0, {}});
-  for (uint32_t i = 0; i < cfg.l2_slices; ++i) l2_.emplace_back(cfg.l2_sets, cfg.l2_assoc, cfg.l2_line, cfg.l2_sector);
+  for (uint32_t i = 0; i < cfg.l2_slices; ++i) l2_.emplace_back(cfg.l2_sets, cfg.l2_assoc, cfg.l2_line, cfg.l2_sector, cfg.l2_xor_sets);
   l2_port_.resize(cfg.l2_slices);
   l2_atomic_.resize(cfg.l2_slices);
   l2_atomic_group_.assign(cfg.l2_slices, 0);

@@ -27,6 +27,10 @@ def _i(v: Values, key: str) -> int:
     return int(v[key])
 
 
+def _power_of_two(n: int) -> bool:
+    return n > 0 and not n & (n - 1)
+
+
 def _divides(small: str, big: str, *more: str) -> Callable[[Values, frozenset[str]], bool]:
     def holds(v: Values, _explicit: frozenset[str]) -> bool:
         unit = _i(v, small)
@@ -81,6 +85,10 @@ RULES: tuple[Rule, ...] = (
          "the measured h100 slice map needs the slices and unit it was measured with (80 slices, 256 bytes)",
          lambda v, _: v["l2.slice_map"] != "h100"
          or (_i(v, "l2.slices") == 80 and _i(v, "l2.slice_interleave_bytes") == 256)),
+    Rule(("l2.set_index", "l2.size_bytes", "l2.slices", "l2.assoc", "l2.line_bytes"),
+         "an xor set index needs a power-of-two number of sets per slice",
+         lambda v, _: v["l2.set_index"] != "xor" or _power_of_two(
+             _i(v, "l2.size_bytes") // (_i(v, "l2.slices") * _i(v, "l2.assoc") * _i(v, "l2.line_bytes")))),
     Rule(("l2.slices", "dram.channels"), "L2 slices map evenly onto DRAM channels",
          _divides("dram.channels", "l2.slices")),
     Rule(("tensor.cores_per_subcore", "tensor.cores_per_warp_op"),

@@ -239,6 +239,15 @@ TREE: dict[str, Param | Group] = {
             "H100: silicon 2026-11-26, atomic contention between unit pairs "
             "(results/reference/h100_l2_slice_map.csv; benchmarks/calibration/slice_map_probe.py); "
             "hash elsewhere (not measured)", "hash"),
+        "set_index": Enum(
+            "Which set of its slice a line lives in. linear: the line address's low bits (a power-of-two row "
+            "pitch of 16 KiB puts a column's lines into 2 of 256 sets). xor: the line address folded onto "
+            "itself in set-index-wide pieces and XORed (every address bit moves the set), as GPGPU-Sim / "
+            "Accel-Sim hash their L2 set index (IPOLY, the 'P' of -gpgpu_cache:dl2); needs a power-of-two "
+            "number of sets per slice", ("linear", "xor"),
+            "H100: silicon 2026-12-07 (results/reference/h100_tma_stream_2026-12-07/, strided capacity "
+            "cases): rows 16 KiB apart re-read as fast as contiguous rows at a 17 MB footprint (0.96x), "
+            "where the linear index takes 1.9x; linear elsewhere (not measured)", "linear"),
         "atomic_update_cycles": Float(
             "Cycles a slice's atomic unit takes per update round of one sector: the lanes of a warp atomic "
             "that update distinct words of a sector share a round, lanes updating the same word take one "

@@ -96,6 +96,8 @@ def test_cross_key_rules_name_keys_and_files(tmp_path: Path) -> None:
     ("l2:\n  dram_fetch_bytes: 96\n", r"l2\.dram_fetch_bytes: violates: an L2 miss fetches whole sectors"),
     ("l2:\n  slice_interleave_bytes: 96\n", r"l2\.slice_interleave_bytes: violates: the slice interleave"),
     ("l1d:\n  sector_bytes: 64\n  store_sector_cycles: 2.0\n", r"l1d\.store_sector_cycles: violates"),
+    ("l2:\n  set_index: xor\n  size_bytes: 4718592\n",
+     r"l2\.(set_index|size_bytes): violates: an xor set index needs a power-of-two number of sets"),
 ])
 def test_the_checks_the_engine_once_made_are_rules(tmp_path: Path, overlay: str, message: str) -> None:
     """Constraints the C++ reader used to check (and could word differently) are Python rules, reported

@@ -65,3 +65,19 @@ def test_a_cheap_index_copies_the_same_boxes() -> None:
     assert b["gpu_sim_cycle"] <= a["gpu_sim_cycle"]
     with pytest.raises(ValueError, match="power-of-two"):
         Case("bad", 1, 12, 4 * MIB, cheap_index=True)
+
+
+def test_rows_16_kib_apart_stay_in_l2_under_the_xor_set_index() -> None:
+    """l2.set_index (h100: xor): each SM re-reading its rows 16 KiB apart (8.7 MB in all, a fifth of L2)
+    reads them from DRAM once; the linear index crowds each slice's rows into 2 of its 256 sets and misses
+    the second pass too (silicon: such rows re-read as fast as contiguous ones, docs/calibration.md)."""
+    from benchmarks.micro.tma_stream import strided_cases
+
+    case = strided_cases(132)[0]
+    footprint = case.ctas * case.boxes * BOX_BYTES
+    assert _keys()["l2.set_index"] == "xor"
+    xor = simulate_case("h100", case)
+    linear = simulate_case(load_config("h100", {"l2.set_index": "linear"}), case)
+    assert xor["dram_read_bytes"] == footprint
+    assert linear["dram_read_bytes"] == 2 * footprint
+    assert xor["gpu_sim_cycle"] < 0.8 * linear["gpu_sim_cycle"]
