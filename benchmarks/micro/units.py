@@ -31,6 +31,7 @@ class AluOp:
     chain: str
     stream: str
     count: int = 1
+    latency_key: str = ""  # a latency of its own (> 0) that times it instead of its unit's (units.int_div)
 
 
 ALU_OPS: tuple[AluOp, ...] = (
@@ -52,8 +53,10 @@ ALU_OPS: tuple[AluOp, ...] = (
     AluOp("sqrt.approx.f32", "sfu", "sqrt.approx.f32 %f0, %f0;", "sqrt.approx.f32 %f{i}, %f1;"),
     AluOp("ex2.approx.f32", "sfu", "ex2.approx.f32 %f0, %f0;", "ex2.approx.f32 %f{i}, %f1;"),
     AluOp("rcp.approx.f32", "sfu", "rcp.approx.f32 %f0, %f0;", "rcp.approx.f32 %f{i}, %f1;"),
-    AluOp("div.s32", "sfu", "div.s32 %r0, %r0, %r1;", "div.s32 %r{i}, %r2, %r1;"),
-    AluOp("rem.u32", "sfu", "rem.u32 %r0, %r0, %r1;", "rem.u32 %r{i}, %r2, %r1;"),
+    AluOp("div.s32", "sfu", "div.s32 %r0, %r0, %r1;", "div.s32 %r{i}, %r2, %r1;",
+          latency_key="units.int_div.div_latency"),
+    AluOp("rem.u32", "sfu", "rem.u32 %r0, %r0, %r1;", "rem.u32 %r{i}, %r2, %r1;",
+          latency_key="units.int_div.rem_latency"),
     AluOp("lg2.approx.f32", "sfu", "lg2.approx.f32 %f0, %f0;", "lg2.approx.f32 %f{i}, %f1;"),
     AluOp("sin.approx.f32", "sfu", "sin.approx.f32 %f0, %f0;", "sin.approx.f32 %f{i}, %f1;"),
     AluOp("shfl.sync.idx.b32", "shfl", "shfl.sync.idx.b32 %r0, %r0, %r1, 31, 0xffffffff;",
@@ -87,7 +90,9 @@ def _chain_runner(op: AluOp) -> Callable[[str], Result]:
     def runner(config: str) -> Result:
         cfg = flat(config)
         step = per_step(config, "alu_chain", K_ALU, op=op.chain, nregs=8)
-        return _alu_result(f"lat.{op.name}", config, step, op.count * unit_latency(cfg, op.unit), op.count)
+        own = int(cfg[op.latency_key]) if op.latency_key else 0
+        latency = own or unit_latency(cfg, op.unit)
+        return _alu_result(f"lat.{op.name}", config, step, op.count * latency, op.count)
 
     return runner
 
@@ -273,7 +278,8 @@ def _cases() -> Iterator[Bench]:
             "latency",
             f"{u} latency: dependent `{op.name}` chain"
             + (f" ({op.count} x latency per step)" if op.count > 1 else ""),
-            (f"units.{op.unit}.latency",) + (("units.int.latency",) if op.unit == "shfl" else ()),
+            (f"units.{op.unit}.latency",) + (("units.int.latency",) if op.unit == "shfl" else ())
+            + ((op.latency_key,) if op.latency_key else ()),
             "alu_chain",
             _chain_runner(op),
         )

@@ -635,7 +635,11 @@ void decode_arith(Instr& in, const Kernel& k) {
     imms_as(in, dtype_bytes(in.type) == 4 && in.type != DType::F32 ? DType::B32 : in.type);
   } else {
     in.fn = pick_int(in);
-    if (in.op == Op::Div || in.op == Op::Rem) in.unit = Unit::SFU;
+    if (in.op == Op::Div || in.op == Op::Rem) {
+      in.unit = Unit::SFU;
+      // 32-bit: ptxas's MUFU sequence, timed by units.int_div (64-bit ones keep the SFU unit's timing)
+      if (dtype_bytes(in.type) <= 4) in.traits.op_class = op_class_id(in.op == Op::Div ? "units.int_div" : "units.int_rem");
+    }
   }
   // The carry flag lives in the kernel's hidden carry register: written by .cc, read by addc / subc / madc.
   const bool carry_in = in.op == Op::Addc || in.op == Op::Subc || in.op == Op::Madc;

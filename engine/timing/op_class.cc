@@ -38,6 +38,18 @@ std::function<std::optional<OpDesc>(ConfigReader&, std::string&)> shfl_class() {
   };
 }
 
+// 32-bit integer div / rem (units.int_div): ptxas's sequence through the MUFU, on the SFU pipe, with the
+// latency measured for a dependent chain where the config has one (> 0), else the SFU's (the model before the
+// measurement, for GPUs not measured).
+OpClassDef int_div_class(const std::string& name, const std::string& key) {
+  return {name, [key](ConfigReader& r, std::string&) -> std::optional<OpDesc> {
+            OpDesc d;
+            const uint32_t latency = r.u32(key);
+            d.timing = {latency > 0 ? latency : r.u32("units.sfu.latency"), r.u32("units.sfu.issue_interval")};
+            return d;
+          }};
+}
+
 OpClassDef fixed_class(const std::string& name) {
   return {name, [](ConfigReader&, std::string&) -> std::optional<OpDesc> { return OpDesc{}; }};
 }
@@ -47,6 +59,8 @@ std::vector<OpClassDef>& registry() {
       unit_class("int", true), unit_class("fp32", true), unit_class("fp16", true), unit_class("fp64", true),
       unit_class("sfu", true), unit_class("branch", true), unit_class("ldst", false),
       fixed_class("units.sync"), fixed_class("units.none"), {"units.shfl", shfl_class()},
+      int_div_class("units.int_div", "units.int_div.div_latency"),
+      int_div_class("units.int_rem", "units.int_div.rem_latency"),
       // wmma.mma: latency derived by stcsim.config (sets x (fetch + compute)), issue interval declared.
       keyed_class("tensor.wmma_m16n16k16_f32", kNotOnGpu), keyed_class("tensor.wmma_m16n16k16_f16", kNotOnGpu),
       keyed_class("tensor.mma_m16n8k8_f32", kNotOnGpu), keyed_class("tensor.mma_m16n8k16_f32", kNotOnGpu),

@@ -30,6 +30,8 @@ CONVENTIONS: tuple[str, ...] = (
 
 _DS = "vendor datasheet / architecture whitepaper"
 _PG = "CUDA C++ Programming Guide, compute capability tables"
+_DIV = ("silicon microbenchmark of a dependent chain (benchmarks/micro/silicon.py lat.div.s32 / "
+        "lat.rem.u32); 0 where not measured")
 _OCC = "CUDA Occupancy Calculator (allocation granularities)"
 _P001 = "paper 001 (Zhu et al., MICRO'19)"
 _P001_TC = f"{_P001} Sec. 4.1, Fig. 13(a)"
@@ -142,6 +144,14 @@ TREE: dict[str, Param | Group] = {
                            hi=10_000),
             "issue_interval": Int("Cycles the LD/ST (MIO) pipe is busy per shfl.sync warp instruction (used "
                                   "where latency > 0)", "cycles", _SHFL, 0, lo=0, hi=1024),
+        }),
+        "int_div": Group("32-bit integer div / rem: ptxas expands each into a sequence through the MUFU "
+                         "(I2F.U32.RP, MUFU.RCP, F2I, IMAD.HI and corrections: 8-17 SASS instructions), "
+                         "issued on the SFU pipe as one instruction of this latency", {
+            "div_latency": Int("Result latency of a dependent 32-bit div (0: not measured for this GPU; "
+                               "units.sfu.latency)", "cycles", _DIV, 0, lo=0, hi=10_000),
+            "rem_latency": Int("Result latency of a dependent 32-bit rem (0: not measured for this GPU; "
+                               "units.sfu.latency)", "cycles", _DIV, 0, lo=0, hi=10_000),
         }),
         "ldst": Group("Load/store issue (memory latencies are in smem, l1d, l2, dram, const_cache)", {
             "issue_interval": Int("Cycles between memory warp instructions a sub-core can issue "
