@@ -146,7 +146,7 @@ TimingConfig timing_config_from(const FlatConfig& flat) {
     c.icache_l2_fill = r.num("icache.l2_fill_cycles");
     c.icache_dram_fill = r.num("icache.dram_fill_cycles");
   }
-  c.cp_async_sync = r.has("cp_async.mode") && r.str("cp_async.mode") == "sync";
+  c.cp_async_sync = r.flag("features.cp_async") && r.str("cp_async.mode") == "sync";
   // Ranges and cross-key constraints are checked once, in Python (stcsim/config/schema.py and rules.py),
   // before a config reaches the engine; here only what the reader's types demand.
   c.l2_slice_map = find_l2_slice_map(r.str("l2.slice_map"));

@@ -50,6 +50,20 @@ OpClassDef int_div_class(const std::string& name, const std::string& key) {
           }};
 }
 
+// A Tensor Core shape: its latency and issue interval under `group`, where the feature key says the GPU has it.
+OpClassDef feature_class(const std::string& group, const std::string& feature) {
+  return {group, [group, feature](ConfigReader& r, std::string& why) -> std::optional<OpDesc> {
+            if (!r.flag(feature)) {
+              why = std::string(kNotOnGpu) + " (" + feature + " is false: no " + group + " timing)";
+              return std::nullopt;
+            }
+            OpDesc d;
+            d.timing.latency = r.u32(group + ".latency");
+            d.timing.interval = r.u32(group + ".issue_interval");
+            return d;
+          }};
+}
+
 OpClassDef fixed_class(const std::string& name) {
   return {name, [](ConfigReader&, std::string&) -> std::optional<OpDesc> { return OpDesc{}; }};
 }
@@ -62,12 +76,16 @@ std::vector<OpClassDef>& registry() {
       int_div_class("units.int_div", "units.int_div.div_latency"),
       int_div_class("units.int_rem", "units.int_div.rem_latency"),
       // wmma.mma: latency derived by stcsim.config (sets x (fetch + compute)), issue interval declared.
-      keyed_class("tensor.wmma_m16n16k16_f32", kNotOnGpu), keyed_class("tensor.wmma_m16n16k16_f16", kNotOnGpu),
-      keyed_class("tensor.mma_m16n8k8_f32", kNotOnGpu), keyed_class("tensor.mma_m16n8k16_f32", kNotOnGpu),
-      keyed_class("tensor.mma_sp_m16n8k32_f32", kNotOnGpu),
-      // cp.async: issues on the LD/ST pipe; exists where the config has cp_async.mode (sm_80+).
+      // The Tensor Core shapes and cp.async exist where the config's feature key says so (features.*, derived
+      // from gpu.sm_version by stcsim.config).
+      feature_class("tensor.wmma_m16n16k16_f32", "features.wmma"),
+      feature_class("tensor.wmma_m16n16k16_f16", "features.wmma"),
+      feature_class("tensor.mma_m16n8k8_f32", "features.mma_m16n8k8"),
+      feature_class("tensor.mma_m16n8k16_f32", "features.mma_m16n8k16"),
+      feature_class("tensor.mma_sp_m16n8k32_f32", "features.mma_sp"),
+      // cp.async: issues on the LD/ST pipe (sm_80+).
       {"cp_async", [](ConfigReader& r, std::string& why) -> std::optional<OpDesc> {
-         if (!r.has("cp_async.mode")) { why = std::string(kNotOnGpu) + " (cp_async.mode)"; return std::nullopt; }
+         if (!r.flag("features.cp_async")) { why = std::string(kNotOnGpu) + " (features.cp_async is false)"; return std::nullopt; }
          OpDesc d;
          d.timing.interval = r.u32("units.ldst.issue_interval");
          return d;

@@ -57,7 +57,8 @@ const std::vector<OpClassDef>& op_classes();
 // The class of an instruction (interned, ptx/ir.h): its traits' op_class, or its unit's default class.
 OpClassId op_class_of(const Instr& in);
 
-// A class read from `<group>.latency` and `<group>.issue_interval` where the config has them.
+// A class read from `<group>.latency` and `<group>.issue_interval` where the config has them: for an
+// extension's own groups, behind its `<name>.enabled` gate (the core's classes test a features.* key instead).
 OpClassDef keyed_class(const std::string& group, const std::string& why_absent);
 
 }  // namespace stc

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 
 from stcsim.config.extensions import extension_derived
 from stcsim.config.params import Derived, Value
+from stcsim.config.schema import PARAMS
 
 Values = Mapping[str, Value]
 
@@ -85,7 +86,27 @@ def _dram_bytes_per_cycle(v: Values) -> float:
     return float(v["dram.sustained_bandwidth_gbps"]) * 1000 / float(v["gpu.core_clock_mhz"])
 
 
+# The core instructions a GPU has, as explicit keys (features.<name>: true / false) that the engine reads
+# instead of testing whether a timing key is present: each is on from the sm_version its timing keys need
+# (their schema min_sm: one source for the fact). The extensions' are their <name>.enabled keys.
+FEATURE_KEYS = {
+    "wmma": ("wmma.mma m16n16k16", f"{WMMA_F32}.issue_interval"),
+    "mma_m16n8k8": ("mma.sync m16n8k8", "tensor.mma_m16n8k8_f32.latency"),
+    "mma_m16n8k16": ("mma.sync m16n8k16", "tensor.mma_m16n8k16_f32.latency"),
+    "mma_sp": ("mma.sp.sync m16n8k32", "tensor.mma_sp_m16n8k32_f32.latency"),
+    "cp_async": ("cp.async", "cp_async.mode"),
+}
+
+
+def _feature(what: str, key: str) -> Derived:
+    need = PARAMS[key].min_sm or int(PARAMS["gpu.sm_version"].lo or 0)  # ungated: every GPU the schema takes
+    group = key.rsplit(".", 1)[0]
+    return Derived("bool", f"The GPU runs {what}: gpu.sm_version >= {need} (the sm_version {group}.* needs)",
+                   lambda v: _i(v, "gpu.sm_version") >= need)
+
+
 DERIVED: dict[str, Derived] = {
+    **{f"features.{name}": _feature(what, key) for name, (what, key) in FEATURE_KEYS.items()},
     "gpu.num_sms": Derived("count", "gpu.n_clusters x gpu.n_cores_per_cluster",
                            _product("gpu.n_clusters", "gpu.n_cores_per_cluster")),
     "sm.max_warps": Derived("count", "sm.max_threads / 32", lambda v: _i(v, "sm.max_threads") // 32),
