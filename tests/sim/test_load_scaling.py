@@ -102,13 +102,17 @@ L{blocks}:
 """
 
 
-def branchy_load_seconds(blocks: int) -> float:
-    """One load (a fresh engine, without ptxas's facts: the engine's own passes) of `branchy_ptx(blocks)`."""
+def branchy_load_seconds(blocks: int, repeats: int = 2) -> float:
+    """The fastest of `repeats` loads (a fresh engine each, without ptxas's facts: the engine's own passes) of
+    `branchy_ptx(blocks)`: the fastest, so that a busy host's pauses do not read as growth."""
     ptx = branchy_ptx(blocks)
-    eng = Engine("h100", ptxas_facts=False)
-    t = time.perf_counter()
-    eng.load_ptx(ptx)
-    return time.perf_counter() - t
+    best = float("inf")
+    for _ in range(repeats):
+        eng = Engine("h100", ptxas_facts=False)
+        t = time.perf_counter()
+        eng.load_ptx(ptx)
+        best = min(best, time.perf_counter() - t)
+    return best
 
 
 def test_many_blocks_load_time_grows_near_linearly():
@@ -116,7 +120,7 @@ def test_many_blocks_load_time_grows_near_linearly():
     block's nearest found by scanning all: a branch every 3 instructions took 6.6 s at 30k instructions and
     48.7 s at 60k (issue 46 audit); Cooper-Harvey-Kennedy on the reversed graph is near-linear (333k blocks,
     1M instructions: 15 s on the 2-core host)."""
-    branchy_load_seconds(1_000)
+    branchy_load_seconds(1_000, repeats=1)
     small = branchy_load_seconds(10_000)
     large = branchy_load_seconds(40_000)
     assert large / small < 6, f"10k blocks: {small:.2f} s, 40k: {large:.2f} s"
@@ -126,7 +130,7 @@ def test_many_blocks_load_time_grows_near_linearly():
 def test_load_time_grows_near_linearly():
     load_seconds(3_000)  # warm up the engine's first load
     small = load_seconds(25_000, repeats=2)
-    large = load_seconds(100_000, repeats=1)
+    large = load_seconds(100_000, repeats=2)  # the fastest of two, as `small`: a busy host's pause is no growth
     # linear: 4x (3.7x measured on the 2-core host); the pairwise scheduler was 16x and more (100k took
     # minutes), the per-instruction liveness of the register estimate 6-7x
     assert large / small < 6, f"25k instructions: {small:.2f} s, 100k: {large:.2f} s"
