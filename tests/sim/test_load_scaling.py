@@ -130,7 +130,7 @@ def test_many_blocks_load_time_grows_near_linearly():
 def test_load_time_grows_near_linearly():
     load_seconds(3_000)  # warm up the engine's first load
     small = load_seconds(25_000, repeats=2)
-    large = load_seconds(100_000, repeats=2)  # the fastest of two, as `small`: a busy host's pause is no growth
+    large = load_seconds(100_000, repeats=2)  # the fastest of two, as `small`: a host's pause is no growth
     # linear: 4x (3.7x measured on the 2-core host); the pairwise scheduler was 16x and more (100k took
     # minutes), the per-instruction liveness of the register estimate 6-7x
     assert large / small < 6, f"25k instructions: {small:.2f} s, 100k: {large:.2f} s"
