@@ -59,6 +59,10 @@ class Case:
         """Bytes of one copy."""
         return 128 * self.box_rows
 
+    def kernel_ptx(self) -> str:
+        """The kernel this case launches (`ptx` of its stages, box and index)."""
+        return ptx(self.stages, self.box_rows, self.cheap_index)
+
     @property
     def boxes(self) -> int:
         """Boxes of each CTA's range."""
@@ -221,7 +225,7 @@ def selected_cases(sms: int, prefixes: str = "") -> list[Case]:
     chosen = [p for p in prefixes.split(",") if p]
     found = [c for c in all_cases(sms) if not chosen or c.name.startswith(tuple(chosen))]
     if not found:
-        raise SystemExit(f"error: no case starts with {prefixes!r}")
+        raise ValueError(f"no case starts with {prefixes!r}")
     return found
 
 
@@ -232,13 +236,13 @@ def run_silicon(repeats: int = 5, prefixes: str = "") -> list[dict[str, object]]
     from stcsim.sim.tensor_map import TensorMap
 
     with tempfile.TemporaryDirectory() as tmp:
-        funcs: dict[tuple[int, int], Any] = {}
+        funcs: dict[tuple[int, int, bool], Any] = {}
 
         def kernel(case: Case) -> Any:
             key = (case.stages, case.box_rows, case.cheap_index)
             if key not in funcs:
                 path = Path(tmp, f"tma_stream_{key[0]}_{key[1]}_{int(key[2])}.ptx")
-                path.write_text(ptx(*key))
+                path.write_text(case.kernel_ptx())
                 funcs[key] = cp.RawModule(path=str(path)).get_function("tmastream")
             return funcs[key]
 
@@ -274,7 +278,7 @@ def simulate_case(config: Any, case: Case) -> dict[str, Any]:
     from stcsim.sim import Engine, TensorMap
 
     eng = Engine(config)
-    eng.load_ptx(ptx(case.stages, case.box_rows, case.cheap_index))
+    eng.load_ptx(case.kernel_ptx())
     src = eng.malloc(case.tensor_bytes)
     tmap = TensorMap("u16", src, (64, case.rows), (case.pitch,), (64, case.box_rows), swizzle="128B")
     args = [tmap, np.uint32(case.iters), np.uint32(case.rows), np.uint32(case.boxes)]
@@ -306,6 +310,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", default="", help="only the cases whose names start with one of these "
                                                 "comma-separated prefixes")
     a = ap.parse_args(argv)
+    try:
+        selected_cases(1, a.cases)  # the names do not depend on the number of SMs
+    except ValueError as err:
+        ap.error(str(err))
     rows: list[dict[str, Any]] = (run_engine(a.simulate, a.cases) if a.simulate
                                   else run_silicon(a.repeats, a.cases))
     write_csv_atomic(pd.DataFrame(rows), a.out)

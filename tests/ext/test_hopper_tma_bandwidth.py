@@ -81,3 +81,14 @@ def test_rows_16_kib_apart_stay_in_l2_under_the_xor_set_index() -> None:
     assert xor["dram_read_bytes"] == footprint
     assert linear["dram_read_bytes"] == 2 * footprint
     assert xor["gpu_sim_cycle"] < 0.8 * linear["gpu_sim_cycle"]
+
+
+def test_an_unknown_case_prefix_is_a_usage_error() -> None:
+    """--cases naming no case: a one-line error and exit code 2, before any launch."""
+    import pytest
+
+    from benchmarks.micro.tma_stream import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--simulate", "h100", "--out", "unused.csv", "--cases", "nosuch"])
+    assert exit_info.value.code == 2
