@@ -150,7 +150,7 @@ def reproduce(c, figure, quick=False, layers=None, out="", jobs=None, executor="
     args += ["--fixed"] if fixed else []
     args += ["--full-detail"] if full_detail else []
     args += [a for flag, val in options if val not in ("", None) for a in (flag, str(val))]
-    _py("stcsim.harness.reproduce", *args)
+    _py("stcsim.experiments.reproduce", *args)
 
 
 @task(help={"quick": "small shapes only, no network case", "csv": "also write rows to this CSV",
@@ -176,7 +176,7 @@ def bench(c, quick=False, csv="", network=False, classes=False, case="", repeat=
     flags += [a for flag, val in options if val not in ("", None) for a in (flag, str(val))]
     if repeat != 1:
         flags += ["--repeat", str(repeat)]
-    _py("stcsim.harness.sim_speed", *flags)
+    _py("stcsim.tools.sim_speed", *flags)
 
 
 WIDE_RUNS = ",".join(f"results/reference/h100_calibration_wide_run{i}.csv" for i in (1, 2))
@@ -186,7 +186,8 @@ TC_STYLE_RUNS = ",".join(f"results/reference/h100_tc_styles_run{i}.csv" for i in
 @task(help={"measured": "measured CSVs, comma-separated (several passes: their mean; default: the two H100 "
                         "passes of the wider suite; --sparse: the sparse table's measured CSV)",
             "config": "GPU config spec",
-            "simulated": "a CSV written by `python -m stcsim.gpu.calibrate simulate` instead of simulating",
+            "simulated": "a CSV written by `python -m stcsim.experiments.calibrate simulate` instead of "
+                         "simulating",
             "sparse": "the sparse silicon table: simulate the measured sparse cases, speedups over dense",
             "out": "with --sparse: the table CSV (default results/reference/h100_sparse_silicon.csv)",
             "jobs": "with --sparse: simulation processes",
@@ -194,17 +195,17 @@ TC_STYLE_RUNS = ",".join(f"results/reference/h100_tc_styles_run{i}.csv" for i in
                          "instead of the wider suite"})
 def calibrate(c, measured="", config="h100", simulated="", sparse=False, out="", jobs=1, tc_styles=False):
     """Simulate every case of the measured calibration CSVs; per case the error, per half MAE and Pearson.
-    With --sparse: the sparse silicon table (stcsim.gpu.sparse_silicon; measure with
+    With --sparse: the sparse silicon table (stcsim.experiments.sparse_silicon; measure with
     benchmarks/gpu/sparse_silicon.sh)."""
     if not sparse:
         runs = measured or (TC_STYLE_RUNS if tc_styles else WIDE_RUNS)
-        _py("stcsim.gpu.calibrate", "compare", *runs.split(","), "--config", config,
+        _py("stcsim.experiments.calibrate", "compare", *runs.split(","), "--config", config,
             *(["--simulated", simulated] if simulated else []))
         return
     out = out or "results/reference/h100_sparse_silicon.csv"
     measured = measured or "results/reference/h100_sparse_silicon_measured.csv"
     summary = out.replace(".csv", "_summary.csv")
-    _py("stcsim.gpu.sparse_silicon", "table", measured, "--out", out, "--summary", summary,
+    _py("stcsim.experiments.sparse_silicon", "table", measured, "--out", out, "--summary", summary,
         "--config", config, "--jobs", str(jobs))
 
 

@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 
 from stcsim.harness.files import write_csv_atomic
-from stcsim.harness.sim_speed import case_pattern, host_description
 from stcsim.kernels import get_kernel, random_operands
 from stcsim.kernels.problem import GemmProblem
 from stcsim.kernels.run import launch
 from stcsim.sim import Engine
+from stcsim.tools.sim_speed import case_pattern, host_description
 
 CASES = (
     ("gemm_mma_f16_f32_tile128x128x32_warp64x64_stage3", (2048, 2048, 512), "h100"),

@@ -8,7 +8,7 @@ if(old_counts)
 endif()
 # The training imports stcsim from SOURCE_DIR: an editable install of another checkout (its import hook sits
 # before the path search) would otherwise win, so such hooks are dropped first.
-set(launch "import runpy, sys; sys.meta_path[:] = [f for f in sys.meta_path if not type(f).__module__.startswith(('_editable', '__editable'))]; sys.path.insert(0, '.'); runpy.run_module('stcsim.harness.pgo_train', run_name='__main__')")
+set(launch "import runpy, sys; sys.meta_path[:] = [f for f in sys.meta_path if not type(f).__module__.startswith(('_editable', '__editable'))]; sys.path.insert(0, '.'); runpy.run_module('stcsim.tools.pgo_train', run_name='__main__')")
 execute_process(
   COMMAND "${PYTHON}" -c "${launch}" --module "${MODULE}"
   WORKING_DIRECTORY "${SOURCE_DIR}"

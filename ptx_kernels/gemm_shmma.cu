@@ -5,7 +5,7 @@
 // compressed values and 4-bit offsets go to shared memory and each k16 step issues
 // wmma.load.a...smma.kNNZ, wmma.load.meta...smma.kNNZ and wmma.mma...smma.kNNZ (docs/isa.md, "SHMMA").
 //
-// A is laid out tile-major by the host (stcsim/kernels/shmma.py): for each 64-row block and each k tile of
+// A is laid out tile-major by the host (stcsim/kernels/descriptors/shmma.py): for each 64-row block and each k tile of
 // 32 columns (two 16-wide vectors), the 64 x 2 x NNZ fp16 values [row][vector][j], then separately the 64 x 2
 // offset integers [row][vector] (NNZ nibbles, lowest first, in a u8/u16/u32). Blocks and k tiles are
 // zero-padded to whole tiles, so the copy of a k tile is 16 * NNZ (values) plus 4 * NNZ (offsets) 16-byte

@@ -5,7 +5,7 @@
 // A BM x BN x 32 block tile, 4 warps (BM / WM x BN / WN) of WM x WN = (WM / 16) x (WN / 16) accumulator
 // fragments; per k16 step a warp issues wmma.load.a...smma.kNNZ and wmma.load.meta...smma.kNNZ per 16-row
 // slab and wmma.mma...smma.kNNZ per fragment, from shared memory (docs/isa.md, "SHMMA").
-// A is laid out tile-major by the host (stcsim/kernels/shmma.py) with BM-row blocks: for each BM-row block
+// A is laid out tile-major by the host (stcsim/kernels/descriptors/shmma.py) with BM-row blocks: for each BM-row block
 // and each k tile of 32 columns (two 16-wide vectors), the BM x 2 x NNZ fp16 values [row][vector][j], and
 // separately the BM x 2 offset integers [row][vector] (NNZ nibbles, lowest first, in a u8/u16/u32), blocks and
 // k tiles zero-padded to whole tiles. B: K x N row-major fp16 (ldb), C: M x N row-major fp32 (ldc).

@@ -1,6 +1,6 @@
 // nvcc-arch: sm_90a
 // Hopper warp-specialised GEMMs, dense (wgmma.mma_async m64nBNk16) and 2:4 sparse (wgmma.mma_async.sp
-// m64nBNk32), compiled with `nvcc -ptx -arch=sm_90a -O3` into gemm_wgmma.ptx (stcsim.kernels.gemm_wgmma
+// m64nBNk32), compiled with `nvcc -ptx -arch=sm_90a -O3` into gemm_wgmma.ptx (stcsim.kernels.descriptors.gemm_wgmma
 // describes, prepares and launches them). C (M x N fp32, row-major) = A * Bt^T with A the weights (M x K fp16
 // row-major; for the sparse kernels its 2:4 compressed values, M x K/2) and Bt the activations transposed
 // (N x K fp16 row-major): both K-major, as wgmma reads them without transposition. K is padded with zeros to a

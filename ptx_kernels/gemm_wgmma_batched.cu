@@ -1,7 +1,7 @@
 // nvcc-arch: sm_90a
 // Hopper's dense warp-specialised GEMM as a strided-batched launch (cublasGemmStridedBatchedEx's form: one
 // launch runs `batch` GEMMs of one shape, as frameworks run attention's per-head score and context GEMMs),
-// compiled with `nvcc -ptx -arch=sm_90a -O3` into gemm_wgmma_batched.ptx (stcsim.kernels.gemm_wgmma
+// compiled with `nvcc -ptx -arch=sm_90a -O3` into gemm_wgmma_batched.ptx (stcsim.kernels.descriptors.gemm_wgmma
 // describes, prepares and launches it). The code is gemm_wgmma.cu's dense GEMM (same tile, pipeline, warp
 // roles and epilogue; kept in its own file so that gemm_wgmma.ptx stays byte for byte what it was) with
 // blockIdx.z the batch index: C[z] (M x N fp32, row-major, at c + z * stride_c elements) = A[z] * Bt[z]^T,

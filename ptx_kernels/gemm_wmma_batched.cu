@@ -1,6 +1,6 @@
 // WMMA GEMM tiles as strided-batched launches (cublasGemmStridedBatchedEx's form: one launch runs `batch`
 // GEMMs of one shape, as frameworks run attention's per-head score and context GEMMs on the V100 and A100),
-// compiled with `nvcc -ptx -arch=sm_80 -O3` into gemm_wmma_batched.ptx (stcsim.kernels.gemm_wmma_batched
+// compiled with `nvcc -ptx -arch=sm_80 -O3` into gemm_wmma_batched.ptx (stcsim.kernels.descriptors.gemm_wmma_batched
 // describes, prepares and launches them). The code is gemm_wmma_tiles.cu's tiled WMMA GEMM with one K slice
 // (copied, so that gemm_wmma_tiles.ptx stays byte for byte what it was) and blockIdx.z the batch index:
 // C[z] = A[z] * B[z] with A[z] = A + z * strideA (M x K row-major fp16, lda), B[z] = B + z * strideB (K x N

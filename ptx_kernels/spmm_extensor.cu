@@ -3,7 +3,7 @@
 // operands, fp32 accumulate. The plan is data: the kernel walks a stream of chunk records, so one PTX runs
 // every scheme (16 only, 32 only, 64 only, static best L per slice, dynamic greedy merge) and every matrix.
 //
-// Chunk record (laid out by stcsim/kernels/extensor_records.py): a 16-byte header {start column, shape code,
+// Chunk record (laid out by stcsim/kernels/descriptors/extensor_records.py): a 16-byte header {start column, shape code,
 // record bytes, 0}, the values fp16 [16][W], the coordinates u8 [16][W] (0xFF = padding, after the real
 // entries of the row), W = the chunk's longest row rounded up to 4. Shape code = (L/16 - 1) * 16 + W/4 - 1
 // selects the instruction spelling. Chunks without non-zeros have no record (no instruction).

@@ -1,6 +1,6 @@
 // Tile-vector-wise (TVW, paper 002) SpMM on the 2:4 sparse Tensor Core (sm_80): the main loop of the 2:4 GEMM
 // (mma_sp_gemm.cuh) run on one tile of G = BM condensed weight rows per block row of the grid, fused with the
-// tile-wise gather and scatter of the CTO format (stcsim/kernels/spmm_tvw.py lays the arrays out):
+// tile-wise gather and scatter of the CTO format (stcsim/kernels/descriptors/spmm_tvw.py lays the arrays out):
 //   tile t (blockIdx.y): rows[row_start[t] .. +rows_t) are its output rows (C rows it writes), its compressed
 //   values start at values[val_start[t]] (rows_t x lda_t, lda_t = ksteps[t] * 32 halves), its metadata at
 //   meta[meta_start[t]] (ceil(rows_t / 16) x ksteps[t] x 32 words) and the B row of its condensed column k is

@@ -133,7 +133,7 @@ def run(out: Path) -> None:
 def collect(out: Path, ncu_csv: Path, meta: dict[str, str]) -> pd.DataFrame:
     """Per measured launch: ncu cycles and the clock64 passes (median and max over CTAs), after the `meta`
     columns (date, gpu, driver, clock, protocol) -> out/icache.csv."""
-    from stcsim.gpu.calibrate import read_ncu_csv
+    from stcsim.experiments.calibrate import read_ncu_csv
 
     ncu = read_ncu_csv(ncu_csv.read_text()).reset_index(drop=True)
     order = pd.read_csv(out / "order.csv")

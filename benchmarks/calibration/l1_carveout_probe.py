@@ -148,7 +148,7 @@ def run(out: Path) -> None:
 def collect(plain_csv: Path, ncu_csv: Path) -> pd.DataFrame:
     """The plain run's cycles beside ncu's L1 hit rate and the carve-out the driver chose, per case (ncu's
     launches of `l1_sweep` in `cases` order; CuPy's own kernels left out)."""
-    from stcsim.gpu.calibrate import read_ncu_csv
+    from stcsim.experiments.calibrate import read_ncu_csv
 
     plain = pd.read_csv(plain_csv)
     ncu = read_ncu_csv(ncu_csv.read_text())

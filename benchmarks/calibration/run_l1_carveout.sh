@@ -24,7 +24,7 @@ timeout 300 ncu --clock-control none --metrics "$PROBE_METRICS,$LAUNCH_METRICS" 
 stamp "ncu probe done"
 if [ "${SUITE:-1}" = 1 ]; then  # SUITE=0: the probe only
   timeout 300 ncu --clock-control none --metrics "$LAUNCH_METRICS" --csv --log-file "$W/ncu_suite.csv" \
-    python3 -m stcsim.gpu.calibrate run-suite --group all --order "$W/order_suite.csv" > "$W/suite_stdout.txt" 2>&1 \
+    python3 -m stcsim.experiments.calibrate run-suite --group all --order "$W/order_suite.csv" > "$W/suite_stdout.txt" 2>&1 \
     || { echo "ncu suite failed:"; tail -20 "$W/suite_stdout.txt"; }
   stamp "ncu suite done"
 fi

@@ -15,7 +15,7 @@ stamp "engine built"
 ncu --query-metrics > "$W/ncu_query.txt" 2>&1 || true
 METRICS=$(python3 - "$W/ncu_query.txt" <<'PY'
 import sys
-from stcsim.gpu.calibrate import L1_METRICS, METRICS
+from stcsim.experiments.calibrate import L1_METRICS, METRICS
 known = {line.split()[0] for line in open(sys.argv[1]) if line.strip()}
 print(",".join([*METRICS, *(m for m in L1_METRICS if m.split(".")[0] in known)]))
 PY
@@ -24,10 +24,10 @@ echo "metrics: $METRICS"
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 DRV=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
 timeout "${NCU_TIMEOUT:-400}" ncu --clock-control none --metrics "$METRICS" --csv --log-file "$W/ncu_l1.csv" \
-  python3 -m stcsim.gpu.calibrate run-suite --group "${GROUP:-all}" --order "$W/order_l1.csv" > "$W/l1_stdout.txt" 2>&1 \
+  python3 -m stcsim.experiments.calibrate run-suite --group "${GROUP:-all}" --order "$W/order_l1.csv" > "$W/l1_stdout.txt" 2>&1 \
   || { echo "ncu failed or timed out:"; tail -20 "$W/l1_stdout.txt"; }
 stamp "ncu done"
-python3 -m stcsim.gpu.calibrate collect --ncu "$W/ncu_l1.csv" --order "$W/order_l1.csv" --out "$W/l1_metrics.csv" \
+python3 -m stcsim.experiments.calibrate collect --ncu "$W/ncu_l1.csv" --order "$W/order_l1.csv" --out "$W/l1_metrics.csv" \
   --meta "date: $(date -u +%Y-%m-%d)" --meta "gpu: $GPU" --meta "driver: $DRV" \
   --meta "ncu: --clock-control none (L1TEX metrics pass)" || echo "collect failed"
 tar -czf "$OUT/l1_metrics.tgz" -C "$W" .

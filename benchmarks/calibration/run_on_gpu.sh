@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call (about 6-8 min on an H100): build the engine, measure the calibration suite (GEMMs and the
-# kernels of benchmarks/calibration/kernels, stcsim.gpu.calibrate) under Nsight Compute twice, and run the
+# kernels of benchmarks/calibration/kernels, stcsim.experiments.calibrate) under Nsight Compute twice, and run the
 # silicon microbenchmarks behind the misses (benchmarks/calibration/silicon_memory.py). Writes under $OUT:
 #   meta.txt                      nvidia-smi name, driver, clocks, temperature, power; nvcc version
 #   calibration_run{1,2}.csv      one row per case: kernel, shape, measured_cycles (gpc__cycles_elapsed.max of
@@ -31,9 +31,9 @@ measure() {  # $1: pass number, $2: seconds it may take
   local run=$1 limit=$2
   if [ "$limit" -lt 30 ]; then echo "no time left for ncu pass $run"; return 0; fi
   timeout "$limit" ncu --clock-control none --metrics "$METRICS" --csv --log-file "$OUT/ncu_run$run.csv" \
-    python3 -m stcsim.gpu.calibrate run-suite --order "$OUT/order_run$run.csv" > "$OUT/ncu_stdout_run$run.txt" 2>&1 || {
+    python3 -m stcsim.experiments.calibrate run-suite --order "$OUT/order_run$run.csv" > "$OUT/ncu_stdout_run$run.txt" 2>&1 || {
     echo "ncu pass $run failed or timed out:"; tail -20 "$OUT/ncu_stdout_run$run.txt"; return 0; }
-  python3 -m stcsim.gpu.calibrate collect --ncu "$OUT/ncu_run$run.csv" --order "$OUT/order_run$run.csv" \
+  python3 -m stcsim.experiments.calibrate collect --ncu "$OUT/ncu_run$run.csv" --order "$OUT/order_run$run.csv" \
     --out "$OUT/calibration_run$run.csv" --meta "date: $(date -u +%Y-%m-%d)" --meta "gpu: $GPU" \
     --meta "driver: $DRV" --meta "max sm clock: $CLK" --meta "ncu: --clock-control none (pass $run)" \
     --meta "metric: measured_cycles = gpc__cycles_elapsed.max (second launch of each case)" \

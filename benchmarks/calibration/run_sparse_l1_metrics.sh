@@ -15,7 +15,7 @@ echo "$M"
 for K in 'gemm_simt_vw_l16k8*' 'gemm_simt_vw_l16k4*' 'gemm_simt_channel*'; do
   n=$(echo "$K" | tr -dc 'a-z0-9_')
   timeout 150 ncu --clock-control none --metrics "$M" --csv --log-file $W/ncu_$n.csv \
-    python3 -m stcsim.gpu.sparse_silicon measure --order $W/order_$n.csv --sparsity 0.75 --kernel "$K" --problems layers > $W/out_$n.txt 2>&1 || tail -3 $W/out_$n.txt
+    python3 -m stcsim.experiments.sparse_silicon measure --order $W/order_$n.csv --sparsity 0.75 --kernel "$K" --problems layers > $W/out_$n.txt 2>&1 || tail -3 $W/out_$n.txt
 done
 rm -f $W/q.txt
 tar -czf $OUT/vw_l1.tgz -C $W .

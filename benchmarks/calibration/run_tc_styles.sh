@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call (about 5-7 min on an H100) for issue 43: the Tensor Core styles of the calibration suite
-# (stcsim.gpu.tc_style_cases) under Nsight Compute, twice. Writes under $OUT:
+# (stcsim.experiments.tc_style_cases) under Nsight Compute, twice. Writes under $OUT:
 #   meta.txt                        nvidia-smi name, driver, clocks, temperature, power; nvcc version
 #   tc_explain.csv                  pass 1: per case measured_cycles (gpc__cycles_elapsed.max of the second
 #                                   launch, cold caches), inst_executed, and what explains the time: the
@@ -27,11 +27,11 @@ stamp "engine built"
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 DRV=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
 CLK=$(nvidia-smi --query-gpu=clocks.max.sm --format=csv,noheader | head -1)
-BASE=$(python3 -c "from stcsim.gpu.calibrate import METRICS; print(','.join(METRICS))")
+BASE=$(python3 -c "from stcsim.experiments.calibrate import METRICS; print(','.join(METRICS))")
 ncu --query-metrics > "$OUT/ncu_query.txt" 2>&1 || true
 EXPLAIN=$(python3 - "$OUT/ncu_query.txt" <<'PY'
 import sys
-from stcsim.gpu.calibrate import EXPLAIN_METRICS
+from stcsim.experiments.calibrate import EXPLAIN_METRICS
 known = {line.split()[0] for line in open(sys.argv[1]) if line.strip()}
 print(",".join(m for m in EXPLAIN_METRICS if m.split(".")[0] in known))
 PY
@@ -40,9 +40,9 @@ echo "explain metrics: $EXPLAIN"
 measure() {  # $1: name, $2: metrics, $3: seconds
   local name=$1 metrics=$2 limit=$3
   timeout "$limit" ncu --clock-control none --metrics "$metrics" --csv --log-file "$OUT/ncu_$name.csv" \
-    python3 -m stcsim.gpu.calibrate run-suite --group tc-styles --order "$OUT/order_$name.csv" $KERNEL_ARGS \
+    python3 -m stcsim.experiments.calibrate run-suite --group tc-styles --order "$OUT/order_$name.csv" $KERNEL_ARGS \
     > "$OUT/${name}_stdout.txt" 2>&1 || { echo "ncu $name failed or timed out:"; tail -20 "$OUT/${name}_stdout.txt"; }
-  python3 -m stcsim.gpu.calibrate collect --ncu "$OUT/ncu_$name.csv" --order "$OUT/order_$name.csv" \
+  python3 -m stcsim.experiments.calibrate collect --ncu "$OUT/ncu_$name.csv" --order "$OUT/order_$name.csv" \
     --out "$OUT/tc_$name.csv" --meta "date: $(date -u +%Y-%m-%d)" --meta "gpu: $GPU" \
     --meta "driver: $DRV" --meta "max sm clock: $CLK" --meta "ncu: --clock-control none ($name pass)" \
     --meta "metric: measured_cycles = gpc__cycles_elapsed.max (second launch of each case)" \

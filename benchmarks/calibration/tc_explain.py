@@ -1,8 +1,8 @@
 """Silicon's explanation of a case's time next to the simulator's (issue 43), per case of a measured suite.
 
 Reads a measured CSV with ncu's explaining metrics (``run_tc_styles.sh``: tc_explain.csv) and a simulated one
-(``python -m stcsim.gpu.calibrate simulate``, which records the engine's stall statistics) and prints per
-case: sim / measured cycles; silicon's SASS warp instructions per simulated PTX one; silicon's cycles per
+(``python -m stcsim.experiments.calibrate simulate``, which records the engine's stall statistics) and prints
+per case: sim / measured cycles; silicon's SASS warp instructions per simulated PTX one; silicon's cycles per
 issued instruction of a warp and its three largest stall reasons (warps stalled per issued instruction);
 the Tensor pipe's and the LSU's instructions; achieved occupancy on both sides; and the simulator's
 scheduler-cycle split (issue, scoreboard, unit busy, barrier, memory, idle).

@@ -1,5 +1,5 @@
-"""The Hopper GEMMs of the kernel set (stcsim.kernels.gemm_wgmma) on an sm_90 GPU next to PyTorch's cuBLAS
-(dense fp16) and cuSPARSELt (``to_sparse_semi_structured``, 2:4) on the same square shapes.
+"""The Hopper GEMMs of the kernel set (stcsim.kernels.descriptors.gemm_wgmma) on an sm_90 GPU next to
+PyTorch's cuBLAS (dense fp16) and cuSPARSELt (``to_sparse_semi_structured``, 2:4) on the same square shapes.
 
     python -m benchmarks.gpu.hopper_gemm --out hopper_gemm.csv [--sizes 4096,8192] [--repeats 20]
 
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from stcsim.kernels.gemm_wgmma import WGMMA_KERNELS
+from stcsim.kernels.descriptors.gemm_wgmma import WGMMA_KERNELS
 from stcsim.kernels.run import launch
 from stcsim.sparsity import get
 

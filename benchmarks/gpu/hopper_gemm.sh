@@ -12,7 +12,7 @@ export PYTHONUNBUFFERED=1
 CMAKE_BUILD_PARALLEL_LEVEL=16 python3 -m pip install -q --no-build-isolation --no-deps -e . 2>&1 | tail -2
 timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/gpu/test_gpu_hopper_gemm.py 2>&1 \
   | tee "$OUT/gpu_tests.log" | tail -4
-timeout 120 python3 -m pytest -q -p no:cacheprovider tests/kernels/test_gemm_wgmma.py 2>&1 | tail -2
+timeout 120 python3 -m pytest -q -p no:cacheprovider tests/kernels/descriptors/test_gemm_wgmma.py 2>&1 | tail -2
 timeout 120 python3 -m benchmarks.gpu.hopper_gemm --out "$OUT/h100_hopper_gemm.csv" 2>&1 | tail -12
 NAME=h100_hopper_silicon KERNELS='gemm_wgmma*' SQUARE=4096,8192 JOBS=16 OUT="$OUT" \
   timeout 420 bash benchmarks/gpu/sparse_silicon.sh 2>&1 | tail -12

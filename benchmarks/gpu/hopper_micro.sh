@@ -13,4 +13,4 @@ date -u +%Y-%m-%dT%H:%MZ >> "$OUT/meta.txt"
 CMAKE_BUILD_PARALLEL_LEVEL=16 python3 -m pip install -q --no-build-isolation --no-deps -e . 2>&1 | tail -2
 python3 -m benchmarks.micro.hopper --out "$OUT/hopper_micro.csv" 2>&1 | tee "$OUT/hopper_micro.log"
 STCSIM_TEST_BACKEND=gpu python3 -m pytest -q -s -p no:cacheprovider -rs tests/ext/test_hopper_wgmma.py \
-  tests/ext/test_hopper_tma.py tests/kernels/test_gemm_wgmma.py 2>&1 | tee "$OUT/hopper_tests.log" | tail -25
+  tests/ext/test_hopper_tma.py tests/kernels/descriptors/test_gemm_wgmma.py 2>&1 | tee "$OUT/hopper_tests.log" | tail -25

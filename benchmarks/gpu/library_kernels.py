@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.gpu.library_baselines import OURS, library_calls, shapes
-from stcsim.gpu.calibrate import read_ncu_csv
+from stcsim.experiments.calibrate import read_ncu_csv
 from stcsim.harness.files import write_csv_atomic
 from stcsim.kernels import get_kernel
 from stcsim.kernels.run import launch

@@ -4,7 +4,7 @@
 #   bash benchmarks/gpu/run_full_reproduce.sh FIGURE:TIMEOUT_S [FIGURE:TIMEOUT_S ...]
 #   e.g. bash benchmarks/gpu/run_full_reproduce.sh paper001-fig16:420 paper000-transformer:90
 # Builds the engine (pip install -e ., PGO off; SKIP_BUILD=1 skips it), then per figure runs
-#   python -m stcsim.harness.reproduce FIGURE --jobs $JOBS --no-progress --out $OUT/FIGURE
+#   python -m stcsim.experiments.reproduce FIGURE --jobs $JOBS --no-progress --out $OUT/FIGURE
 # under `timeout -s INT` (a run stopped at its timeout takes it as Ctrl-C: the rows finished so far stay in
 # results.csv and table.md/PNG are still written from them, marked interrupted), printing the figure's wall
 # time (date +%s before/after) and its table.md. Writes under $OUT (default /tmp/full_reproduce):
@@ -51,7 +51,7 @@ python3 -c "from stcsim.sim import Engine; Engine(None)" && stamp "engine import
 # reproduce's planning then reads them back. Its wall time is reported apart from the reproduce run's.
 PREWARM_PY='import sys, time, multiprocessing as mp
 import stcsim.harness.kernel_choice as kc
-from stcsim.harness.reproduce import plan_figure, get_figure, QUICK_LAYERS
+from stcsim.experiments.reproduce import plan_figure, get_figure, QUICK_LAYERS
 figure, quick, jobs = sys.argv[1], sys.argv[2] == "1", int(sys.argv[3])
 real, todo = kc.simulate_cycles, {}
 def stub(kernel, problem, pattern, sparsity, config):
@@ -77,8 +77,8 @@ print(f"prewarm {figure}: done in {time.time() - t0:.0f} s", flush=True)'
 # SIGINT must reach Python as KeyboardInterrupt even where the shell started us with SIGINT ignored.
 RUNNER='import runpy, signal, sys
 signal.signal(signal.SIGINT, signal.default_int_handler)
-sys.argv = ["python -m stcsim.harness.reproduce", *sys.argv[1:]]
-runpy.run_module("stcsim.harness.reproduce", run_name="__main__", alter_sys=True)'
+sys.argv = ["python -m stcsim.experiments.reproduce", *sys.argv[1:]]
+runpy.run_module("stcsim.experiments.reproduce", run_name="__main__", alter_sys=True)'
 : > "$OUT/summary.txt"
 figures=()
 for spec in "$@"; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call: the sparse silicon table (stcsim.gpu.sparse_silicon). Builds the engine, measures every
+# One device call: the sparse silicon table (stcsim.experiments.sparse_silicon). Builds the engine, measures every
 # sparse kernel that runs on silicon and the dense mma.sync GEMMs on the ResNet-50 and BERT-base layer shapes
 # under Nsight Compute (gpc__cycles_elapsed.max; every case also checked against numpy), PyTorch's 2:4 GEMM
 # (cuSPARSELt / CUTLASS) on the same shapes where torch is installed, then simulates every case on h100.
@@ -29,18 +29,18 @@ export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee "$OUT/meta.txt"
 CMAKE_BUILD_PARALLEL_LEVEL=16 python3 -m pip install -q --no-build-isolation --no-deps -e . 2>&1 | tail -2
 if [ "$PROBLEMS" = sparsert ]; then
-  python3 -m stcsim.gpu.sparse_silicon warm --problems sparsert --sparsity "$SPARSITY" --jobs 16 \
+  python3 -m stcsim.experiments.sparse_silicon warm --problems sparsert --sparsity "$SPARSITY" --jobs 16 \
     > "$OUT/warm.txt" 2>&1 || { tail -20 "$OUT/warm.txt"; exit 1; }
   sort -rn -k2 "$OUT/warm.txt" | head -3
 fi
 METRICS=gpc__cycles_elapsed.max,sm__cycles_active.avg,gpu__time_duration.sum,smsp__inst_executed.sum
 ncu --clock-control none --metrics "$METRICS" --csv --log-file "$OUT/ncu.csv" \
-  python3 -m stcsim.gpu.sparse_silicon measure --order "$OUT/order.csv" --sparsity "$SPARSITY" \
+  python3 -m stcsim.experiments.sparse_silicon measure --order "$OUT/order.csv" --sparsity "$SPARSITY" \
   --kernel "$KERNELS" --problems "$PROBLEMS" > "$OUT/measure_stdout.txt" 2>&1 || { tail -20 "$OUT/measure_stdout.txt"; exit 1; }
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 DRV=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
 CLK=$(nvidia-smi --query-gpu=clocks.max.sm --format=csv,noheader | head -1)
-python3 -m stcsim.gpu.sparse_silicon collect --ncu "$OUT/ncu.csv" --order "$OUT/order.csv" \
+python3 -m stcsim.experiments.sparse_silicon collect --ncu "$OUT/ncu.csv" --order "$OUT/order.csv" \
   --out "$OUT/${NAME}_measured.csv" --meta "date: $(date -u +%Y-%m-%d)" --meta "gpu: $GPU" \
   --meta "driver: $DRV" --meta "max sm clock: $CLK" --meta "ncu: --clock-control none" \
   --meta "metric: measured_cycles = gpc__cycles_elapsed.max (second launch of each case)" \
@@ -50,6 +50,6 @@ if [ "${TORCH:-1}" != 0 ]; then
     || echo "torch comparison failed"
 fi
 if [ "${SIMULATE:-1}" != 0 ]; then
-  python3 -m stcsim.gpu.sparse_silicon table "$OUT/${NAME}_measured.csv" \
+  python3 -m stcsim.experiments.sparse_silicon table "$OUT/${NAME}_measured.csv" \
     --out "$OUT/$NAME.csv" --summary "$OUT/${NAME}_summary.csv" --jobs "${JOBS:-14}"
 fi

@@ -1,5 +1,5 @@
 """PyTorch's 2:4 GEMM (``to_sparse_semi_structured``: cuSPARSELt, or CUTLASS) vs its dense fp16 GEMM on the
-shapes of the sparse silicon table (stcsim.gpu.sparse_silicon), on a GPU where torch is installed.
+shapes of the sparse silicon table (stcsim.experiments.sparse_silicon), on a GPU where torch is installed.
 
     python -m benchmarks.gpu.torch_sparse --out torch_sparse.csv [--network resnet50 ...]
 
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from stcsim.gpu.sparse_silicon import NETWORKS, layer_shapes
+from stcsim.experiments.sparse_silicon import NETWORKS, layer_shapes
 from stcsim.kernels.problem import round_up
 from stcsim.sparsity.nm import NM
 

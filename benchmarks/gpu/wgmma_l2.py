@@ -15,7 +15,7 @@ import csv
 
 import numpy as np
 
-from stcsim.kernels.gemm_wgmma import WGMMA_KERNELS
+from stcsim.kernels.descriptors.gemm_wgmma import WGMMA_KERNELS
 from stcsim.kernels.run import launch
 from stcsim.sparsity import get
 

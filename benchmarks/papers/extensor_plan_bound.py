@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.calibration.tc_explain import markdown
-from stcsim.kernels.extensor_plans import fixed_blocks
+from stcsim.kernels.descriptors.extensor_plans import fixed_blocks
 from stcsim.sparsity.extensor_latency import BLOCK, BlockSkip
 from stcsim.sparsity.extensor_planner import SLICE_ROWS, latency_tables, pad_to, plan_cost, plan_matrix
 

@@ -1,6 +1,6 @@
 """The CUTLASS-style kernel set: the kernel protocol, descriptors, registry and the run lifecycle."""
 
-from stcsim.kernels.gemm import GemmKernel
+from stcsim.kernels.descriptors.gemm import GemmKernel
 from stcsim.kernels.layout import OperandLayout
 from stcsim.kernels.operands import OperandArray, Operands, poisoned
 from stcsim.kernels.problem import GemmProblem, TileShape

@@ -10,27 +10,27 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from functools import cache
 
-from stcsim.kernels.extensor_spmm import EXTENSOR_KERNELS
-from stcsim.kernels.gemm import GemmKernel
-from stcsim.kernels.gemm_channel import ChannelGemmKernel
-from stcsim.kernels.gemm_mma_sp import MMA_SP_KERNELS
-from stcsim.kernels.gemm_tiles import TILE_GEMM_KERNELS
-from stcsim.kernels.gemm_tilewise import TEW_KERNELS, TILEWISE_KERNELS
-from stcsim.kernels.gemm_vectorwise_simt import VectorWiseSimtKernel
-from stcsim.kernels.gemm_wgmma import WGMMA_BATCHED_KERNELS, WGMMA_KERNELS
-from stcsim.kernels.gemm_wmma_batched import WMMA_BATCHED_KERNELS
+from stcsim.kernels.descriptors.extensor_spmm import EXTENSOR_KERNELS
+from stcsim.kernels.descriptors.gemm import GemmKernel
+from stcsim.kernels.descriptors.gemm_channel import ChannelGemmKernel
+from stcsim.kernels.descriptors.gemm_mma_sp import MMA_SP_KERNELS
+from stcsim.kernels.descriptors.gemm_tiles import TILE_GEMM_KERNELS
+from stcsim.kernels.descriptors.gemm_tilewise import TEW_KERNELS, TILEWISE_KERNELS
+from stcsim.kernels.descriptors.gemm_vectorwise_simt import VectorWiseSimtKernel
+from stcsim.kernels.descriptors.gemm_wgmma import WGMMA_BATCHED_KERNELS, WGMMA_KERNELS
+from stcsim.kernels.descriptors.gemm_wmma_batched import WMMA_BATCHED_KERNELS
+from stcsim.kernels.descriptors.shmma import SHMMA_KERNELS
+from stcsim.kernels.descriptors.shmma_tiles import SHMMA_TILE_KERNELS
+from stcsim.kernels.descriptors.sparse_tiles import SIMT_SPARSE_TILE_KERNELS
+from stcsim.kernels.descriptors.spmm_csr import CsrSpmmKernel
+from stcsim.kernels.descriptors.spmm_csrmv import CSRMV_KERNELS
+from stcsim.kernels.descriptors.spmm_shflbw import SHFLBW_KERNELS, SHFLBW_WMMA_KERNELS
+from stcsim.kernels.descriptors.spmm_sparsert import SparseRtKernel
+from stcsim.kernels.descriptors.spmm_tvw import TVW_KERNELS
 from stcsim.kernels.layout import OperandLayout
 from stcsim.kernels.problem import TileShape
 from stcsim.kernels.protocol import Kernel, as_pattern, missing_members
 from stcsim.kernels.ptx_info import opcodes
-from stcsim.kernels.shmma import SHMMA_KERNELS
-from stcsim.kernels.shmma_tiles import SHMMA_TILE_KERNELS
-from stcsim.kernels.sparse_tiles import SIMT_SPARSE_TILE_KERNELS
-from stcsim.kernels.spmm_csr import CsrSpmmKernel
-from stcsim.kernels.spmm_csrmv import CSRMV_KERNELS
-from stcsim.kernels.spmm_shflbw import SHFLBW_KERNELS, SHFLBW_WMMA_KERNELS
-from stcsim.kernels.spmm_sparsert import SparseRtKernel
-from stcsim.kernels.spmm_tvw import TVW_KERNELS
 from stcsim.sparsity import get
 from stcsim.sparsity.base import Pattern
 from stcsim.sparsity.registry import pattern_class

@@ -195,8 +195,8 @@ def all_commands() -> list[DocCommand]:
 # modules (and invoke tasks) that need a GPU, CuPy, nvcc or Nsight Compute to do their job
 GPU_MODULES = {
     "stcsim.gpu.time_kernels": "times kernels on a real GPU (CuPy)",
-    "stcsim.gpu.sparse_silicon": "measures the sparse kernels on a real GPU (CuPy); its table of a measured "
-    "CSV simulates every case (minutes)",
+    "stcsim.experiments.sparse_silicon": "measures the sparse kernels on a real GPU (CuPy); its table of a "
+    "measured CSV simulates every case (minutes)",
     "benchmarks.calibration.silicon_memory": "silicon microbenchmarks on a real GPU (CuPy)",
     "stcsim.kernels.build": "recompiles ptx_kernels/*.cu with nvcc (and rewrites the committed PTX)",
 }
@@ -204,15 +204,15 @@ GPU_TASKS = {"build-kernels": "recompiles ptx_kernels/*.cu with nvcc (and rewrit
 # minutes or more of simulation, or they rewrite committed files / the build: parsed, never run here
 LONG_MODULES = {
     "pytest": "the whole test suite",
-    "stcsim.gpu.calibrate": "simulates the whole calibration suite (53 launches)",
-    "stcsim.harness.ab": "times two engine builds against each other, pairs of full launches",
-    "stcsim.harness.pgo_train": "the profile-guided build's training launches (run by the build)",
+    "stcsim.experiments.calibrate": "simulates the whole calibration suite (53 launches)",
+    "stcsim.tools.ab": "times two engine builds against each other, pairs of full launches",
+    "stcsim.tools.pgo_train": "the profile-guided build's training launches (run by the build)",
     "benchmarks.micro.report": "runs every PTX microbenchmark and rewrites docs/microbenchmarks.md",
     "benchmarks.micro.hopper_sim": "runs the Hopper microbenchmarks' PTX on the engine (minutes)",
-    "stcsim.kernels.sparse_tc_measure": "the issue-9 cycle tables: many launches",
-    "stcsim.harness.sparsert_problems": "paper 003's 20 problems (and their autotuning)",
+    "stcsim.experiments.sparse_tc_measure": "the issue-9 cycle tables: many launches",
+    "stcsim.experiments.sparsert_problems": "paper 003's 20 problems (and their autotuning)",
     "tests.timing.stats_golden": "--write rewrites the committed golden stats",
-    "stcsim.kernels.smma_l_codegen": "rewrites the committed header ptx_kernels/smma_l_shapes.cuh",
+    "stcsim.kernels.codegen.smma_l_codegen": "rewrites the committed header ptx_kernels/smma_l_shapes.cuh",
 }
 LONG_TASKS = {
     "bench": "engine speed runs (a whole network run, 1024^3 GEMMs)",
@@ -274,7 +274,7 @@ def classify(cmd: DocCommand) -> tuple[str, str, str]:
                 return "python-m", "long", LONG_MODULES[module]
             if module == "stcsim.harness.network_run" and "--layers" not in words:
                 return "python-m", "long", "a whole network run"
-            if module == "stcsim.harness.reproduce":
+            if module == "stcsim.experiments.reproduce":
                 return "python-m", "long", LONG_TASKS["reproduce"]
             return "python-m", "run", ""
         return "python-script", "long", "a script of the repository (builds and runs C++ unit tests)"

@@ -288,7 +288,7 @@ def _check_workload(spec: str) -> None:
 
 
 def _check_figure(name: str) -> None:
-    from stcsim.harness.paper_figures import get_figure
+    from stcsim.experiments.paper_figures import get_figure
 
     get_figure(name)
 
@@ -363,7 +363,7 @@ RUNS: dict[str, Run] = {
         "docs/configs.md", "python -m stcsim.config docs > docs/configs.md", equals_file="docs/configs.md"
     ),
     "stats-docs": Run(
-        "docs/stats.md", "python -m stcsim.sim.stats_docs > docs/stats.md", equals_file="docs/stats.md"
+        "docs/stats.md", "python -m stcsim.tools.stats_docs > docs/stats.md", equals_file="docs/stats.md"
     ),
     "workloads-list": Run(
         "docs/workloads.md", "python -m stcsim.workloads --list", expect=("resnet50", "alexnet")
@@ -485,7 +485,7 @@ RUNS: dict[str, Run] = {
     ),
     "paper-configs": Run(
         "docs/kernels.md",
-        "python -m stcsim.harness.paper_configs --preset paper001-cuda-core "
+        "python -m stcsim.experiments.paper_configs --preset paper001-cuda-core "
         "--shape 256x196x2304 --config v100 --seed 1",
         expect=("CUDA Core Dense", "CUDA Core Vector-wise (75%)"),
     ),

@@ -1,13 +1,14 @@
-"""The strided-batched GEMMs (stcsim.kernels.gemm_wgmma.WGMMA_BATCHED_KERNELS on sm_90,
-stcsim.kernels.gemm_wmma_batched.WMMA_BATCHED_KERNELS on sm_80+) on a real GPU through the CuPy runner (the
-driver's 3D tensor maps for wgmma), fresh random operands for batches of 1, 3 and 8 at ragged shapes, against
-numpy; and one batched launch of BERT's 12 heads against one launch of a single head (printed, -s)."""
+"""The strided-batched GEMMs (stcsim.kernels.descriptors.gemm_wgmma.WGMMA_BATCHED_KERNELS on sm_90,
+stcsim.kernels.descriptors.gemm_wmma_batched.WMMA_BATCHED_KERNELS on sm_80+) on a real GPU through the CuPy
+runner (the driver's 3D tensor maps for wgmma), fresh random operands for batches of 1, 3 and 8 at ragged
+shapes, against numpy; and one batched launch of BERT's 12 heads against one launch of a single head (printed,
+-s)."""
 
 import pytest
 
 from stcsim.kernels import GemmProblem, get_kernel, verify_gemm
-from stcsim.kernels.gemm_wgmma import WGMMA_BATCHED_KERNELS
-from stcsim.kernels.gemm_wmma_batched import WMMA_BATCHED_KERNELS
+from stcsim.kernels.descriptors.gemm_wgmma import WGMMA_BATCHED_KERNELS
+from stcsim.kernels.descriptors.gemm_wmma_batched import WMMA_BATCHED_KERNELS
 
 PROBLEMS = [
     pytest.param(GemmProblem(33, 17, 40), id="1x33x17x40"),

@@ -1,10 +1,11 @@
-"""The Hopper GEMMs (stcsim.kernels.gemm_wgmma: TMA, mbarrier ring, wgmma / wgmma.sp) on an sm_90 GPU through
-the CuPy runner and the driver's tensor maps, on fresh random weights at ragged shapes, against numpy."""
+"""The Hopper GEMMs (stcsim.kernels.descriptors.gemm_wgmma: TMA, mbarrier ring, wgmma / wgmma.sp) on an sm_90
+GPU through the CuPy runner and the driver's tensor maps, on fresh random weights at ragged shapes, against
+numpy."""
 
 import pytest
 
 from stcsim.kernels import GemmProblem, verify_gemm
-from stcsim.kernels.gemm_wgmma import WGMMA_KERNELS
+from stcsim.kernels.descriptors.gemm_wgmma import WGMMA_KERNELS
 
 SHAPES = [
     pytest.param(GemmProblem(1, 1, 1), id="1x1x1"),

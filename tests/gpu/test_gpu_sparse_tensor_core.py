@@ -4,10 +4,10 @@ against numpy through each pattern's decode; also the sparse silicon table's mea
 import pandas as pd
 import pytest
 
-from stcsim.gpu.sparse_silicon import build_cases, measure
+from stcsim.experiments.sparse_silicon import build_cases, measure
 from stcsim.kernels import GemmProblem, verify_gemm
-from stcsim.kernels.gemm_mma_sp import MMA_SP_KERNELS
-from stcsim.kernels.spmm_tvw import TVW_KERNELS
+from stcsim.kernels.descriptors.gemm_mma_sp import MMA_SP_KERNELS
+from stcsim.kernels.descriptors.spmm_tvw import TVW_KERNELS
 
 SHAPES = [
     pytest.param(GemmProblem(64, 64, 64), id="64x64x64"),

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from stcsim.kernels import GemmProblem, verify_gemm
-from stcsim.kernels.sparsert_plan import SplitParams
-from stcsim.kernels.sparsert_tune import autotune, gpu_objective
-from stcsim.kernels.spmm_sparsert import SparseRtKernel
+from stcsim.kernels.codegen.sparsert_plan import SplitParams
+from stcsim.kernels.descriptors.sparsert_tune import autotune, gpu_objective
+from stcsim.kernels.descriptors.spmm_sparsert import SparseRtKernel
 
 SHAPES = [
     pytest.param(GemmProblem(64, 64, 64), id="64x64x64"),

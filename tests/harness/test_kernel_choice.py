@@ -256,9 +256,9 @@ def test_a_registered_sparse_kernel_is_chosen_without_harness_changes(csr_kernel
 
 
 def test_the_sparse_families_are_chosen_per_shape_and_never_worse_than_the_fixed_rule():
-    """Paper 001's sparse kernels have tiles and K splits too (stcsim.kernels.sparse_tiles, shmma_tiles); the
-    fixed rule's kernel is always among the simulated candidates. ResNeXt-50's 16 x 196 x 144 grouped conv:
-    the 64 x 64 tiles make 4 thread blocks for 80 SMs."""
+    """Paper 001's sparse kernels have tiles and K splits too (stcsim.kernels.descriptors.sparse_tiles,
+    shmma_tiles); the fixed rule's kernel is always among the simulated candidates. ResNeXt-50's 16 x 196 x
+    144 grouped conv: the 64 x 64 tiles make 4 thread blocks for 80 SMs."""
     p = GemmProblem(16, 196, 144)
     vw = choose_kernel(p, get("vw:L=16,K=4"), 0.75, "v100", CUDA_CORE)
     fixed = choose_kernel(p, get("vw:L=16,K=4"), 0.75, "v100", f"fixed:{CUDA_CORE}")

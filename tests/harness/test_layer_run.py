@@ -71,7 +71,7 @@ def test_a_sampled_check_run_apart_compares_real_values(seed, monkeypatch):
 def test_a_sampled_check_reuses_the_prepared_weights(seed, monkeypatch):
     """A kernel that ReusesWeights (the wgmma GEMMs) checks its sampled columns with the weights it
     prepared for the timed launch: prepared once per job, the check still passing."""
-    from stcsim.kernels.gemm_wgmma import WgmmaGemmKernel
+    from stcsim.kernels.descriptors.gemm_wgmma import WgmmaGemmKernel
 
     variant = Variant.make("nm:N=2,M=4", 0.5, "h100")
     jobs = plan_network(MOBILENET, [variant], weights=WeightSource(seed), max_layers=3, check_limit=1)

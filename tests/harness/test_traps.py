@@ -139,8 +139,8 @@ def _flags(help_text: str) -> set[str]:
 
 @pytest.mark.parametrize(("task", "module"), [
     ("run", "stcsim.harness.network_run"), ("run", "stcsim.harness.run"),
-    ("reproduce", "stcsim.harness.reproduce"), ("compare", "stcsim.harness.compare"),
-    ("bench", "stcsim.harness.sim_speed"),
+    ("reproduce", "stcsim.experiments.reproduce"), ("compare", "stcsim.harness.compare"),
+    ("bench", "stcsim.tools.sim_speed"),
 ])
 def test_every_option_of_the_module_is_an_invoke_option(task, module):
     ours = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, cwd=REPO,

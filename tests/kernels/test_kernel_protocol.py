@@ -26,9 +26,9 @@ from stcsim.kernels import (
     run_gemm,
     verify_gemm,
 )
-from stcsim.kernels.gemm_tiles import TILE_GEMM_KERNELS
-from stcsim.kernels.gemm_wgmma import WGMMA_BATCHED_KERNELS, WGMMA_KERNELS
-from stcsim.kernels.gemm_wmma_batched import WMMA_BATCHED_KERNELS
+from stcsim.kernels.descriptors.gemm_tiles import TILE_GEMM_KERNELS
+from stcsim.kernels.descriptors.gemm_wgmma import WGMMA_BATCHED_KERNELS, WGMMA_KERNELS
+from stcsim.kernels.descriptors.gemm_wmma_batched import WMMA_BATCHED_KERNELS
 from stcsim.kernels.problem import ceil_div
 from stcsim.kernels.protocol import Dim3, missing_members, require, supports_family
 from stcsim.sparsity import Pattern

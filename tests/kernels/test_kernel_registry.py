@@ -12,9 +12,9 @@ from stcsim.kernels import (
     get_kernel,
     kernels_for,
 )
-from stcsim.kernels.gemm_tiles import TILE_GEMM_KERNELS
-from stcsim.kernels.gemm_wgmma import WGMMA_BATCHED_KERNELS, WGMMA_KERNELS
-from stcsim.kernels.gemm_wmma_batched import WMMA_BATCHED_KERNELS
+from stcsim.kernels.descriptors.gemm_tiles import TILE_GEMM_KERNELS
+from stcsim.kernels.descriptors.gemm_wgmma import WGMMA_BATCHED_KERNELS, WGMMA_KERNELS
+from stcsim.kernels.descriptors.gemm_wmma_batched import WMMA_BATCHED_KERNELS
 from stcsim.kernels.protocol import PROTOCOL_MEMBERS
 from stcsim.sparsity import get
 

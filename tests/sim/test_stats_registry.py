@@ -6,7 +6,7 @@ from pathlib import Path
 
 from stcsim.sim import Engine
 from stcsim.sim.engine import stat_info
-from stcsim.sim.stats_docs import render
+from stcsim.tools.stats_docs import render
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "stats.md"
 PTX = """
@@ -63,4 +63,4 @@ def test_regs_per_thread_is_what_occupancy_uses() -> None:
 
 
 def test_docs_are_current() -> None:
-    assert DOCS.read_text() == render(), "regenerate: python -m stcsim.sim.stats_docs > docs/stats.md"
+    assert DOCS.read_text() == render(), "regenerate: python -m stcsim.tools.stats_docs > docs/stats.md"

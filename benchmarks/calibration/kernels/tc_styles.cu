@@ -1,7 +1,7 @@
 // Tensor Core GEMMs in styles the project's kernel set does not use (issue 43): the calibration suite's
 // held-out families. Written from the CUDA programming guide, the PTX ISA and the CUDA samples' style, not from
 // the engine. C (M x N, f32, row-major) = A (M x K, f16) x B (K x N, f16); layouts per kernel below.
-// Compiled by `nvcc -arch=sm_80 -O3 -ptx` into tc_styles.ptx (stcsim.gpu.tc_style_cases plans the launches).
+// Compiled by `nvcc -arch=sm_80 -O3 -ptx` into tc_styles.ptx (stcsim.experiments.tc_style_cases plans the launches).
 //
 //   tcs_wmma_sample     the CUDA samples' simpleTensorCoreGEMM: one warp per 16x16 tile of C, fragments
 //                       straight from global memory, A and B column-major; block (32*wx, wy), any wx, wy
