@@ -1,7 +1,7 @@
-"""The packages by role (docs/architecture.md): the library (sim, config, sparsity, kernels, workloads, harness,
-gpu) never imports the experiments or the developer tools; experiments never import the tools; inside
-`stcsim.kernels` the core never imports a descriptor or a code generator, and the code generators never import
-a descriptor. Every import counts, at module level or inside a function."""
+"""The packages by role (docs/architecture.md): the library (sim, config, sparsity, kernels, workloads,
+harness, gpu) never imports the experiments or the developer tools; experiments never import the tools;
+inside `stcsim.kernels` the core never imports a descriptor or a code generator, and the code generators
+never import a descriptor. Every import counts, at module level or inside a function."""
 
 from __future__ import annotations
 
@@ -41,8 +41,9 @@ def forbidden(module: str) -> tuple[str, ...]:
     rules = ("stcsim.experiments", "stcsim.tools")
     if module.startswith("stcsim.kernels.codegen"):
         return (*rules, "stcsim.kernels.descriptors")
-    if module.startswith("stcsim.kernels.") and module.count(".") == 2 and module != "stcsim.kernels.registry":
-        return (*rules, *KERNEL_LAYERS)  # the kernel core
+    core = module.startswith("stcsim.kernels.") and module.count(".") == 2
+    if core and module != "stcsim.kernels.registry":
+        return (*rules, *KERNEL_LAYERS)
     return rules
 
 

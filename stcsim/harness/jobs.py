@@ -32,6 +32,7 @@ from stcsim.harness.kernel_choice import (
     check_selector,
     choose_kernel,
     dense_selector,
+    launch_cost,
     named_kernel,
     units_of,
 )
@@ -176,6 +177,12 @@ class LayerJob:
     def identity(self) -> tuple[str, int, str, str]:
         """(network, batch, layer, variant label): the row a job writes; a re-run replaces it."""
         return (self.network, self.batch, self.layer.name, self.variant.label)
+
+    def cost(self) -> int:
+        """What simulating the job costs, roughly (``kernel_choice.launch_cost`` of its launch): the executor
+        starts the costliest jobs first, so that a short one, not a long one, ends the run."""
+        problem = GemmProblem(self.layer.m, self.layer.n, self.layer.k, self.launch_batch)
+        return launch_cost(self.choice.kernel, problem)
 
     def key(self) -> str:
         """SHA-256 (hex, 16 digits) of everything that determines the result (module docstring)."""

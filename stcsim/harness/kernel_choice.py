@@ -390,6 +390,14 @@ _wanted: list[Simulation] | None = None
 """While ``collecting``: the candidate launches a choice asked for that no cache holds yet."""
 
 
+def launch_cost(kernel: str, problem: GemmProblem) -> int:
+    """What simulating one launch of `kernel` on `problem` costs, roughly: threads launched times the K each
+    thread block reduces (padded tiles included: a 32000 x 1 x 4096 layer runs 250 whole 128-row tiles).
+    Only an order: the costliest launches go to the workers first."""
+    grid, block, _ = get_kernel(kernel).launch_geometry(problem)
+    return prod(grid) * prod(block) * ceil_div(problem.k, getattr(get_kernel(kernel), "splits", 1))
+
+
 @dataclass(frozen=True)
 class Simulation:
     """One candidate launch of ``simulate_cycles``, by name (picklable: it runs in a worker process)."""
@@ -401,11 +409,8 @@ class Simulation:
     config: ConfigRef
 
     def cost(self) -> int:
-        """What simulating it costs, roughly: threads launched times the K each thread block reduces (padded
-        tiles included: a 32000 x 1 x 4096 layer runs 250 whole 128-row tiles)."""
-        kernel = get_kernel(self.kernel)
-        grid, block, _ = kernel.launch_geometry(self.problem)
-        return prod(grid) * prod(block) * ceil_div(self.problem.k, getattr(kernel, "splits", 1))
+        """What simulating it costs, roughly (``launch_cost``)."""
+        return launch_cost(self.kernel, self.problem)
 
     def cycles(self) -> float:
         """``simulate_cycles`` of this launch (from the caches when they hold it)."""

@@ -176,12 +176,14 @@ def same_result(job: LayerJob, row: dict[str, object]) -> dict[str, object]:
 
 def _execute(todo: Sequence[list[LayerJob]], runner: Executor, store: ResultStore, summary: RunSummary,
              progress: bool) -> None:
-    """Run the first job of each list; its row also stands for the others (same key)."""
+    """Run the first job of each list, the costliest first (``LayerJob.cost``); its row also stands for the
+    others (same key)."""
     cycles = 0
     with _progress(progress) as bar:
         task = bar.add_task("simulating", total=len(todo), cycles=0)
         try:
-            firsts = ((i, same[0]) for i, same in enumerate(todo))
+            order = sorted(range(len(todo)), key=lambda i: -todo[i][0].cost())
+            firsts = ((i, todo[i][0]) for i in order)
             for index, outcome in runner.map_unordered(attempt, firsts):
                 same = todo[index]
                 if isinstance(outcome, JobError):

@@ -37,12 +37,13 @@ class DeviceEngine(Protocol):
 def launch(
     kernel: Kernel, engine: DeviceEngine, operands: Operands, sample: float = 0.0, values: bool = True,
     timing: bool = True,
-) -> tuple[np.ndarray, Any]:
+) -> tuple[np.ndarray | None, Any]:
     """Run prepared operands on `engine`: allocate and copy every operand array, load the PTX, launch with
     `kernel.args`, copy the outputs back. Returns the m x n result (`kernel.unpack`) and whatever the engine's
     launch returned (its stats). `sample` > 0: sampled simulation; `values=False`: cycles only, the result
-    not computed where it cannot reach the timing; `timing=False`: functional only, no cycles (the
-    simulator's `Engine.launch` options)."""
+    not computed where it cannot reach the timing (then it is None: outputs that hold no values are not
+    copied back, hundreds of MB for a batched attention GEMM); `timing=False`: functional only, no cycles
+    (the simulator's `Engine.launch` options)."""
     pointers = {a.name: engine.malloc(a.data.nbytes) for a in operands}
     for a in operands:
         engine.copy_to(pointers[a.name], a.data)
@@ -54,6 +55,8 @@ def launch(
     if not timing:
         options["timing"] = False
     stats = engine.launch(kernel.entry, grid, block, kernel.args(operands, pointers), shared_bytes, **options)
+    if not values and stats.get("mma_values_skipped") == 1.0:
+        return None, stats
     outputs = {a.name: engine.copy_from(pointers[a.name], a.data.shape, a.dtype) for a in operands.outputs}
     return kernel.unpack(operands, outputs), stats
 

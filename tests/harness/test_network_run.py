@@ -115,6 +115,25 @@ def test_ctrl_c_keeps_the_finished_rows(tmp_path, seed):
     assert list(pd.read_csv(tmp_path / RESULTS_CSV)["row_type"]) == ["layer"]
 
 
+def test_the_costliest_jobs_start_first(tmp_path, monkeypatch, seed):
+    """A short job, not a long one, ends a run on several workers: jobs start in decreasing
+    ``LayerJob.cost`` (threads launched times K per block), whatever the plan's order."""
+    jobs = plan_network(RESNET, [Variant.make("dense", 0, "v100")], weights=WeightSource(seed), max_layers=6)
+    started: list[str] = []
+
+    class Record(InlineExecutor):
+        def map_unordered(self, fn, items):
+            for index, job in items:
+                started.append(job.layer.name)
+                yield fn((index, job))
+
+    run_jobs(jobs, tmp_path, Record(), progress=False)
+    costs = {job.layer.name: job.cost() for job in jobs}
+    assert sorted(started) == sorted(costs) and len(set(costs.values())) > 1
+    assert [costs[name] for name in started] == sorted(costs.values(), reverse=True)
+    assert [job.layer.name for job in jobs] != started  # the plan's order is not already the costliest first
+
+
 def test_a_failing_layer_is_reported_and_the_others_run(tmp_path, monkeypatch, seed):
     jobs = plan_network(MOBILENET, [Variant.make("dense", 0, "v100")], weights=WeightSource(seed),
                         max_layers=3)
